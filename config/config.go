@@ -1,0 +1,518 @@
+// Package config reads codemode's YAML configuration file (CONTRACT.md):
+// every key optional, unknown keys rejected, every error one line naming
+// the key. Flags override the file; Default is what `codemode serve` runs
+// with no file at all.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	Listen     string                 `yaml:"listen"`
+	Store      string                 `yaml:"store"`
+	Mode       string                 `yaml:"mode"`
+	Isolation  string                 `yaml:"isolation"`
+	Demo       *bool                  `yaml:"demo"`
+	Limits     Limits                 `yaml:"limits"`
+	Server     Server                 `yaml:"server"`
+	Approvals  Approvals              `yaml:"approvals"`
+	Scopes     map[string]ScopeConfig `yaml:"scopes"`
+	Policies   []Policy               `yaml:"policies"`
+	Guards     []Guard                `yaml:"guards"`
+	MCPServers []MCPServer            `yaml:"mcp_servers"`
+	APIKeys    []APIKey               `yaml:"api_keys"`
+}
+
+// Limits bound one run.
+type Limits struct {
+	Timeout             Duration `yaml:"timeout"`
+	MaxSubCalls         int      `yaml:"max_sub_calls"`
+	MaxParallelSubCalls int      `yaml:"max_parallel_sub_calls"`
+	MaxLogBytes         Size     `yaml:"max_log_bytes"`
+	MaxResultBytes      Size     `yaml:"max_result_bytes"`
+	Memory              Size     `yaml:"memory"`
+}
+
+// Server protects the HTTP service.
+type Server struct {
+	MaxBodyBytes     Size     `yaml:"max_body_bytes"`
+	MaxInflightRuns  int      `yaml:"max_inflight_runs"`
+	MaxQueuedRuns    int      `yaml:"max_queued_runs"`
+	RateLimit        int      `yaml:"rate_limit"` // requests per key (or client address) per RateWindow; 0: none
+	RateWindow       Duration `yaml:"rate_window"`
+	RequestTimeout   Duration `yaml:"request_timeout"`
+	ShutdownGrace    Duration `yaml:"shutdown_grace"`
+	AllowNonLoopback bool     `yaml:"allow_non_loopback"` // listen beyond loopback without API keys
+}
+
+// Approvals configure asks.
+type Approvals struct {
+	Timeout Duration `yaml:"timeout"` // an ask nobody answers within this is denied
+}
+
+// ScopeConfig declares a scope.
+type ScopeConfig struct {
+	Parent   string    `yaml:"parent"`
+	Mode     string    `yaml:"mode"`
+	Restrict *Restrict `yaml:"restrict"`
+}
+
+// Restrict is an allow or a deny mask.
+type Restrict struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// Policy is a pre-policy rule: for calls in Scope (and its descendants) of
+// tools matching the glob Tool, decide.
+type Policy struct {
+	Scope    string `yaml:"scope"`
+	Tool     string `yaml:"tool"`
+	Decision string `yaml:"decision"`
+	Reason   string `yaml:"reason"`
+}
+
+// Guard is an owner veto for matching calls.
+type Guard struct {
+	Scope  string `yaml:"scope"`
+	Tool   string `yaml:"tool"`
+	Reason string `yaml:"reason"`
+}
+
+// MCPServer is an upstream MCP server whose tools join a scope as
+// "<name>.<tool>".
+type MCPServer struct {
+	Name    string            `yaml:"name"`
+	Command []string          `yaml:"command"`
+	URL     string            `yaml:"url"`
+	Scope   string            `yaml:"scope"`
+	Env     map[string]string `yaml:"env"`
+	Timeout Duration          `yaml:"timeout"`
+}
+
+// APIKey maps the SHA-256 of a key to the scopes it may use.
+type APIKey struct {
+	SHA256 string   `yaml:"sha256"`
+	Scopes []string `yaml:"scopes"`
+}
+
+// DefaultScope is the scope that always exists and holds the demo tools.
+const DefaultScope = "default"
+
+// Default returns the configuration `codemode serve` uses with no file.
+func Default() Config {
+	return Config{
+		Listen:    "127.0.0.1:8080",
+		Store:     "sqlite://codemode.db",
+		Mode:      "both",
+		Isolation: "inproc",
+		Limits: Limits{
+			Timeout:             Duration(30 * time.Second),
+			MaxSubCalls:         1000,
+			MaxParallelSubCalls: 10,
+			MaxLogBytes:         1 << 20,
+			MaxResultBytes:      4 << 20,
+			Memory:              512 << 20,
+		},
+		Server: Server{
+			MaxBodyBytes:    1 << 20,
+			MaxInflightRuns: 16,
+			MaxQueuedRuns:   64,
+			RateLimit:       0,
+			RateWindow:      Duration(time.Minute),
+			RequestTimeout:  Duration(5 * time.Minute),
+			ShutdownGrace:   Duration(30 * time.Second),
+		},
+		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
+	}
+}
+
+// DemoEnabled reports whether the demo tool pack is served (default true).
+func (c *Config) DemoEnabled() bool { return c.Demo == nil || *c.Demo }
+
+// Load reads a file over the defaults; path "" means no file.
+func Load(file string) (Config, error) {
+	if file == "" {
+		c := Default()
+		return c, c.Validate()
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return Parse(f)
+}
+
+// Parse reads YAML over the defaults and validates the result.
+func Parse(r io.Reader) (Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("config: %s", yamlError(data, err))
+	}
+	return c, c.Validate()
+}
+
+var (
+	yamlFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
+	lineRE      = regexp.MustCompile(`^line (\d+): `)
+)
+
+// yamlError turns yaml's messages into one line that names each key.
+func yamlError(data []byte, err error) string {
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	keys := keyLines(data)
+	for i, m := range msgs {
+		if f := yamlFieldRE.FindStringSubmatch(m); f != nil {
+			n, _ := strconv.Atoi(f[1])
+			key := f[2]
+			if k, ok := keys[n]; ok {
+				key = k
+			}
+			msgs[i] = fmt.Sprintf("unknown key %q", key)
+		} else if l := lineRE.FindStringSubmatch(m); l != nil {
+			n, _ := strconv.Atoi(l[1])
+			if k, ok := keys[n]; ok {
+				msgs[i] = k + ": " + m[len(l[0]):]
+			}
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// keyLines maps each line of a YAML document to the dotted key defined on it.
+func keyLines(data []byte) map[int]string {
+	keys := map[int]string{}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return keys
+	}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, prefix)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i].Value
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				keys[n.Content[i].Line] = k
+				walk(n.Content[i+1], k)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				k := fmt.Sprintf("%s[%d]", prefix, i)
+				if _, ok := keys[c.Line]; !ok {
+					keys[c.Line] = k
+				}
+				walk(c, k)
+			}
+		}
+	}
+	walk(&root, "")
+	return keys
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+	hexRE  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// Validate checks values and references; the error names the key.
+func (c *Config) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return bad("listen", "want HOST:PORT, got %q", c.Listen)
+	}
+	if !validStore(c.Store) {
+		return bad("store", "want sqlite://FILE, postgres://… or memory://, got %q", c.Store)
+	}
+	if !validMode(c.Mode) {
+		return bad("mode", "want native, code or both, got %q", c.Mode)
+	}
+	if c.Isolation != "inproc" && c.Isolation != "process" {
+		return bad("isolation", "want process or inproc, got %q", c.Isolation)
+	}
+	l := c.Limits
+	switch {
+	case l.Timeout <= 0:
+		return bad("limits.timeout", "must be positive")
+	case l.MaxSubCalls <= 0:
+		return bad("limits.max_sub_calls", "must be positive")
+	case l.MaxParallelSubCalls <= 0:
+		return bad("limits.max_parallel_sub_calls", "must be positive")
+	case l.MaxLogBytes <= 0:
+		return bad("limits.max_log_bytes", "must be positive")
+	case l.MaxResultBytes <= 0:
+		return bad("limits.max_result_bytes", "must be positive")
+	case l.Memory < 0:
+		return bad("limits.memory", "must not be negative")
+	}
+	s := c.Server
+	switch {
+	case s.MaxBodyBytes <= 0:
+		return bad("server.max_body_bytes", "must be positive")
+	case s.MaxInflightRuns <= 0:
+		return bad("server.max_inflight_runs", "must be positive")
+	case s.MaxQueuedRuns < 0:
+		return bad("server.max_queued_runs", "must not be negative")
+	case s.RateLimit < 0:
+		return bad("server.rate_limit", "must not be negative")
+	case s.RateLimit > 0 && s.RateWindow <= 0:
+		return bad("server.rate_window", "must be positive")
+	case s.RequestTimeout <= 0:
+		return bad("server.request_timeout", "must be positive")
+	case s.ShutdownGrace < 0:
+		return bad("server.shutdown_grace", "must not be negative")
+	case c.Approvals.Timeout <= 0:
+		return bad("approvals.timeout", "must be positive")
+	}
+	for _, name := range sortedKeys(c.Scopes) {
+		sc := c.Scopes[name]
+		key := "scopes." + name
+		if !nameRE.MatchString(name) {
+			return bad(key, "invalid scope name")
+		}
+		if name == DefaultScope {
+			if sc.Parent != "" {
+				return bad(key+".parent", "the default scope has no parent")
+			}
+		} else if sc.Parent != "" && !c.HasScope(sc.Parent) {
+			return bad(key+".parent", "unknown scope %q", sc.Parent)
+		}
+		if sc.Mode != "" && !validMode(sc.Mode) {
+			return bad(key+".mode", "want native, code or both, got %q", sc.Mode)
+		}
+		if r := sc.Restrict; r != nil {
+			if (len(r.Allow) == 0) == (len(r.Deny) == 0) {
+				return bad(key+".restrict", "give exactly one non-empty list: allow or deny")
+			}
+		}
+	}
+	if err := c.checkCycles(); err != nil {
+		return err
+	}
+	for i, p := range c.Policies {
+		key := fmt.Sprintf("policies[%d]", i)
+		if p.Scope != "" && !c.HasScope(p.Scope) {
+			return bad(key+".scope", "unknown scope %q", p.Scope)
+		}
+		if err := checkGlob(p.Tool); err != nil {
+			return bad(key+".tool", "%v", err)
+		}
+		switch p.Decision {
+		case "allow", "deny", "ask":
+		default:
+			return bad(key+".decision", "want allow, deny or ask, got %q", p.Decision)
+		}
+	}
+	for i, g := range c.Guards {
+		key := fmt.Sprintf("guards[%d]", i)
+		if g.Scope != "" && !c.HasScope(g.Scope) {
+			return bad(key+".scope", "unknown scope %q", g.Scope)
+		}
+		if err := checkGlob(g.Tool); err != nil {
+			return bad(key+".tool", "%v", err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range c.MCPServers {
+		key := fmt.Sprintf("mcp_servers[%d]", i)
+		switch {
+		case !regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`).MatchString(m.Name):
+			return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", m.Name)
+		case seen[m.Name]:
+			return bad(key+".name", "duplicate server %q", m.Name)
+		case (len(m.Command) == 0) == (m.URL == ""):
+			return bad(key, "give exactly one of command and url")
+		case m.URL != "" && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://"):
+			return bad(key+".url", "want an http(s) URL, got %q", m.URL)
+		case m.Scope != "" && !c.HasScope(m.Scope):
+			return bad(key+".scope", "unknown scope %q", m.Scope)
+		case m.Timeout < 0:
+			return bad(key+".timeout", "must not be negative")
+		}
+		seen[m.Name] = true
+	}
+	for i, k := range c.APIKeys {
+		key := fmt.Sprintf("api_keys[%d]", i)
+		if !hexRE.MatchString(strings.ToLower(k.SHA256)) {
+			return bad(key+".sha256", "want 64 hex digits (the SHA-256 of the key)")
+		}
+		if len(k.Scopes) == 0 {
+			return bad(key+".scopes", "name at least one scope")
+		}
+		for j, s := range k.Scopes {
+			if !c.HasScope(s) {
+				return bad(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q", s)
+			}
+		}
+	}
+	return nil
+}
+
+// HasScope reports whether a scope is declared (default always is).
+func (c *Config) HasScope(name string) bool {
+	if name == DefaultScope {
+		return true
+	}
+	_, ok := c.Scopes[name]
+	return ok
+}
+
+// ScopeOrder lists declared scopes parents first (default first).
+func (c *Config) ScopeOrder() []string {
+	order := []string{DefaultScope}
+	done := map[string]bool{DefaultScope: true}
+	for len(done) < len(c.Scopes)+1 {
+		progress := false
+		for _, name := range sortedKeys(c.Scopes) {
+			if done[name] {
+				continue
+			}
+			if p := c.Scopes[name].Parent; p == "" || done[p] {
+				order = append(order, name)
+				done[name] = true
+				progress = true
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	return order
+}
+
+func (c *Config) checkCycles() error {
+	for _, name := range sortedKeys(c.Scopes) {
+		seen := map[string]bool{}
+		for n := name; n != ""; n = c.Scopes[n].Parent {
+			if seen[n] {
+				return fmt.Errorf("config: scopes.%s.parent: scope parents form a cycle", name)
+			}
+			seen[n] = true
+			if n == DefaultScope {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func checkGlob(g string) error {
+	if g == "" {
+		return errors.New("a tool name or glob is required")
+	}
+	if _, err := path.Match(g, ""); err != nil {
+		return fmt.Errorf("bad glob %q: %v", g, err)
+	}
+	return nil
+}
+
+// MatchTool reports whether a tool name matches a policy glob.
+func MatchTool(glob, name string) bool {
+	ok, _ := path.Match(glob, name)
+	return ok
+}
+
+func validMode(m string) bool { return m == "native" || m == "code" || m == "both" }
+
+func validStore(s string) bool {
+	for _, p := range []string{"sqlite://", "postgres://", "postgresql://", "memory://"} {
+		if strings.HasPrefix(s, p) && (p == "memory://" || len(s) > len(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// Duration is a time.Duration written as "30s", "5m".
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: invalid duration %q (want e.g. 30s, 5m)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Std returns the time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// Size is a byte count written as "1MiB", "512KiB", "4MB" or a number.
+type Size int64
+
+var sizeRE = regexp.MustCompile(`^\s*(\d+)\s*([KMGT]i?B|B)?\s*$`)
+
+// ParseSize reads a byte count.
+func ParseSize(s string) (Size, error) {
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("invalid size %q (want e.g. 1MiB, 512KiB, 4096)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	mult := map[string]int64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m[2]]
+	if n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return Size(n * mult), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (s *Size) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*s = v
+	return nil
+}

@@ -1,0 +1,123 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:8080" || c.Store != "sqlite://codemode.db" || c.Mode != "both" || !c.DemoEnabled() {
+		t.Fatalf("%+v", c)
+	}
+}
+
+const contractExample = `
+listen: 127.0.0.1:8080
+store: sqlite://codemode.db          # or postgres://user@host/db
+mode: both                           # the default scope's mode: native | code | both
+isolation: inproc
+limits:
+  timeout: 30s
+  max_sub_calls: 1000
+  max_parallel_sub_calls: 10
+  max_log_bytes: 1MiB
+  max_result_bytes: 4MiB
+  memory: 512MiB
+scopes:
+  readonly: {parent: default, restrict: {deny: [kv_set, files_write, files_edit]}}
+  agent:    {parent: default, mode: code}
+policies:
+  - {scope: default, tool: "files_*", decision: ask, reason: "writes need a person"}
+  - {scope: agent, tool: util_fail, decision: deny, reason: "not here"}
+guards:
+  - {scope: readonly, tool: "util_*", reason: "owner veto"}
+mcp_servers:
+  - {name: notes, command: [node, server.mjs], scope: default}
+  - {name: remote, url: "http://127.0.0.1:9000/mcp", scope: agent}
+api_keys:
+  - {sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", scopes: [default, readonly]}
+`
+
+func TestContractExample(t *testing.T) {
+	c, err := Parse(strings.NewReader(contractExample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.Timeout.Std() != 30*time.Second || c.Limits.MaxLogBytes != 1<<20 || c.Limits.Memory != 512<<20 {
+		t.Fatalf("limits %+v", c.Limits)
+	}
+	if got := strings.Join(c.ScopeOrder(), ","); got != "default,agent,readonly" {
+		t.Fatalf("order %s", got)
+	}
+	if len(c.Policies) != 2 || c.Policies[0].Decision != "ask" || !MatchTool(c.Policies[0].Tool, "files_write") || MatchTool(c.Policies[0].Tool, "kv_set") {
+		t.Fatalf("policies %+v", c.Policies)
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"lisen: x", `unknown key "lisen"`},
+		{"limits:\n  timout: 3s", `unknown key "limits.timout"`},
+		{"limits:\n  timeout: soon", "limits.timeout: invalid duration"},
+		{"limits:\n  max_log_bytes: lots", "limits.max_log_bytes: invalid size"},
+		{"limits:\n  max_sub_calls: 0", "limits.max_sub_calls: must be positive"},
+		{"mode: turbo", "mode: want native"},
+		{"isolation: vm", "isolation:"},
+		{"store: mysql://x", "store:"},
+		{"listen: nowhere", "listen:"},
+		{"scopes:\n  a: {parent: nope}", "scopes.a.parent: unknown scope"},
+		{"scopes:\n  a: {parent: b}\n  b: {parent: a}", "cycle"},
+		{"scopes:\n  a: {mode: fast}", "scopes.a.mode"},
+		{"scopes:\n  a: {restrict: {}}", "scopes.a.restrict"},
+		{"scopes:\n  a: {restrict: {allow: [x], deny: [y]}}", "scopes.a.restrict"},
+		{"policies:\n  - {scope: ghost, tool: x, decision: deny}", "policies[0].scope: unknown scope"},
+		{"policies:\n  - {tool: x, decision: maybe}", "policies[0].decision"},
+		{"policies:\n  - {tool: '[', decision: deny}", "policies[0].tool: bad glob"},
+		{"guards:\n  - {scope: ghost, tool: x}", "guards[0].scope"},
+		{"mcp_servers:\n  - {name: a, scope: default}", "mcp_servers[0]: give exactly one"},
+		{"mcp_servers:\n  - {name: a, url: ftp://x}", "mcp_servers[0].url"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x'}\n  - {name: a, url: 'http://y'}", "mcp_servers[1].name: duplicate"},
+		{"api_keys:\n  - {sha256: abc, scopes: [default]}", "api_keys[0].sha256"},
+		{"api_keys:\n  - {sha256: " + strings.Repeat("a", 64) + ", scopes: [ghost]}", "api_keys[0].scopes[0]: unknown scope"},
+		{"demo: maybe", "demo"},
+	}
+	for _, tc := range cases {
+		_, err := Parse(strings.NewReader(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%q: got %v, want %q on one line", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]Size{"4096": 4096, "1KiB": 1024, "1MiB": 1 << 20, "2MB": 2e6, "3GiB": 3 << 30, "0": 0} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("%s: %d %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "-1", "1XB", "1.5MiB", "99999999999999999999TiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("%s accepted", in)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(contractExample)
+	f.Add("limits: {timeout: 1s}")
+	f.Add("scopes: {a: {parent: a}}")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := Parse(strings.NewReader(s))
+		if err == nil {
+			if err := c.Validate(); err != nil {
+				t.Fatalf("parsed config fails validation: %v", err)
+			}
+			_ = c.ScopeOrder()
+		}
+	})
+}

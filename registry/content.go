@@ -1,0 +1,81 @@
+package registry
+
+import "fmt"
+
+// ContentBlock is one piece of model-facing content: what a model sees of a
+// result. Type is "text" (Text set) or "image" (Data is base64, MimeType set).
+type ContentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Text returns a text content block.
+func Text(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+
+// Image returns an image content block holding base64 data.
+func Image(mimeType, base64Data string) ContentBlock {
+	return ContentBlock{Type: "image", MimeType: mimeType, Data: base64Data}
+}
+
+// IsImage reports whether the block carries an image.
+func (b ContentBlock) IsImage() bool { return b.Type == "image" }
+
+// CloneContent returns an independent copy of blocks (nil stays nil).
+func CloneContent(blocks []ContentBlock) []ContentBlock {
+	if blocks == nil {
+		return nil
+	}
+	return append([]ContentBlock(nil), blocks...)
+}
+
+// Context is a control signal carried on a result: a message the agent loop
+// commits as a user/context event at the next step, keeping its source.
+// Content carries non-text parts (images a Code Mode sub-call produced).
+type Context struct {
+	Source  string         `json:"source"`
+	Text    string         `json:"text,omitempty"`
+	Content []ContentBlock `json:"content,omitempty"`
+}
+
+// Code classifies a failed result.
+type Code string
+
+// The result codes. Every failed result carries exactly one.
+const (
+	CodeUnknownTool           Code = "UNKNOWN_TOOL"
+	CodeInvalidArgs           Code = "INVALID_ARGS"
+	CodeInvalidToolOutput     Code = "INVALID_TOOL_OUTPUT"
+	CodeDenied                Code = "DENIED"
+	CodeApprovalRejected      Code = "APPROVAL_REJECTED"
+	CodeToolTimeout           Code = "TOOL_TIMEOUT"
+	CodeAborted               Code = "ABORTED"
+	CodeAbortedBeforeDispatch Code = "ABORTED_BEFORE_DISPATCH"
+	CodeToolFailed            Code = "TOOL_FAILED"
+	CodeCodeRunFailed         Code = "CODE_RUN_FAILED"
+	CodeInternal              Code = "INTERNAL"
+)
+
+// Error is a structured failure. A body, hook or wrapper returns one to
+// choose the code (and, for CODE_RUN_FAILED, the kind) of its failure; any
+// other error becomes TOOL_FAILED (or INTERNAL outside the body). Content,
+// when set, replaces the default content (the message as text).
+type Error struct {
+	Code    Code
+	Kind    string
+	Message string
+	Content []ContentBlock
+}
+
+func (e *Error) Error() string {
+	if e.Kind != "" {
+		return fmt.Sprintf("%s (%s): %s", e.Code, e.Kind, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,134 @@
+package frozen
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseKeepsNumbersVerbatim(t *testing.T) {
+	v, err := ParseString(` { "big": 123456789012345678901234567890, "z": -0, "f": 1.50e3 } `)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"big":123456789012345678901234567890,"z":-0,"f":1.50e3}`
+	if v.String() != want {
+		t.Fatalf("got %s want %s", v, want)
+	}
+	tree, err := v.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tree.(map[string]any)
+	if m["big"].(json.Number).String() != "123456789012345678901234567890" || m["z"].(json.Number).String() != "-0" {
+		t.Fatalf("decode lost precision: %#v", m)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, in := range []string{"", " ", "{", `{"a":1} {}`, "nope", `{"a":}`, "\x00"} {
+		if _, err := ParseString(in); err == nil {
+			t.Errorf("Parse(%q) accepted", in)
+		}
+	}
+}
+
+func TestAccessorsCopy(t *testing.T) {
+	v := MustParse(`{"a":[1,2]}`)
+	b := v.Bytes()
+	b[0] = 'X'
+	tree, _ := v.Decode()
+	tree.(map[string]any)["a"] = "mutated"
+	if v.String() != `{"a":[1,2]}` {
+		t.Fatalf("value changed through an accessor: %s", v)
+	}
+}
+
+func TestSnapshot(t *testing.T) {
+	v, err := Snapshot(map[string]any{"b": 1, "a": "<x>"})
+	if err != nil || v.String() != `{"a":"<x>","b":1}` {
+		t.Fatalf("got %s, %v", v, err)
+	}
+	for name, bad := range map[string]any{
+		"nan":  math.NaN(),
+		"func": func() {},
+		"chan": make(chan int),
+	} {
+		if _, err := Snapshot(bad); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	type cyc struct{ Next *cyc }
+	c := &cyc{}
+	c.Next = c
+	if _, err := Snapshot(c); err == nil {
+		t.Error("cycle accepted")
+	}
+	if _, err := Snapshot(Value{}); err == nil {
+		t.Error("absent value accepted")
+	}
+	raw, err := Snapshot(json.RawMessage(` [1, -0] `))
+	if err != nil || raw.String() != `[1,-0]` {
+		t.Fatalf("raw: %s %v", raw, err)
+	}
+}
+
+func TestKindAndIndentDeep(t *testing.T) {
+	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
+	v, err := ParseString(deep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Kind() != "array" || !strings.HasPrefix(v.Indent(), "[\n  [") {
+		t.Fatalf("kind %q", v.Kind())
+	}
+	for in, k := range map[string]string{`"s"`: "string", `1`: "number", `-1`: "number", `true`: "boolean", `null`: "null", `{}`: "object"} {
+		if got := MustParse(in).Kind(); got != k {
+			t.Errorf("Kind(%s)=%s", in, got)
+		}
+	}
+	if (Value{}).Kind() != "" || !(Value{}).IsZero() {
+		t.Error("zero value")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `-0`, `[1e400]`, `"\ud800"`, `{"a":{"a":{}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseString(s)
+		if err != nil {
+			return
+		}
+		// A frozen value re-parses to itself and decodes.
+		w, err := Parse(v.Bytes())
+		if err != nil || !w.Equal(v) {
+			t.Fatalf("round trip: %q -> %q (%v)", v, w, err)
+		}
+		if _, err := v.Decode(); err != nil && !strings.Contains(err.Error(), "depth") {
+			t.Fatalf("decode of valid JSON failed: %v", err)
+		}
+	})
+}
+
+func TestIndentMatchesEncodingJSONWhenShallow(t *testing.T) {
+	for _, in := range []string{`{"a":[1,2,{"b":null}],"c":"x,y:{}","d":{},"e":[],"f":"q\"}"}`, `[]`, `"s"`, `[[[]]]`} {
+		var want strings.Builder
+		v := MustParse(in)
+		b, _ := json.MarshalIndent(json.RawMessage(in), "", "  ")
+		want.Write(b)
+		if got := v.Indent(); got != want.String() {
+			t.Errorf("Indent(%s) =\n%s\nwant\n%s", in, got, want.String())
+		}
+	}
+}
+
+func TestIndentIsLinear(t *testing.T) {
+	const depth = 18000 // 9,000 nested objects: under encoding/json's 10,000 limit
+	v := MustParse(strings.Repeat(`{"a":`, depth/2) + "1" + strings.Repeat("}", depth/2))
+	if n := len(v.Indent()); n > 4*v.Len() {
+		t.Fatalf("indented %d bytes of %d: not linear", n, v.Len())
+	}
+}

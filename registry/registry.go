@@ -1,0 +1,584 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Mode decides a scope's model entry point; it never changes the tools.
+type Mode string
+
+const (
+	// ModeNative: tools are called directly; no run_code.
+	ModeNative Mode = "native"
+	// ModeCode: only run_code is directly callable; tools are reached
+	// through the SDK inside programs.
+	ModeCode Mode = "code"
+	// ModeBoth: run_code and every tool are directly callable.
+	ModeBoth Mode = "both"
+)
+
+// Valid reports whether m is a known mode.
+func (m Mode) Valid() bool { return m == ModeNative || m == ModeCode || m == ModeBoth }
+
+// Global names the global layer: tools every scope inherits, and the scope
+// of calls made without one.
+const Global = ""
+
+// Filter is a restriction: an allow mask or a deny mask over inherited tool
+// names. Exactly one of the two lists must be non-empty.
+type Filter struct {
+	Allow []string
+	Deny  []string
+}
+
+// ErrNotFound reports an unknown scope.
+var ErrNotFound = errors.New("not found")
+
+// Registry is the tool registry: a global layer and a tree of scopes. It is
+// safe for concurrent use. Resolution happens when a call starts (View), so
+// registry changes are seen by any call that has not started yet.
+type Registry struct {
+	mu         sync.RWMutex
+	global     map[string]*entry
+	globalMode Mode
+	scopes     map[string]*scope
+	transport  *Tool
+	gen        uint64           // bumped by every change; guarded by mu
+	views      map[string]*View // resolved views for gen; guarded by mu
+	nextID     uint64
+	listeners  map[uint64]func()
+}
+
+type entry struct {
+	tool *Tool
+	id   uint64
+}
+
+type scope struct {
+	name, parent string
+	mode         Mode
+	tools        map[string]*entry
+	restrictions []*restriction
+}
+
+type restriction struct {
+	id    uint64
+	allow map[string]bool // nil for a deny mask
+	deny  map[string]bool
+}
+
+// New returns an empty registry whose global layer resolves in mode native.
+func New() *Registry {
+	return &Registry{
+		global:     map[string]*entry{},
+		globalMode: ModeNative,
+		scopes:     map[string]*scope{},
+		views:      map[string]*View{},
+		listeners:  map[uint64]func(){},
+	}
+}
+
+// SetCodeTransport installs the run_code tool that views of code and both
+// scopes expose (nil removes it). It is the only way a tool named run_code
+// enters a view: Define and Raw reject the reserved name, so the transport is
+// declared under any other name and installed here as a copy named run_code;
+// t itself is not changed.
+func (r *Registry) SetCodeTransport(t *Tool) {
+	if t != nil {
+		c := *t
+		c.name = RunCode
+		t = &c
+	}
+	r.mu.Lock()
+	r.transport = t
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+}
+
+// CodeTransport returns the installed run_code tool (nil when none).
+func (r *Registry) CodeTransport() *Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.transport
+}
+
+// SetGlobalMode sets the mode of calls made without a scope.
+func (r *Registry) SetGlobalMode(m Mode) error {
+	if !m.Valid() {
+		return fmt.Errorf("invalid mode %q", m)
+	}
+	r.mu.Lock()
+	r.globalMode = m
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return nil
+}
+
+// OnChange registers fn to run (outside the registry lock, on the changing
+// goroutine) after every change. It returns a function that removes it.
+func (r *Registry) OnChange(fn func()) (remove func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	id := r.nextID
+	r.listeners[id] = fn
+	return func() {
+		r.mu.Lock()
+		delete(r.listeners, id)
+		r.mu.Unlock()
+	}
+}
+
+// changed invalidates resolved views; callers hold mu. Listeners are
+// notified by notify, after the lock is released.
+func (r *Registry) changed() {
+	r.gen++
+	clear(r.views)
+}
+
+func (r *Registry) notify() {
+	r.mu.RLock()
+	fns := make([]func(), 0, len(r.listeners))
+	for _, fn := range r.listeners {
+		fns = append(fns, fn)
+	}
+	r.mu.RUnlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// CreateScope creates a scope under parent (Global for a root scope).
+func (r *Registry) CreateScope(name, parent string, mode Mode) error {
+	if name == Global {
+		return errors.New("scope name must not be empty")
+	}
+	if !mode.Valid() {
+		return fmt.Errorf("scope %q: invalid mode %q", name, mode)
+	}
+	r.mu.Lock()
+	if _, ok := r.scopes[name]; ok {
+		r.mu.Unlock()
+		return fmt.Errorf("scope %q already exists", name)
+	}
+	if parent != Global {
+		if _, ok := r.scopes[parent]; !ok {
+			r.mu.Unlock()
+			return fmt.Errorf("scope %q: parent scope %q: %w", name, parent, ErrNotFound)
+		}
+	}
+	r.scopes[name] = &scope{name: name, parent: parent, mode: mode, tools: map[string]*entry{}}
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return nil
+}
+
+// SetMode changes a scope's mode.
+func (r *Registry) SetMode(name string, mode Mode) error {
+	if !mode.Valid() {
+		return fmt.Errorf("scope %q: invalid mode %q", name, mode)
+	}
+	r.mu.Lock()
+	s, ok := r.scopes[name]
+	if !ok {
+		r.mu.Unlock()
+		return fmt.Errorf("scope %q: %w", name, ErrNotFound)
+	}
+	s.mode = mode
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return nil
+}
+
+// RemoveScope removes a scope with its registrations and restrictions. A
+// scope with child scopes cannot be removed.
+func (r *Registry) RemoveScope(name string) error {
+	r.mu.Lock()
+	if _, ok := r.scopes[name]; !ok {
+		r.mu.Unlock()
+		return fmt.Errorf("scope %q: %w", name, ErrNotFound)
+	}
+	for _, s := range r.scopes {
+		if s.parent == name {
+			r.mu.Unlock()
+			return fmt.Errorf("scope %q has child scope %q", name, s.name)
+		}
+	}
+	delete(r.scopes, name)
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return nil
+}
+
+// Scopes lists scope names in order.
+func (r *Registry) Scopes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.scopes))
+	for n := range r.scopes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// HasScope reports whether a scope exists (Global always does).
+func (r *Registry) HasScope(name string) bool {
+	if name == Global {
+		return true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.scopes[name]
+	return ok
+}
+
+// Ancestry returns the chain from the scope up to its root, nearest first
+// (the scope itself first). It is empty for Global and unknown scopes.
+func (r *Registry) Ancestry(name string) []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.chainLocked(name)
+}
+
+func (r *Registry) chainLocked(name string) []string {
+	var chain []string
+	for name != Global {
+		s, ok := r.scopes[name]
+		if !ok {
+			break
+		}
+		chain = append(chain, name)
+		name = s.parent
+	}
+	return chain
+}
+
+// Register adds a tool to a layer (Global or a scope). A name may appear
+// once per layer; a scoped tool shadows inherited ones of the same name. It
+// returns a function that removes exactly this registration (a no-op once
+// the registration or its scope is gone).
+func (r *Registry) Register(scopeName string, t *Tool) (unregister func(), err error) {
+	if t == nil {
+		return nil, errors.New("nil tool")
+	}
+	if t.name == RunCode {
+		return nil, fmt.Errorf("%q is reserved", RunCode)
+	}
+	r.mu.Lock()
+	layer, err := r.layerLocked(scopeName)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, err
+	}
+	if _, dup := layer[t.name]; dup {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("tool %q is already registered in %s", t.name, layerName(scopeName))
+	}
+	r.nextID++
+	e := &entry{tool: t, id: r.nextID}
+	layer[t.name] = e
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return func() {
+		r.mu.Lock()
+		layer, err := r.layerLocked(scopeName)
+		if err != nil || layer[t.name] != e {
+			r.mu.Unlock()
+			return
+		}
+		delete(layer, t.name)
+		r.changed()
+		r.mu.Unlock()
+		r.notify()
+	}, nil
+}
+
+func layerName(scopeName string) string {
+	if scopeName == Global {
+		return "the global scope"
+	}
+	return fmt.Sprintf("scope %q", scopeName)
+}
+
+func (r *Registry) layerLocked(scopeName string) (map[string]*entry, error) {
+	if scopeName == Global {
+		return r.global, nil
+	}
+	s, ok := r.scopes[scopeName]
+	if !ok {
+		return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
+	}
+	return s.tools, nil
+}
+
+// Restrict masks the tools a scope inherits (from the global layer and its
+// ancestors); the scope's own registrations are exempt. Restrictions along a
+// scope chain intersect. A deny mask admits tools registered later; an allow
+// mask excludes them. The filter is copied. Rejected: the global scope, an
+// empty filter, both lists at once, run_code, a name the scope registers
+// itself, and a name the scope does not inherit.
+func (r *Registry) Restrict(scopeName string, f Filter) (remove func(), err error) {
+	if scopeName == Global {
+		return nil, errors.New("the global scope cannot be restricted")
+	}
+	if len(f.Allow) > 0 && len(f.Deny) > 0 {
+		return nil, errors.New("a restriction is an allow mask or a deny mask, not both")
+	}
+	names := f.Allow
+	if len(names) == 0 {
+		names = f.Deny
+	}
+	if len(names) == 0 {
+		return nil, errors.New("empty restriction filter")
+	}
+	r.mu.Lock()
+	s, ok := r.scopes[scopeName]
+	if !ok {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
+	}
+	inherited := r.inheritedLocked(s)
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		switch {
+		case n == RunCode:
+			r.mu.Unlock()
+			return nil, fmt.Errorf("%q cannot be restricted", RunCode)
+		case s.tools[n] != nil:
+			r.mu.Unlock()
+			return nil, fmt.Errorf("restriction on scope %q names its own tool %q; restrictions mask only inherited tools", scopeName, n)
+		case inherited[n] == nil:
+			r.mu.Unlock()
+			return nil, fmt.Errorf("restriction on scope %q names unknown tool %q", scopeName, n)
+		}
+		set[n] = true
+	}
+	r.nextID++
+	res := &restriction{id: r.nextID}
+	if len(f.Allow) > 0 {
+		res.allow = set
+	} else {
+		res.deny = set
+	}
+	s.restrictions = append(s.restrictions, res)
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return func() {
+		r.mu.Lock()
+		i := slices.Index(s.restrictions, res)
+		if i < 0 || r.scopes[scopeName] != s {
+			r.mu.Unlock()
+			return
+		}
+		s.restrictions = slices.Delete(s.restrictions, i, i+1)
+		r.changed()
+		r.mu.Unlock()
+		r.notify()
+	}, nil
+}
+
+// inheritedLocked is the unmasked inherited layer of s: global tools, then
+// ancestor registrations with nearer ones shadowing farther ones.
+func (r *Registry) inheritedLocked(s *scope) map[string]*Tool {
+	out := make(map[string]*Tool, len(r.global))
+	for n, e := range r.global {
+		out[n] = e.tool
+	}
+	var ancestors []*scope
+	for p := s.parent; p != Global; {
+		a, ok := r.scopes[p]
+		if !ok {
+			break
+		}
+		ancestors = append(ancestors, a)
+		p = a.parent
+	}
+	for i := len(ancestors) - 1; i >= 0; i-- { // farthest first, so nearer wins
+		for n, e := range ancestors[i].tools {
+			out[n] = e.tool
+		}
+	}
+	return out
+}
+
+// View resolves a scope now: global tools → ancestor registrations (nearer
+// shadowing farther) → every restriction along the chain intersected → the
+// scope's own registrations → run_code for code and both. The view is
+// immutable; views are cached until the next change.
+func (r *Registry) View(scopeName string) (*View, error) {
+	r.mu.RLock()
+	if v, ok := r.views[scopeName]; ok {
+		r.mu.RUnlock()
+		return v, nil
+	}
+	r.mu.RUnlock()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v, ok := r.views[scopeName]; ok {
+		return v, nil
+	}
+	v, err := r.resolveLocked(scopeName)
+	if err != nil {
+		return nil, err
+	}
+	r.views[scopeName] = v
+	return v, nil
+}
+
+func (r *Registry) resolveLocked(scopeName string) (*View, error) {
+	v := &View{scope: scopeName, mode: r.globalMode, gen: r.gen}
+	var tools map[string]*Tool
+	if scopeName == Global {
+		tools = make(map[string]*Tool, len(r.global))
+		for n, e := range r.global {
+			tools[n] = e.tool
+		}
+	} else {
+		s, ok := r.scopes[scopeName]
+		if !ok {
+			return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
+		}
+		v.mode = s.mode
+		tools = r.inheritedLocked(s)
+		for a := s; a != nil; a = r.scopes[a.parent] {
+			for _, res := range a.restrictions {
+				for n := range tools {
+					if (res.allow != nil && !res.allow[n]) || res.deny[n] {
+						delete(tools, n)
+					}
+				}
+			}
+		}
+		for n, e := range s.tools {
+			tools[n] = e.tool
+		}
+	}
+	v.tools = tools
+	v.names = make([]string, 0, len(tools))
+	for n := range tools {
+		v.names = append(v.names, n)
+	}
+	sort.Strings(v.names)
+	if v.mode != ModeNative && r.transport != nil {
+		v.transport = r.transport
+	}
+	return v, nil
+}
+
+// View is one scope's resolved tool set at one moment. Get, model schemas,
+// the SDK generator and dispatch all read a View, so they cannot disagree.
+type View struct {
+	scope     string
+	mode      Mode
+	gen       uint64
+	tools     map[string]*Tool // without run_code
+	names     []string         // sorted keys of tools
+	transport *Tool            // run_code when mode is code or both
+	memo      sync.Map         // derived data (SDK text, compiled bindings); see Memo
+}
+
+// Memo returns the value derived from this view under key, building it once
+// with build. Views are immutable and replaced on every change, so derived
+// data (the generated SDK, its compiled bindings) lives exactly as long as
+// the tool set it was derived from.
+func (v *View) Memo(key any, build func() any) any {
+	if x, ok := v.memo.Load(key); ok {
+		return x
+	}
+	x, _ := v.memo.LoadOrStore(key, build())
+	return x
+}
+
+// Scope is the scope the view was resolved for.
+func (v *View) Scope() string { return v.scope }
+
+// Mode is the scope's mode.
+func (v *View) Mode() Mode { return v.mode }
+
+// Generation identifies the registry state the view was resolved from.
+func (v *View) Generation() uint64 { return v.gen }
+
+// Get finds a tool by name, run_code included when the mode exposes it.
+func (v *View) Get(name string) (*Tool, bool) {
+	if name == RunCode {
+		return v.transport, v.transport != nil
+	}
+	t, ok := v.tools[name]
+	return t, ok
+}
+
+// DirectlyCallable reports whether a model may call name directly: in code
+// mode only run_code is.
+func (v *View) DirectlyCallable(name string) bool {
+	if v.mode == ModeCode {
+		return name == RunCode
+	}
+	return true
+}
+
+// SDKTools lists the tools a program can reach, sorted by name; run_code is
+// never among them.
+func (v *View) SDKTools() []*Tool {
+	out := make([]*Tool, len(v.names))
+	for i, n := range v.names {
+		out[i] = v.tools[n]
+	}
+	return out
+}
+
+// Names lists the names of SDKTools (a fresh slice).
+func (v *View) Names() []string { return append([]string(nil), v.names...) }
+
+// HasSDKTool reports whether a program can reach name through the SDK.
+func (v *View) HasSDKTool(name string) bool {
+	_, ok := v.tools[name]
+	return ok
+}
+
+// ModelTools lists what a model is offered directly, sorted: the tools in
+// native mode, run_code only in code mode, both in both.
+func (v *View) ModelTools() []*Tool {
+	var out []*Tool
+	if v.mode != ModeCode {
+		out = v.SDKTools()
+	}
+	if v.transport != nil {
+		out = append(out, v.transport)
+		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	}
+	return out
+}
+
+// ModelSchema is a tool as a model sees it. Schemas are fresh copies.
+type ModelSchema struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Parameters   json.RawMessage `json:"parameters"`
+	OutputSchema json.RawMessage `json:"output_schema"`
+}
+
+// Schemas returns the model-facing schemas of ModelTools. Mutating the
+// result changes nothing in the registry; host callbacks, timeouts and
+// classifiers never appear in it.
+func (v *View) Schemas() []ModelSchema {
+	tools := v.ModelTools()
+	out := make([]ModelSchema, len(tools))
+	for i, t := range tools {
+		out[i] = ModelSchema{Name: t.name, Description: t.description, Parameters: t.Parameters(), OutputSchema: t.OutputSchema()}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+)
+
+// Token identifies one execution. The runtime mints it; a caller cannot
+// choose, forge or serialize one (it has no exported state and no JSON form).
+// The zero Token means "none" (a top-level call has no parent).
+type Token struct{ p *tokenState }
+
+type tokenState struct{ _ byte } // non-zero size: every token is a distinct pointer
+
+// IsZero reports whether t is the zero Token.
+func (t Token) IsZero() bool { return t.p == nil }
+
+// MarshalJSON refuses: tokens are never serialized.
+func (t Token) MarshalJSON() ([]byte, error) {
+	return nil, errTokenSerialize
+}
+
+var errTokenSerialize = registry.Errorf(registry.CodeInternal, "execution tokens cannot be serialized")
+
+// Call is what every stage sees of an execution. Stages receive it by value,
+// and every field is immutable (Args is frozen), so no stage can change what
+// later stages, the body or the log see.
+type Call struct {
+	Token     Token
+	Parent    Token // zero for a top-level call
+	CallID    string
+	Name      string
+	Scope     string
+	SessionID string
+	Args      frozen.Value
+	Tool      *registry.Tool // the definition resolved when the call started
+}
+
+// Nested reports whether the call is an SDK sub-call.
+func (c Call) Nested() bool { return !c.Parent.IsZero() }
+
+// Decision is a pre-policy verdict: Allow, Deny or Ask. There is no rewrite
+// arm: arguments were logged before policy ran.
+type Decision struct {
+	kind   decisionKind
+	reason string
+}
+
+type decisionKind uint8
+
+const (
+	decideAllow decisionKind = iota
+	decideDeny
+	decideAsk
+)
+
+// Allow lets the call continue to the next stage.
+func Allow() Decision { return Decision{kind: decideAllow} }
+
+// Deny refuses the call with a reason (DENIED).
+func Deny(reason string) Decision { return Decision{kind: decideDeny, reason: reason} }
+
+// Ask routes the call to the Approver with a reason.
+func Ask(reason string) Decision { return Decision{kind: decideAsk, reason: reason} }
+
+// PrePolicy decides whether a call may proceed. A returned *registry.Error
+// keeps its code; any other error (or a panic) fails the call without
+// running the body.
+type PrePolicy func(ctx context.Context, c Call) (Decision, error)
+
+// Guard is an owner veto: it returns a non-empty reason to deny, "" to
+// abstain. A veto is final; a panicking guard denies.
+type Guard func(ctx context.Context, c Call) (veto string)
+
+// Outcome is what the body stage produces and around wrappers pass along.
+type Outcome struct {
+	Value    any   // the canonical value candidate (when Err is nil)
+	Err      error // an *registry.Error chooses the failure code
+	Contexts []registry.Context
+}
+
+// Next runs the rest of the around chain and then the body under ctx fused
+// with the caller's context.
+type Next func(ctx context.Context) Outcome
+
+// Around wraps the body (timeouts, retries, metrics). It may replace the
+// context it passes to next, call next several times or not at all, and add
+// contexts. Whatever it returns is validated like a body's value.
+type Around func(ctx context.Context, c Call, next Next) Outcome
+
+// Result view for post-policy.
+type PostView struct {
+	IsError bool
+	Code    registry.Code
+	Value   frozen.Value
+	Content []registry.ContentBlock
+	Meta    frozen.Value
+}
+
+// PostDecision is a post-policy verdict. Accept with no replacement is the
+// zero value. Content replaces the content (value and meta kept); Value
+// (with ReplaceValue) replaces the value, which is revalidated and
+// re-rendered; setting both is an error. Block turns the call into a
+// valueless failure whose content is Feedback and whose contexts are only
+// this decision's.
+type PostDecision struct {
+	Content      []registry.ContentBlock
+	Value        any
+	ReplaceValue bool
+	Block        bool
+	Feedback     string
+	Contexts     []registry.Context
+}
+
+// PostPolicy inspects the settled result of a dispatched call.
+type PostPolicy func(ctx context.Context, c Call, r PostView) (PostDecision, error)
+
+// Observer receives every final result, frozen. It can change nothing; a
+// panic is contained.
+type Observer func(c Call, r *Result)
+
+// Approver answers asks. The agent loop supplies one per call; without one
+// an ask fails closed.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) ApprovalAnswer
+}
+
+// ApprovalRequest is an ask routed to a person.
+type ApprovalRequest struct {
+	Call   Call
+	Reason string
+}
+
+// ApprovalOutcome is how an ask ended.
+type ApprovalOutcome uint8
+
+const (
+	// ApprovalNone: nobody answered (timed out, or the approver gave up).
+	ApprovalNone ApprovalOutcome = iota
+	// ApprovalAllowOnce dispatches this call.
+	ApprovalAllowOnce
+	// ApprovalRejected denies with the person's reason.
+	ApprovalRejected
+	// ApprovalCancelled: the ask was withdrawn.
+	ApprovalCancelled
+)
+
+// ApprovalAnswer is an Approver's answer.
+type ApprovalAnswer struct {
+	Outcome ApprovalOutcome
+	Reason  string
+}

@@ -1,0 +1,482 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+)
+
+// Runtime executes tool calls against a registry through the pipeline. It is
+// safe for concurrent use; hooks may be added and removed at any time and
+// apply to calls that start afterwards.
+type Runtime struct {
+	reg   *registry.Registry
+	trace func(Stage, Call)
+
+	mu        sync.RWMutex
+	nextID    uint64
+	pre       []scoped[PrePolicy]
+	guards    []scoped[Guard]
+	around    []scoped[Around]
+	post      []scoped[PostPolicy]
+	observers []scoped[Observer]
+}
+
+type scoped[T any] struct {
+	id    uint64
+	scope string // registry.Global: every call
+	fn    T
+}
+
+// Options configure a Runtime. The zero value works.
+type Options struct {
+	// Trace, when set, is called as each stage begins. Tests mount an
+	// invariant checker here; it must not block.
+	Trace func(Stage, Call)
+}
+
+// New returns a runtime over reg.
+func New(reg *registry.Registry, opts Options) *Runtime {
+	return &Runtime{reg: reg, trace: opts.Trace}
+}
+
+// Registry returns the registry the runtime resolves tools in.
+func (rt *Runtime) Registry() *registry.Registry { return rt.reg }
+
+func add[T any](rt *Runtime, list *[]scoped[T], scope string, fn T) (remove func()) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.nextID++
+	id := rt.nextID
+	*list = append(slices.Clip(*list), scoped[T]{id: id, scope: scope, fn: fn})
+	return func() {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		*list = slices.DeleteFunc(slices.Clone(*list), func(s scoped[T]) bool { return s.id == id })
+	}
+}
+
+// AddPrePolicy mounts a pre-policy hook. A scoped hook (scope != Global)
+// gates calls in that scope and its descendants only, never calls without a
+// scope. Hooks run in the order they were added.
+func (rt *Runtime) AddPrePolicy(scope string, p PrePolicy) (remove func()) {
+	return add(rt, &rt.pre, scope, p)
+}
+
+// AddGuard mounts an owner guard, scoped like AddPrePolicy.
+func (rt *Runtime) AddGuard(scope string, g Guard) (remove func()) {
+	return add(rt, &rt.guards, scope, g)
+}
+
+// AddAround mounts an around wrapper for every call; the first added is the
+// outermost.
+func (rt *Runtime) AddAround(a Around) (remove func()) {
+	return add(rt, &rt.around, registry.Global, a)
+}
+
+// AddPostPolicy mounts a post-policy hook, scoped like AddPrePolicy.
+func (rt *Runtime) AddPostPolicy(scope string, p PostPolicy) (remove func()) {
+	return add(rt, &rt.post, scope, p)
+}
+
+// AddObserver mounts a result observer for every call.
+func (rt *Runtime) AddObserver(o Observer) (remove func()) {
+	return add(rt, &rt.observers, registry.Global, o)
+}
+
+// Request is one call to execute.
+type Request struct {
+	CallID    string
+	Name      string
+	Arguments string // the model's raw argument string, verbatim
+	Scope     string
+	SessionID string
+	// Parent is the token of the run_code execution that issued this SDK
+	// sub-call; zero for a model-direct call.
+	Parent Token
+	// Approver routes asks; nil means no agent, and asks fail closed.
+	Approver Approver
+	// CodeEntry marks a client's own entry to Code Mode (POST /v1/run): a
+	// run_code call resolves even in a scope whose mode does not offer
+	// run_code to its model.
+	CodeEntry bool
+	// Sequencer orders this call's stages against sibling calls (the
+	// bridge's SDK sub-calls); nil for independent calls.
+	Sequencer Sequencer
+}
+
+// Sequencer lets a scheduler of sibling calls keep policy in submission
+// order while bodies overlap.
+type Sequencer interface {
+	// Dispatched is called exactly once per execution, when the call has
+	// passed (or failed) pre-policy and guards: the next sibling may begin
+	// its own pre-policy.
+	Dispatched()
+	// PostTurn blocks until this call may run post-policy: every earlier
+	// sibling has finished.
+	PostTurn()
+}
+
+// Stage names a pipeline stage (for Options.Trace).
+type Stage uint8
+
+// The stages in pipeline order.
+const (
+	StageIdentity Stage = iota
+	StageGate
+	StagePrePolicy
+	StageGuards
+	StageAround
+	StageBody
+	StagePostPolicy
+	StageFinalize
+	StageObservers
+)
+
+var stageNames = [...]string{"identity", "gate", "pre-policy", "guards", "around", "body", "post-policy", "finalize", "observers"}
+
+func (s Stage) String() string {
+	if int(s) < len(stageNames) {
+		return stageNames[s]
+	}
+	return fmt.Sprintf("stage(%d)", s)
+}
+
+// execution is one call in flight; it implements registry.Exec.
+type execution struct {
+	call      Call
+	req       *Request
+	callerCtx context.Context
+	finalize  registry.FinalizeFunc // captured at identity
+	sequenced bool                  // Sequencer.Dispatched was called
+
+	mu        sync.Mutex
+	contexts  []registry.Context // tool-deferred; guarded by mu
+	concludes bool               // guarded by mu
+	started   bool               // the body ran; guarded by mu
+}
+
+func (e *execution) CallID() string    { return e.call.CallID }
+func (e *execution) SessionID() string { return e.call.SessionID }
+func (e *execution) Scope() string     { return e.call.Scope }
+func (e *execution) Nested() bool      { return e.call.Nested() }
+
+func (e *execution) DeferContext(text string) {
+	e.mu.Lock()
+	e.contexts = append(e.contexts, registry.Context{Source: e.call.Name, Text: text})
+	e.mu.Unlock()
+}
+
+func (e *execution) Defer(c registry.Context) {
+	c.Content = registry.CloneContent(c.Content)
+	e.mu.Lock()
+	e.contexts = append(e.contexts, c)
+	e.mu.Unlock()
+}
+
+func (e *execution) ConcludeTurn() {
+	e.mu.Lock()
+	e.concludes = true
+	e.mu.Unlock()
+}
+
+func (e *execution) deferred() ([]registry.Context, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.contexts), e.concludes
+}
+
+// TokenOf returns the token of the execution behind a body's Exec; the
+// bridge uses it as the parent of SDK sub-calls.
+func TokenOf(exec registry.Exec) (Token, bool) {
+	e, ok := exec.(*execution)
+	if !ok {
+		return Token{}, false
+	}
+	return e.call.Token, true
+}
+
+// ApproverOf returns the approver of the execution behind a body's Exec, so
+// that SDK sub-calls route asks the way their parent would.
+func ApproverOf(exec registry.Exec) Approver {
+	if e, ok := exec.(*execution); ok {
+		return e.req.Approver
+	}
+	return nil
+}
+
+// Execute runs one call through the whole pipeline and returns its frozen
+// result. It never panics and never returns nil: every failure, including a
+// panic in any hook, is a result with a code.
+func (rt *Runtime) Execute(ctx context.Context, req Request) *Result {
+	e := rt.identity(ctx, &req)
+	p := rt.hooksFor(e.call.Scope)
+
+	var out pending
+	if err := rt.parseArgs(e, &req); err != nil {
+		out = failed(err)
+	} else if f := rt.gate(e); f != nil {
+		out = *f
+	} else if f := rt.prePolicy(e, p); f != nil {
+		out = *f
+	} else if f := rt.guard(e, p); f != nil {
+		out = *f
+	} else {
+		rt.dispatched(e)
+		out = rt.dispatch(e, p)
+		if req.Sequencer != nil {
+			req.Sequencer.PostTurn()
+		}
+		out = rt.postPolicy(e, p, out)
+	}
+	rt.dispatched(e)
+	res := rt.finalizeResult(e, out)
+	rt.observe(e, p, res)
+	return res
+}
+
+// dispatched tells the sequencer, once, that pre-dispatch stages are over.
+func (rt *Runtime) dispatched(e *execution) {
+	if e.req.Sequencer != nil && !e.sequenced {
+		e.sequenced = true
+		e.req.Sequencer.Dispatched()
+	}
+}
+
+// pending is a result being normalized.
+type pending struct {
+	value    frozen.Value
+	content  []registry.ContentBlock
+	err      *ErrorInfo
+	meta     frozen.Value
+	contexts []registry.Context // wrapper and post-policy contexts
+	dropTool bool               // blocked: tool-deferred contexts are dropped
+}
+
+func failed(err error) pending {
+	info, content := normalize(err, registry.CodeInternal)
+	return pending{err: info, content: content}
+}
+
+// hookSet is the hooks that apply to one call, snapshotted at its start.
+type hookSet struct {
+	pre       []PrePolicy
+	guards    []Guard
+	around    []Around
+	post      []PostPolicy
+	observers []Observer
+}
+
+func (rt *Runtime) hooksFor(scope string) hookSet {
+	var chain []string
+	if scope != registry.Global {
+		chain = rt.reg.Ancestry(scope)
+	}
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return hookSet{
+		pre:       pick(rt.pre, chain),
+		guards:    pick(rt.guards, chain),
+		around:    pick(rt.around, chain),
+		post:      pick(rt.post, chain),
+		observers: pick(rt.observers, chain),
+	}
+}
+
+// pick keeps global hooks and hooks of a scope on the call's chain.
+func pick[T any](list []scoped[T], chain []string) []T {
+	out := make([]T, 0, len(list))
+	for _, s := range list {
+		if s.scope == registry.Global || slices.Contains(chain, s.scope) {
+			out = append(out, s.fn)
+		}
+	}
+	return out
+}
+
+func (rt *Runtime) traceStage(s Stage, e *execution) {
+	if rt.trace != nil {
+		rt.trace(s, e.call)
+	}
+}
+
+// identity mints the token and resolves the definition visible now, from
+// which finalizeContent is captured.
+func (rt *Runtime) identity(ctx context.Context, req *Request) *execution {
+	e := &execution{
+		req:       req,
+		callerCtx: ctx,
+		call: Call{
+			Token:     Token{p: &tokenState{}},
+			Parent:    req.Parent,
+			CallID:    req.CallID,
+			Name:      req.Name,
+			Scope:     req.Scope,
+			SessionID: req.SessionID,
+		},
+	}
+	if v, err := rt.reg.View(req.Scope); err == nil {
+		t, ok := v.Get(req.Name)
+		if !ok && req.CodeEntry && req.Name == registry.RunCode && req.Parent.IsZero() {
+			t = rt.reg.CodeTransport()
+			ok = t != nil
+		}
+		if ok {
+			e.call.Tool = t
+			e.finalize = t.Finalizer()
+		}
+	}
+	rt.traceStage(StageIdentity, e)
+	return e
+}
+
+// parseArgs reads the raw argument string once: parsed losslessly and
+// frozen. A failure here wins over an already-cancelled caller.
+func (rt *Runtime) parseArgs(e *execution, req *Request) error {
+	raw := req.Arguments
+	if raw == "" {
+		raw = "{}"
+	}
+	v, err := frozen.ParseString(raw)
+	if err != nil {
+		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON: %v", req.Name, err)}
+	}
+	e.call.Args = v
+	return nil
+}
+
+// gate: a cancelled caller dispatches nothing; an unknown tool fails; in a
+// code-only scope a model-direct call of anything but run_code fails before
+// any policy runs.
+func (rt *Runtime) gate(e *execution) *pending {
+	rt.traceStage(StageGate, e)
+	if err := e.callerCtx.Err(); err != nil {
+		f := failed(&registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, context.Cause(e.callerCtx))})
+		return &f
+	}
+	v, err := rt.reg.View(e.call.Scope)
+	if err != nil {
+		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q: %v", e.call.Name, err)})
+		return &f
+	}
+	if e.call.Tool == nil {
+		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", e.call.Name)})
+		return &f
+	}
+	if !e.call.Nested() && !v.DirectlyCallable(e.call.Name) {
+		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf(
+			"tool %q cannot be called directly in this scope (code mode); call it inside a %s program: await tools[%q](args)",
+			e.call.Name, registry.RunCode, e.call.Name)})
+		return &f
+	}
+	if e.call.Nested() && e.call.Name == registry.RunCode {
+		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: "run_code cannot be called from inside a program"})
+		return &f
+	}
+	return nil
+}
+
+// prePolicy runs the pre hooks in order; an ask goes to the approver.
+func (rt *Runtime) prePolicy(e *execution, p hookSet) *pending {
+	rt.traceStage(StagePrePolicy, e)
+	for _, hook := range p.pre {
+		d, err := callPre(hook, e.callerCtx, e.call)
+		if err != nil {
+			f := failed(fmt.Errorf("pre-policy failed: %w", err))
+			if re := (*registry.Error)(nil); errors.As(err, &re) {
+				f = failed(re)
+			}
+			return &f
+		}
+		switch d.kind {
+		case decideDeny:
+			f := failed(&registry.Error{Code: registry.CodeDenied, Message: orDefault(d.reason, "denied by policy")})
+			return &f
+		case decideAsk:
+			if f := rt.ask(e, d.reason); f != nil {
+				return f
+			}
+		}
+	}
+	if err := e.callerCtx.Err(); err != nil {
+		f := failed(&registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, context.Cause(e.callerCtx))})
+		return &f
+	}
+	return nil
+}
+
+func callPre(hook PrePolicy, ctx context.Context, c Call) (d Decision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = Decision{}, &registry.PanicError{Where: "pre-policy", Value: r}
+		}
+	}()
+	return hook(ctx, c)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ask routes an ask to the approver; with none (no agent) it fails closed.
+func (rt *Runtime) ask(e *execution, reason string) *pending {
+	deny := func(code registry.Code, msg string) *pending {
+		f := failed(&registry.Error{Code: code, Message: msg})
+		return &f
+	}
+	if e.req.Approver == nil {
+		return deny(registry.CodeDenied, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", e.call.Name, orDefault(reason, "policy asked")))
+	}
+	ans := safeApprove(e.req.Approver, e.callerCtx, ApprovalRequest{Call: e.call, Reason: reason})
+	if err := e.callerCtx.Err(); err != nil {
+		return deny(registry.CodeAbortedBeforeDispatch, fmt.Sprintf("%s was cancelled while waiting for approval", e.call.Name))
+	}
+	switch ans.Outcome {
+	case ApprovalAllowOnce:
+		return nil
+	case ApprovalRejected:
+		return deny(registry.CodeApprovalRejected, orDefault(ans.Reason, "the user rejected this call"))
+	case ApprovalCancelled:
+		return deny(registry.CodeDenied, orDefault(ans.Reason, "the approval was cancelled"))
+	default:
+		return deny(registry.CodeDenied, orDefault(ans.Reason, "nobody answered the approval request"))
+	}
+}
+
+func safeApprove(a Approver, ctx context.Context, req ApprovalRequest) (ans ApprovalAnswer) {
+	defer func() {
+		if recover() != nil {
+			ans = ApprovalAnswer{Outcome: ApprovalNone, Reason: "the approver failed"}
+		}
+	}()
+	return a.Approve(ctx, req)
+}
+
+// guard runs owner guards; any veto (or a panic) is final.
+func (rt *Runtime) guard(e *execution, p hookSet) *pending {
+	rt.traceStage(StageGuards, e)
+	for _, g := range p.guards {
+		if veto := callGuard(g, e.callerCtx, e.call); veto != "" {
+			f := failed(&registry.Error{Code: registry.CodeDenied, Message: veto})
+			return &f
+		}
+	}
+	return nil
+}
+
+func callGuard(g Guard, ctx context.Context, c Call) (veto string) {
+	defer func() {
+		if r := recover(); r != nil {
+			veto = "guard failed: " + registry.SafeString(r)
+		}
+	}()
+	return g(ctx, c)
+}
