@@ -56,8 +56,12 @@ const maxStandardDepth = 128
 // ever loaded.
 var ErrExternalRef = errors.New("external schema references are not allowed")
 
+// internalBase prefixes the URLs of the documents this package compiles;
+// relative references resolve against it.
+const internalBase = "codemode:///"
+
 func refuseLoad(url string) (io.ReadCloser, error) {
-	return nil, fmt.Errorf("%w: %s", ErrExternalRef, url)
+	return nil, fmt.Errorf("%w: %s", ErrExternalRef, strings.TrimPrefix(url, internalBase))
 }
 
 // Error is a schema rejected by Parse or Compile. Path names the offending
@@ -138,8 +142,9 @@ func CompileJSON(data []byte, kind Kind) (*Schema, error) {
 // order). Rules, beyond the per-type keyword sets documented on Node:
 //   - Parameters roots are objects and stay open unless additionalProperties
 //     is set; every other object sets additionalProperties.
-//   - required names declared properties only, once each, on open and closed
-//     objects alike (declare an any-value property with JSON() if needed).
+//   - property names are non-empty valid UTF-8; required names declared
+//     properties only, once each, on open and closed objects alike (declare
+//     an any-value property with JSON() if needed).
 //   - enum is non-empty; enum, const and default values are JSON values of the
 //     node's type (an integer accepts 3 and 3.0, not 1.5).
 //   - oneOf has at least two alternatives; patterns are valid RE2; bounds are
@@ -148,7 +153,7 @@ func CompileJSON(data []byte, kind Kind) (*Schema, error) {
 //     levels deep and at most 100000 nodes when expanded.
 func Compile(n *Node, kind Kind) (*Schema, error) {
 	if kind != Parameters && kind != Value {
-		return nil, fmt.Errorf("schema: unknown kind %v", kind)
+		return nil, fmt.Errorf("unknown kind %v", kind)
 	}
 	c := checker{kind: kind, onPath: map[*Node]struct{}{}}
 	if err := c.node(n, nil, 0); err != nil {
@@ -158,7 +163,7 @@ func Compile(n *Node, kind Kind) (*Schema, error) {
 	renderer{chunks: &chunks}.chunk(n)
 	root, index, err := compileChunks(chunks)
 	if err != nil {
-		return nil, fmt.Errorf("schema: compile generated JSON Schema: %w", err)
+		return nil, fmt.Errorf("compile generated JSON Schema: %w", err)
 	}
 	return &Schema{doc: renderer{}.node(nil, n, 0), root: root, index: index, dsl: true}, nil
 }
@@ -234,15 +239,21 @@ func (c *checker) typed(n *Node, t string, p *path, depth int, root bool) error 
 		}
 		seen := make(map[string]bool, len(n.Required))
 		for i, name := range n.Required {
+			_, declared := n.Properties[name]
 			switch {
 			case seen[name]:
 				return p.key("required").index(i).errorf("property %s is listed twice", quoteJSON(name))
-			case n.Properties[name] == nil:
+			case !declared:
 				return p.key("required").index(i).errorf("required property %s is not declared in properties", quoteJSON(name))
 			}
 			seen[name] = true
 		}
 		for _, name := range sortedKeys(n.Properties) {
+			if name == "" {
+				// jsonschema/v5 would report violations inside it at
+				// the parent object's path.
+				return p.key("properties").errorf("property names must not be empty")
+			}
 			if !utf8.ValidString(name) {
 				return p.key("properties").errorf("property name %s is not valid UTF-8", quoteJSON(name))
 			}
@@ -420,7 +431,7 @@ func compileChunks(chunks [][]byte) (*jsonschema.Schema, map[string]*jsonschema.
 	compiled := make([]*jsonschema.Schema, len(chunks))
 	c.RegisterExtension("codemode-chunk", nil, chunkCompiler{compiled})
 	for i := len(chunks) - 1; i >= 0; i-- {
-		url := "codemode:///chunk/" + strconv.Itoa(i) + ".json"
+		url := internalBase + "chunk/" + strconv.Itoa(i) + ".json"
 		if err := c.AddResource(url, bytes.NewReader(chunks[i])); err != nil {
 			return nil, nil, err
 		}
@@ -474,112 +485,4 @@ func (r chunkRef) Validate(ctx jsonschema.ValidationContext, v any) error {
 		boundary.Message = err.Error()
 	}
 	return boundary
-}
-
-// CompileStandard compiles a full standard JSON Schema (draft 2020-12 unless
-// its "$schema" names another draft; any keywords) with no DSL rules, for raw
-// registrations and upstream MCP tools. JSON returns data compacted. External
-// references are refused (ErrExternalRef); documents nested deeper than 128
-// JSON levels, or holding numbers beyond the limits Validate applies, are
-// rejected. Patterns must be Go RE2 syntax (jsonschema/v5 uses Go regexp).
-func CompileStandard(data []byte) (s *Schema, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("schema: compile JSON Schema: %v", r)
-		}
-	}()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("schema: invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("schema: invalid JSON: unexpected data after the schema")
-	}
-	w := valueWalker{maxDepth: maxStandardDepth, limit: 1}
-	w.walk(doc, 0)
-	if len(w.out) > 0 {
-		return nil, fmt.Errorf("schema: at %s: %s", pointerOrRoot(pointer(w.out[0].tokens)), w.out[0].msg)
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, data); err != nil {
-		return nil, fmt.Errorf("schema: invalid JSON: %w", err)
-	}
-	c := newCompiler()
-	const url = "codemode:///standard.json"
-	if err := c.AddResource(url, bytes.NewReader(compact.Bytes())); err != nil {
-		return nil, fmt.Errorf("schema: %w", err)
-	}
-	root, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("schema: compile JSON Schema: %w", err)
-	}
-	return &Schema{doc: compact.Bytes(), root: root, index: indexSchemas(root)}, nil
-}
-
-func pointerOrRoot(p string) string {
-	if p == "" {
-		return "root"
-	}
-	return p
-}
-
-// indexSchemas maps the Location of every subschema reachable from roots
-// through exported fields to the subschema, so that violation messages can
-// consult the schema that failed.
-func indexSchemas(roots ...*jsonschema.Schema) map[string]*jsonschema.Schema {
-	index := map[string]*jsonschema.Schema{}
-	stack := append([]*jsonschema.Schema(nil), roots...)
-	push := func(s *jsonschema.Schema) {
-		if s != nil {
-			stack = append(stack, s)
-		}
-	}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if _, seen := index[s.Location]; seen {
-			continue
-		}
-		index[s.Location] = s
-		for _, sub := range []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.DynamicRef, s.Not, s.If, s.Then, s.Else,
-			s.PropertyNames, s.UnevaluatedProperties, s.Items2020, s.Contains, s.UnevaluatedItems, s.ContentSchema} {
-			push(sub)
-		}
-		for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
-			for _, sub := range list {
-				push(sub)
-			}
-		}
-		for _, sub := range s.Properties {
-			push(sub)
-		}
-		for _, sub := range s.PatternProperties {
-			push(sub)
-		}
-		for _, sub := range s.DependentSchemas {
-			push(sub)
-		}
-		for _, dep := range s.Dependencies {
-			if sub, ok := dep.(*jsonschema.Schema); ok {
-				push(sub)
-			}
-		}
-		if sub, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
-			push(sub)
-		}
-		if sub, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
-			push(sub)
-		}
-		switch items := s.Items.(type) {
-		case *jsonschema.Schema:
-			push(items)
-		case []*jsonschema.Schema:
-			for _, sub := range items {
-				push(sub)
-			}
-		}
-	}
-	return index
 }

@@ -22,12 +22,14 @@
 // Depth. jsonschema/v5 is cubic in schema depth at compile time (meta-schema
 // validation builds keyword locations by repeated string concatenation) and
 // quadratic per error at validation time. Compile therefore cuts a DSL schema
-// into chunks at most chunkDepth levels deep, compiled as separate jsonschema
+// into chunks at most 8 levels deep, compiled as separate jsonschema
 // schemas joined by a private extension keyword whose validator starts the
 // child chunk afresh; Validate stitches the instance paths back together. This
 // keeps compile linear and lets schemas up to MaxDepth levels compile,
-// validate and render. CompileStandard cannot be chunked ($ref pointers span
-// the document), so it rejects documents nested deeper than 128 JSON levels.
+// validate and render. Validation recursion still costs several KB of
+// goroutine stack per nesting level it visits (tens of MB at MaxDepth; Go stacks
+// may grow to 1GB). CompileStandard cannot be chunked ($ref pointers span the
+// document), so it rejects documents nested deeper than 128 JSON levels.
 //
 // Nothing here ever fetches a document: the jsonschema compilers used by this
 // package refuse every external $ref and $schema URL.

@@ -59,6 +59,17 @@ func TestCompileStandardMessages(t *testing.T) {
 	checkViolations(t, v, vs)
 }
 
+func TestCompileStandardPropertyNames(t *testing.T) {
+	s, err := CompileStandard([]byte(`{"propertyNames":{"maxLength":3},"properties":{"propertyNames":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`at /propertyNames: expected string, got number 1`, `at /propertyNames: property name: length must be <= 3, but got 13`}
+	if got := messages(s.Validate(decode(t, `{"propertyNames":1}`))); !equalStrings(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
 func TestCompileStandardNeverFetches(t *testing.T) {
 	// A readable local schema file: if the compiler loaded it, compiling
 	// would succeed.
@@ -78,6 +89,9 @@ func TestCompileStandardNeverFetches(t *testing.T) {
 		if !errors.Is(err, ErrExternalRef) {
 			t.Errorf("CompileStandard(%s) = %v, want ErrExternalRef", src, err)
 		}
+		if err != nil && strings.Contains(err.Error(), "codemode:///") {
+			t.Errorf("error names the internal document URL: %v", err)
+		}
 	}
 }
 
@@ -86,9 +100,9 @@ func TestCompileStandardRejects(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"not JSON", `{"type":`, "invalid JSON"},
 		{"trailing data", `{} {}`, "unexpected data after the schema"},
-		{"bad keyword value", `{"type":5}`, "compile JSON Schema"},
-		{"lookahead pattern", `{"pattern":"(?=a)"}`, "compile JSON Schema"},
-		{"self reference loop", `{"$ref":"#"}`, "compile JSON Schema"},
+		{"bad keyword value", `{"type":5}`, "invalid JSON Schema: '/type' does not validate with https://json-schema.org/draft/2020-12/schema#"},
+		{"lookahead pattern", `{"pattern":"(?=a)"}`, "invalid JSON Schema"},
+		{"self reference loop", `{"$ref":"#"}`, "invalid JSON Schema"},
 		{"too deep", deep, "nested deeper than 128 levels"},
 		{"huge number", `{"minimum":1e999999}`, "at /minimum: number exponent is beyond ±10000"},
 	}

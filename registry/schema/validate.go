@@ -64,7 +64,7 @@ func (s *Schema) Validate(v any) (vs []Violation) {
 		return []Violation{{Message: "no schema to validate against"}}
 	}
 	if !jsonOK(v, 0) {
-		w := valueWalker{maxDepth: maxValueDepth, limit: 1000}
+		w := valueWalker{maxDepth: maxValueDepth, deepHint: " (or is cyclic)", limit: 1000}
 		w.walk(v, 0)
 		vs = make([]Violation, len(w.out))
 		for i, p := range w.out {
@@ -100,6 +100,12 @@ func (f *flattener) add(path, msg string) {
 // the chunk boundary it belongs to).
 func (f *flattener) walk(e *jsonschema.ValidationError, prefix string) {
 	loc := prefix + instancePointer(e.InstanceLocation)
+	if e.Message == "" { // jsonschema's wrapper around several errors
+		for _, c := range e.Causes {
+			f.walk(c, prefix)
+		}
+		return
+	}
 	sch, kw := f.locate(e.AbsoluteKeywordLocation)
 	switch {
 	case f.s.dsl && kw == chunkKeyword && len(e.Causes) > 0:
@@ -118,10 +124,10 @@ func (f *flattener) walk(e *jsonschema.ValidationError, prefix string) {
 }
 
 // locate splits an absolute keyword location into the subschema it belongs
-// to (nil if unknown) and the keyword ("" for an error of the subschema
-// itself, such as a false schema).
+// to (nil if unknown) and the keyword; the keyword is "" for a false schema,
+// whose errors carry the schema's own location.
 func (f *flattener) locate(abs string) (*jsonschema.Schema, string) {
-	if sch, ok := f.s.index[abs]; ok {
+	if sch, ok := f.s.index[abs]; ok && sch.Always != nil && !*sch.Always {
 		return sch, ""
 	}
 	hash := strings.IndexByte(abs, '#')
@@ -153,6 +159,11 @@ func (f *flattener) leaf(e *jsonschema.ValidationError, loc string, sch *jsonsch
 	val, found := lookup(f.value, loc)
 	if sch == nil || !found {
 		f.add(loc, e.Message)
+		return
+	}
+	if !f.s.dsl && underPropertyNames(sch.Location) {
+		// The instance is the property's name, not the value at loc.
+		f.add(loc, "property name: "+e.Message)
 		return
 	}
 	switch kw {
@@ -245,6 +256,19 @@ func (f *flattener) leaf(e *jsonschema.ValidationError, loc string, sch *jsonsch
 	f.add(loc, e.Message)
 }
 
+// underPropertyNames reports whether a subschema location lies under a
+// propertyNames keyword (not under a property that happens to be so named).
+func underPropertyNames(location string) bool {
+	_, frag, _ := strings.Cut(location, "#")
+	toks := strings.Split(frag, "/")
+	for i := 1; i < len(toks); i++ {
+		if toks[i] == "propertyNames" && toks[i-1] != "properties" {
+			return true
+		}
+	}
+	return false
+}
+
 // declared reports whether additionalProperties leaves key k alone.
 func declared(sch *jsonschema.Schema, k string) bool {
 	if _, ok := sch.Properties[k]; ok {
@@ -329,13 +353,27 @@ func (f *flattener) noneMatched(e *jsonschema.ValidationError, prefix, loc, kw s
 				b.WriteString(", ")
 			}
 			if v.Path != loc {
-				b.WriteString("at " + v.Path + ": ")
+				b.WriteString("at " + clip(v.Path) + ": ")
 			}
-			b.WriteString(v.Message)
+			b.WriteString(clip(v.Message))
 		}
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// clip shortens s to about maxClip bytes, so that summaries of nested
+// alternatives stay small however deep the nesting.
+func clip(s string) string {
+	const maxClip = 300
+	if len(s) <= maxClip {
+		return s
+	}
+	cut := maxClip
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // sortViolations sorts by path (numeric tokens numerically), then message,
@@ -393,4 +431,63 @@ func isIndex(t string) bool {
 		}
 	}
 	return true
+}
+
+// indexSchemas maps the Location of every subschema reachable from roots
+// through exported fields to the subschema, so that violation messages can
+// consult the schema that failed.
+func indexSchemas(roots ...*jsonschema.Schema) map[string]*jsonschema.Schema {
+	index := map[string]*jsonschema.Schema{}
+	stack := append([]*jsonschema.Schema(nil), roots...)
+	push := func(s *jsonschema.Schema) {
+		if s != nil {
+			stack = append(stack, s)
+		}
+	}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, seen := index[s.Location]; seen {
+			continue
+		}
+		index[s.Location] = s
+		for _, sub := range []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.DynamicRef, s.Not, s.If, s.Then, s.Else,
+			s.PropertyNames, s.UnevaluatedProperties, s.Items2020, s.Contains, s.UnevaluatedItems, s.ContentSchema} {
+			push(sub)
+		}
+		for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
+			for _, sub := range list {
+				push(sub)
+			}
+		}
+		for _, sub := range s.Properties {
+			push(sub)
+		}
+		for _, sub := range s.PatternProperties {
+			push(sub)
+		}
+		for _, sub := range s.DependentSchemas {
+			push(sub)
+		}
+		for _, dep := range s.Dependencies {
+			if sub, ok := dep.(*jsonschema.Schema); ok {
+				push(sub)
+			}
+		}
+		if sub, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+			push(sub)
+		}
+		if sub, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+			push(sub)
+		}
+		switch items := s.Items.(type) {
+		case *jsonschema.Schema:
+			push(items)
+		case []*jsonschema.Schema:
+			for _, sub := range items {
+				push(sub)
+			}
+		}
+	}
+	return index
 }

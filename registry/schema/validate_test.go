@@ -303,3 +303,58 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func TestPropertiesNamedLikeKeywords(t *testing.T) {
+	pair := func() *Node {
+		return Object(map[string]*Node{"a": Integer(""), "b": Integer("")}, []string{"a", "b"}, true)
+	}
+	s := mustCompile(t, Params(map[string]*Node{
+		"oneOf": pair(), "anyOf": pair(), "not": pair(), "required": pair(), chunkKeyword: pair(), "type": pair(),
+	}), Parameters)
+	v := decode(t, `{"oneOf":{"a":"x","b":"y"},"anyOf":{},"not":{"a":1,"b":2,"c":3},"required":null,"`+chunkKeyword+`":{"a":1.5,"b":true},"type":{"a":1,"b":2}}`)
+	want := []string{
+		`at /anyOf: missing required property "a"`,
+		`at /anyOf: missing required property "b"`,
+		`at /not/c: unexpected property "c" (allowed: "a", "b")`,
+		`at /oneOf/a: expected integer, got string`,
+		`at /oneOf/b: expected integer, got string`,
+		`at /required: expected object, got null`,
+		`at /x-codemode-chunk/a: expected integer, got number 1.5`,
+		`at /x-codemode-chunk/b: expected integer, got boolean`,
+	}
+	vs := s.Validate(v)
+	if got := messages(vs); !equalStrings(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	checkViolations(t, v, vs)
+}
+
+func TestPathsEscapeKeys(t *testing.T) {
+	keys := []string{"a b", "100%", "%41", "é", "~", "a/b", "?#&"}
+	props := map[string]*Node{}
+	for _, k := range keys {
+		props[k] = Integer("")
+	}
+	s := mustCompile(t, Object(props, nil, true), Value)
+	v := map[string]any{"": 1, "extra %/~": 1}
+	for _, k := range keys {
+		v[k] = "x"
+	}
+	vs := s.Validate(v)
+	hint := ` (allowed: "%41", "100%", "?#&", "a b", "a/b", "~", "é")`
+	want := []string{
+		`at /: unexpected property ""` + hint,
+		`at /%41: expected integer, got string`,
+		`at /100%: expected integer, got string`,
+		`at /?#&: expected integer, got string`,
+		`at /a b: expected integer, got string`,
+		`at /a~1b: expected integer, got string`,
+		`at /extra %~1~0: unexpected property "extra %/~"` + hint,
+		`at /~0: expected integer, got string`,
+		`at /é: expected integer, got string`,
+	}
+	if got := messages(vs); !equalStrings(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	checkViolations(t, v, vs)
+}

@@ -171,7 +171,8 @@ type valueProblem struct {
 type valueWalker struct {
 	maxDepth int
 	strict   bool
-	limit    int // stop after this many problems
+	deepHint string // appended to the too-deep message
+	limit    int    // stop after this many problems
 	path     []string
 	out      []valueProblem
 }
@@ -198,7 +199,7 @@ func (w *valueWalker) walk(v any, depth int) {
 		}
 	case []any:
 		if depth >= w.maxDepth {
-			w.report(fmt.Sprintf("value is nested deeper than %d levels (or is cyclic)", w.maxDepth))
+			w.report(fmt.Sprintf("value is nested deeper than %d levels%s", w.maxDepth, w.deepHint))
 			return
 		}
 		for i, e := range x {
@@ -208,7 +209,7 @@ func (w *valueWalker) walk(v any, depth int) {
 		}
 	case map[string]any:
 		if depth >= w.maxDepth {
-			w.report(fmt.Sprintf("value is nested deeper than %d levels (or is cyclic)", w.maxDepth))
+			w.report(fmt.Sprintf("value is nested deeper than %d levels%s", w.maxDepth, w.deepHint))
 			return
 		}
 		for _, k := range sortedKeys(x) {

@@ -1,0 +1,197 @@
+package sdkgen
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+)
+
+// RunCodeName is the name of the Code Mode transport tool. It is never part of the SDK: NewSet
+// drops any tool so named.
+const RunCodeName = "run_code"
+
+// Tool is the model-visible definition of one tool, as the caller's resolved view presents it.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema (standard form) of the arguments. It may be anything,
+	// including invalid JSON or exotic schemas from upstream MCP servers; empty means the tool
+	// declares no parameters (an open object).
+	Parameters json.RawMessage
+	// Output is the JSON Schema of the tool's value; empty means unknown.
+	Output json.RawMessage
+}
+
+// Set is a normalized tool set: sorted by name (byte order), without run_code, with one tool per
+// name. A Set is immutable and safe for concurrent use; a nil *Set behaves as the empty set.
+type Set struct {
+	tools   []entry // sorted by name; names unique
+	version string
+}
+
+// entry is one tool of a Set with its schemas decoded once.
+type entry struct {
+	tool   Tool   // deep copy of the caller's definition
+	params schema // decoded Parameters
+	output schema // decoded Output
+}
+
+// schema is a decoded JSON Schema document and its canonical form.
+type schema struct {
+	state schemaState
+	value any    // decoded with json.Number; valid only when state == schemaValid
+	canon []byte // canonical bytes (sorted keys) when valid; the trimmed raw bytes otherwise
+}
+
+type schemaState uint8
+
+const (
+	schemaEmpty   schemaState = iota // no schema given
+	schemaValid                      // one well-formed JSON value
+	schemaInvalid                    // anything else; rendered as unknown
+)
+
+// NewSet normalizes tools into a Set. The input slice is not retained. A tool named run_code is
+// dropped. Names in a resolved view are unique; should two tools share a name anyway, the one
+// that sorts first by (description, parameters, output) in canonical form is kept, so the result
+// never depends on input order.
+func NewSet(tools []Tool) *Set {
+	entries := make([]entry, 0, len(tools))
+	for _, t := range tools {
+		if t.Name == RunCodeName {
+			continue
+		}
+		entries = append(entries, entry{
+			tool: Tool{
+				Name:        t.Name,
+				Description: t.Description,
+				Parameters:  bytes.Clone(t.Parameters),
+				Output:      bytes.Clone(t.Output),
+			},
+			params: decodeSchema(t.Parameters),
+			output: decodeSchema(t.Output),
+		})
+	}
+	slices.SortFunc(entries, compareEntries)
+	entries = slices.CompactFunc(entries, func(a, b entry) bool { return a.tool.Name == b.tool.Name })
+	return &Set{tools: entries, version: versionOf(entries)}
+}
+
+// compareEntries orders by name, then by canonical content, so that sorting is total.
+func compareEntries(a, b entry) int {
+	return cmp.Or(
+		cmp.Compare(a.tool.Name, b.tool.Name),
+		cmp.Compare(a.tool.Description, b.tool.Description),
+		compareSchemas(a.params, b.params),
+		compareSchemas(a.output, b.output),
+	)
+}
+
+func compareSchemas(a, b schema) int {
+	return cmp.Or(cmp.Compare(a.state, b.state), bytes.Compare(a.canon, b.canon))
+}
+
+// Version returns the set's content hash: 32 hex digits. It is the ETag and cache key of every
+// text rendered from the set: it changes exactly when a name, description or schema changes
+// (schemas compared as JSON data, so key order and whitespace do not count), never with the
+// order in which tools were given.
+func (s *Set) Version() string {
+	if s == nil {
+		return emptyVersion
+	}
+	return s.version
+}
+
+// Tools returns a copy of the set's tools in order.
+func (s *Set) Tools() []Tool {
+	if s == nil {
+		return []Tool{}
+	}
+	out := make([]Tool, len(s.tools))
+	for i, e := range s.tools {
+		out[i] = Tool{
+			Name:        e.tool.Name,
+			Description: e.tool.Description,
+			Parameters:  bytes.Clone(e.tool.Parameters),
+			Output:      bytes.Clone(e.tool.Output),
+		}
+	}
+	return out
+}
+
+// entries returns the sorted entries; nil for a nil set.
+func (s *Set) entries() []entry {
+	if s == nil {
+		return nil
+	}
+	return s.tools
+}
+
+var emptyVersion = versionOf(nil)
+
+// formatRevision is hashed into every Version. Bump it whenever a change to this package makes
+// the same tool set render differently, so that ETags and caches keyed by Version do not serve
+// text from an older generator.
+const formatRevision = "codemode-sdk/1"
+
+// versionOf hashes the canonical content: every field length-prefixed, so that no two different
+// sets share an encoding.
+func versionOf(entries []entry) string {
+	h := sha256.New()
+	var buf []byte
+	field := func(b []byte) {
+		buf = binary.AppendUvarint(buf[:0], uint64(len(b)))
+		h.Write(buf)
+		h.Write(b)
+	}
+	field([]byte(formatRevision))
+	field(binary.AppendUvarint(nil, uint64(len(entries))))
+	for _, e := range entries {
+		field([]byte(e.tool.Name))
+		field([]byte(e.tool.Description))
+		for _, sc := range [...]schema{e.params, e.output} {
+			field([]byte{byte(sc.state)})
+			field(sc.canon)
+		}
+	}
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:16])
+}
+
+// decodeSchema decodes raw as one JSON value. Whitespace-only input counts as empty; anything
+// that is not exactly one JSON value is invalid.
+func decodeSchema(raw json.RawMessage) schema {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return schema{state: schemaEmpty}
+	}
+	if !json.Valid(trimmed) {
+		return schema{state: schemaInvalid, canon: bytes.Clone(trimmed)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return schema{state: schemaInvalid, canon: bytes.Clone(trimmed)}
+	}
+	canon, err := canonicalJSON(v)
+	if err != nil {
+		return schema{state: schemaInvalid, canon: bytes.Clone(trimmed)}
+	}
+	return schema{state: schemaValid, value: v, canon: canon}
+}
+
+// canonicalJSON encodes a decoded value with sorted object keys and without HTML escaping.
+func canonicalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

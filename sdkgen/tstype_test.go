@@ -1,0 +1,163 @@
+package sdkgen
+
+import (
+	"strings"
+	"testing"
+)
+
+// typeText renders a schema document the way ToolArgsMap does, at the top level.
+func typeText(src string) string {
+	return schemaType(decodeSchema(raw(src)), "").text
+}
+
+func TestSchemaType(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		want   string
+	}{
+		{"empty document is the open root", ``, `{ [key: string]: unknown }`},
+		{"true", `true`, `unknown`},
+		{"false", `false`, `never`},
+		{"empty object", `{}`, `unknown`},
+		{"string", `{"type":"string"}`, `string`},
+		{"number", `{"type":"number"}`, `number`},
+		{"integer", `{"type":"integer"}`, `number`},
+		{"boolean", `{"type":"boolean"}`, `boolean`},
+		{"null", `{"type":"null"}`, `null`},
+		{"type list", `{"type":["string","null","string"]}`, `string | null`},
+		{"unknown type name", `{"type":"json"}`, `unknown`},
+		{"unknown in type list", `{"type":["string","date"]}`, `unknown`},
+		{"enum", `{"type":"string","enum":["a","b","a"]}`, `"a" | "b"`},
+		{"enum of scalars", `{"enum":[1,-1.5,true,false,null,"x\ny"]}`, `1 | -1.5 | true | false | null | "x\ny"`},
+		{"enum with an object", `{"enum":["a",{"b":1}]}`, `unknown`},
+		{"empty enum", `{"enum":[]}`, `never`},
+		{"const", `{"const":"image/png"}`, `"image/png"`},
+		{"const wins over type", `{"type":"integer","const":8}`, `8`},
+		{"const object", `{"const":{"a":1}}`, `unknown`},
+		{"array", `{"type":"array","items":{"type":"string"}}`, `string[]`},
+		{"array of union", `{"type":"array","items":{"type":["string","number"]}}`, `(string | number)[]`},
+		{"array of negative literal", `{"type":"array","items":{"const":-1}}`, `(-1)[]`},
+		{"array without items", `{"type":"array"}`, `unknown[]`},
+		{"array with items false", `{"type":"array","items":false}`, `never[]`},
+		{"tuple", `{"type":"array","prefixItems":[{"type":"string"}]}`, `unknown[]`},
+		{"draft-04 tuple", `{"type":"array","items":[{"type":"string"}]}`, `unknown[]`},
+		{"implied array", `{"items":{"type":"null"}}`, `null[]`},
+		{"open empty object", `{"type":"object"}`, `{ [key: string]: unknown }`},
+		{"closed empty object", `{"type":"object","additionalProperties":false}`, `Record<string, never>`},
+		{"map", `{"type":"object","additionalProperties":{"type":"boolean"}}`, `{ [key: string]: boolean }`},
+		{"pattern properties", `{"type":"object","patternProperties":{"^a":{"type":"string"}},"additionalProperties":false}`, `{ [key: string]: unknown }`},
+		{"closed object", `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"number"}},"required":["b","ghost"],"additionalProperties":false}`,
+			"{\n  a?: number;\n  b: string;\n}"},
+		{"open object", `{"type":"object","properties":{"a":{}}}`, "{\n  a?: unknown;\n  [key: string]: unknown;\n}"},
+		{"object with typed extras", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":{"type":"number"}}`,
+			"{\n  a: string;\n} & { [key: string]: number }"},
+		{"implied object", `{"properties":{"a":{"type":"null"}},"additionalProperties":false}`, "{\n  a?: null;\n}"},
+		{"quoted property names", `{"properties":{"a-b":{},"__proto__":{},"1x":{}},"additionalProperties":false}`,
+			"{\n  \"1x\"?: unknown;\n  \"__proto__\"?: unknown;\n  \"a-b\"?: unknown;\n}"},
+		{"property JSDoc", `{"properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"Wait.\nLong."}},"additionalProperties":false}`,
+			"{\n  /** Wait. @integer @minimum 0 @maximum 60000 */\n  ms?: number;\n}"},
+		{"nested indentation", `{"properties":{"o":{"properties":{"i":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false}`,
+			"{\n  o?: {\n    i?: string;\n  };\n}"},
+		{"anyOf", `{"anyOf":[{"type":"string"},{"type":"number"}]}`, `string | number`},
+		{"oneOf with never", `{"oneOf":[{"type":"string"},false]}`, `string`},
+		{"anyOf with unknown", `{"anyOf":[{"type":"string"},{"$ref":"#/x"}]}`, `unknown`},
+		{"allOf", `{"allOf":[{"type":"string"},{"type":"number"}]}`, `string & number`},
+		{"allOf with unknown", `{"allOf":[{"type":"string"},{"minLength":1}]}`, `string`},
+		{"allOf of unions", `{"allOf":[{"type":["string","null"]},{"type":["number","null"]}]}`, `(string | null) & (number | null)`},
+		{"type and oneOf", `{"type":"string","oneOf":[{"format":"date"},{"format":"email"}]}`, `string`},
+		{"type and conflicting oneOf", `{"type":"string","oneOf":[false,false]}`, `never`},
+		{"$ref", `{"$ref":"#/$defs/a","type":"string"}`, `unknown`},
+		{"$dynamicRef", `{"$dynamicRef":"#a"}`, `unknown`},
+		{"unsupported keywords widen", `{"type":"string","not":{"const":""},"if":{},"then":{}}`, `string`},
+		{"invalid JSON", `{"type":`, `unknown`},
+		{"two documents", `{} {}`, `unknown`},
+		{"scalar document", `"string"`, `unknown`},
+		{"array document", `[{"type":"string"}]`, `unknown`},
+		{"null document", `null`, `unknown`},
+		{"wrong type of type", `{"type":1}`, `unknown`},
+		{"empty type list", `{"type":[]}`, `unknown`},
+		{"wrong type of properties", `{"type":"object","properties":[]}`, `unknown`},
+		{"wrong type of required", `{"type":"object","required":"a"}`, `unknown`},
+		{"wrong type in required", `{"type":"object","required":[1]}`, `unknown`},
+		{"wrong type of additionalProperties", `{"type":"object","additionalProperties":"no"}`, `unknown`},
+		{"wrong type of items", `{"type":"array","items":"string"}`, `unknown`},
+		{"wrong type of enum", `{"enum":"a"}`, `unknown`},
+		{"wrong type of anyOf", `{"type":"string","anyOf":{}}`, `unknown`},
+		{"empty allOf", `{"allOf":[]}`, `unknown`},
+		{"wrong type of a property schema", `{"properties":{"a":"string"},"additionalProperties":false}`, "{\n  a?: unknown;\n}"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := typeText(tc.schema); got != tc.want {
+				t.Errorf("schema %s\n got: %s\nwant: %s", tc.schema, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSchemaTypeDepthIsBounded(t *testing.T) {
+	for _, depth := range []int{maxSchemaDepth + 1, 1000, 20000} {
+		src := strings.Repeat(`{"type":"array","items":`, depth) + `{"type":"string"}` + strings.Repeat(`}`, depth)
+		got := typeText(src)
+		if strings.Contains(got, "string") {
+			t.Errorf("depth %d: the leaf beyond the depth limit was rendered", depth)
+		}
+		if n := strings.Count(got, "[]"); n > maxSchemaDepth+1 {
+			t.Errorf("depth %d: rendered %d levels, limit is %d", depth, n, maxSchemaDepth)
+		}
+	}
+	shallow := strings.Repeat(`{"type":"array","items":`, maxSchemaDepth) + `{"type":"string"}` +
+		strings.Repeat(`}`, maxSchemaDepth)
+	if want := "string" + strings.Repeat("[]", maxSchemaDepth); typeText(shallow) != want {
+		t.Errorf("a schema at the depth limit is not rendered in full: %s", typeText(shallow))
+	}
+}
+
+// TestSchemaTypeOutputIsLinear pins that no construct renders a subschema more than once: every
+// level below carries a typed index signature and a union, which a naive renderer would repeat.
+func TestSchemaTypeOutputIsLinear(t *testing.T) {
+	level := `{"type":["object","null"],"properties":{"p":%s,"q":{"type":"string"}},` +
+		`"additionalProperties":{"anyOf":[{"type":"number"},{"type":"boolean"}]}}`
+	src := `{"type":"string"}`
+	// 16 levels: enough for a doubling renderer to exceed the limit by far, few enough that
+	// it would still finish.
+	for range 16 {
+		src = strings.Replace(level, "%s", src, 1)
+	}
+	got := typeText(src)
+	// Each level adds its own lines plus indentation proportional to its depth.
+	if limit := 4 * len(src); len(got) > limit {
+		t.Fatalf("rendered %d bytes from a %d-byte schema", len(got), len(src))
+	}
+	assertDeclarations(t, []byte("type T = "+got+";\n"))
+}
+
+func TestArgsOptional(t *testing.T) {
+	tests := []struct {
+		schema string
+		want   bool
+	}{
+		{``, true},
+		{`{}`, true},
+		{`true`, true},
+		{`false`, false},
+		{`{"type":"object"}`, true},
+		{`{"type":"object","properties":{"a":{}}}`, true},
+		{`{"type":"object","required":[]}`, true},
+		{`{"type":"object","required":["a"]}`, false},
+		{`{"type":"object","required":"a"}`, false},
+		{`{"type":"string"}`, false},
+		{`{"type":["object","null"]}`, false},
+		{`{"anyOf":[{"type":"object"}]}`, false},
+		{`{"$ref":"#/a"}`, false},
+		{`{"enum":[{}]}`, false},
+		{`{`, false},
+		{`null`, false},
+	}
+	for _, tc := range tests {
+		if got := argsOptional(decodeSchema(raw(tc.schema))); got != tc.want {
+			t.Errorf("argsOptional(%s) = %v, want %v", tc.schema, got, tc.want)
+		}
+	}
+}
