@@ -39,6 +39,12 @@ func (rt *Runtime) NewBatch(ctx context.Context, window int) *Batch {
 	ctx, cancel := context.WithCancel(ctx)
 	b := &Batch{rt: rt, window: window, ctx: ctx, cancel: cancel, nextStart: 1, finished: map[int]bool{}}
 	b.cond = sync.NewCond(&b.mu)
+	// A cancelled batch starts nothing more: wake the waiting calls.
+	context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
 	return b
 }
 
@@ -57,7 +63,9 @@ type Hooks struct {
 }
 
 // Go submits the next call and returns at once with its number. It reports
-// false (and runs nothing) once the batch is closed. req.Sequencer is set
+// false (and runs nothing) once the batch is closed. A call that has not
+// started when the batch is closed or its context cancelled is abandoned:
+// its hooks never run. req.Sequencer is set
 // by the batch.
 func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	b.mu.Lock()
@@ -96,14 +104,14 @@ func (b *Batch) run(n int, req Request, h Hooks) {
 
 // waitTurn blocks until call n may start: it is next in submission order,
 // no exclusive call runs, and the window has room (an exclusive call needs
-// it empty). It reports false when the batch closed first.
+// it empty). It reports false when the batch closed or was cancelled first.
 func (b *Batch) waitTurn(n int, safe bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for !b.closed && !(n == b.nextStart && !b.exclusive && b.roomLocked(safe)) {
+	for !b.closed && b.ctx.Err() == nil && !(n == b.nextStart && !b.exclusive && b.roomLocked(safe)) {
 		b.cond.Wait()
 	}
-	if b.closed {
+	if b.closed || b.ctx.Err() != nil {
 		return false
 	}
 	b.inflight++

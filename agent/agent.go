@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/session"
+)
+
+// Defaults for the zero Options.
+const (
+	DefaultApprovalTimeout = 5 * time.Minute
+	DefaultMaxParallel     = 10
+)
+
+// Errors of the agent; test with errors.Is. A session that does not exist is
+// session.ErrNotFound.
+var (
+	// ErrInvalidCalls: a step's tool calls are malformed (an empty or
+	// duplicate id, or an id the session already used). Nothing was appended.
+	ErrInvalidCalls = errors.New("agent: invalid tool calls")
+	// ErrNotFound: no pending approval has that id (unknown, or already answered).
+	ErrNotFound = errors.New("agent: approval not found")
+)
+
+// Options configure an Agent. The zero value works.
+type Options struct {
+	// ApprovalTimeout bounds how long an ask waits for an answer; then it is
+	// denied and logged as decision "timeout". Default 5m.
+	ApprovalTimeout time.Duration
+	// MaxParallel is the window for overlapping concurrency-safe calls of
+	// one step. Default 10.
+	MaxParallel int
+	// Logger receives store failures the loop cannot return (nested events).
+	// Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock Recover compares event times with. Default time.Now.
+	Now func() time.Time
+	// NewID mints approval ids and the call ids of Run. It must return
+	// unique, non-empty strings. Default: 16 random bytes in hex.
+	NewID func() string
+}
+
+// Agent runs steps of sessions against a runtime and logs them in a store.
+// It is safe for concurrent use; steps of one session are serialized within
+// the process (several processes continuing one session at once must be
+// kept apart by their callers).
+type Agent struct {
+	rt    *runtime.Runtime
+	store session.Store
+	opts  Options
+
+	mu    sync.Mutex
+	steps map[string]*sessionLock // sessions with a step running or waiting; guarded by mu
+	// answering serializes Answer within the process, so that two answers
+	// racing here cannot both pass the "still pending" check.
+	answering sync.Mutex
+}
+
+// New returns an agent over rt that logs to store.
+func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if opts.MaxParallel <= 0 {
+		opts.MaxParallel = DefaultMaxParallel
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewID == nil {
+		opts.NewID = randomID
+	}
+	return &Agent{rt: rt, store: store, opts: opts, steps: map[string]*sessionLock{}}
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// sessionLock is a mutex that a waiter can give up on when its context ends.
+type sessionLock struct {
+	ch   chan struct{} // holds one token while locked
+	refs int           // holders and waiters; guarded by Agent.mu
+}
+
+// lock serializes steps of one session in this process.
+func (a *Agent) lock(ctx context.Context, sessionID string) (unlock func(), err error) {
+	a.mu.Lock()
+	l := a.steps[sessionID]
+	if l == nil {
+		l = &sessionLock{ch: make(chan struct{}, 1)}
+		a.steps[sessionID] = l
+	}
+	l.refs++
+	a.mu.Unlock()
+	release := func() {
+		a.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(a.steps, sessionID)
+		}
+		a.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}
+
+// entry is one event to log: a type and its payload (a payload type of
+// package session).
+type entry struct {
+	typ     string
+	payload any
+}
+
+// appendEvents appends entries to the session log in one atomic Append,
+// wrapping failures with what was being logged.
+func (a *Agent) appendEvents(ctx context.Context, sessionID, what string, entries ...entry) ([]session.Event, error) {
+	events := make([]session.Event, len(entries))
+	for i, en := range entries {
+		e, err := session.NewEvent(en.typ, en.payload)
+		if err != nil {
+			return nil, fmt.Errorf("agent: log %s: %w", what, err)
+		}
+		events[i] = e
+	}
+	out, err := a.store.Append(ctx, sessionID, events...)
+	if err != nil {
+		return nil, fmt.Errorf("agent: append %s to session %q: %w", what, sessionID, err)
+	}
+	return out, nil
+}
+
+// errorInfo converts a runtime failure to its logged form.
+func errorInfo(e *runtime.ErrorInfo) *session.ErrorInfo {
+	if e == nil {
+		return nil
+	}
+	return &session.ErrorInfo{Code: string(e.Code), Kind: e.Kind, Message: e.Message}
+}

@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/session"
+)
+
+// PendingApproval is an ask waiting for a person: an approval/asked event
+// with no approval/answered for its id.
+type PendingApproval struct {
+	ID        string          `json:"id"`
+	CallID    string          `json:"call_id"` // the asking call (a sub-call id for a program's SDK call)
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Reason    string          `json:"reason"`
+	AskedAt   time.Time       `json:"asked_at"`
+}
+
+// Approvals lists the session's pending asks in the order they were made.
+// It reads only the log, so any process sharing the store sees the asks of
+// every other. It fails with session.ErrNotFound for an unknown session.
+func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingApproval, error) {
+	events, err := a.store.Events(ctx, sessionID, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	}
+	var asked []PendingApproval
+	answered := map[string]bool{}
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeApprovalAsked:
+			var p session.ApprovalAsked
+			if e.Decode(&p) == nil {
+				asked = append(asked, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
+			}
+		case session.TypeApprovalAnswered:
+			var p session.ApprovalAnswered
+			if e.Decode(&p) == nil {
+				answered[p.ApprovalID] = true
+			}
+		}
+	}
+	out := []PendingApproval{}
+	for _, p := range asked {
+		if !answered[p.ID] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Answer answers a pending ask by appending approval/answered with decision
+// "allow" or "deny" and the reason; the waiting call resumes (dispatched, or
+// denied as APPROVAL_REJECTED with the reason), in whichever process it
+// waits. It fails with ErrNotFound when the session has no such pending
+// approval (unknown or already answered) and with session.ErrNotFound for an
+// unknown session. When answers race, the first in the log decides; a later
+// one fails with ErrNotFound.
+func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow bool, reason string) error {
+	a.answering.Lock()
+	defer a.answering.Unlock()
+	events, err := a.store.Events(ctx, sessionID, 0, 0)
+	if err != nil {
+		return fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	}
+	var ask *session.ApprovalAsked
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeApprovalAsked:
+			var p session.ApprovalAsked
+			if e.Decode(&p) == nil && p.ApprovalID == approvalID && ask == nil {
+				ask = &p
+			}
+		case session.TypeApprovalAnswered:
+			if ans, ok := answerTo(e, approvalID); ok {
+				return fmt.Errorf("%w: approval %q was already answered (%s)", ErrNotFound, approvalID, ans.Decision)
+			}
+		}
+	}
+	if ask == nil {
+		return fmt.Errorf("%w: no approval %q in session %q", ErrNotFound, approvalID, sessionID)
+	}
+	decision := session.DecisionDeny
+	if allow {
+		decision = session.DecisionAllow
+	}
+	var last int64
+	if len(events) > 0 {
+		last = events[len(events)-1].Seq
+	}
+	ours, err := a.appendEvents(ctx, sessionID, "approval/answered", entry{session.TypeApprovalAnswered, session.ApprovalAnswered{
+		ApprovalID: approvalID, CallID: ask.CallID, Decision: decision, Reason: reason,
+	}})
+	if err != nil {
+		return err
+	}
+	// Another process may have answered between our read and our append.
+	first, err := a.firstAnswer(ctx, sessionID, approvalID, last, ours[0].Seq)
+	if err == nil && first.seq != ours[0].Seq {
+		return fmt.Errorf("%w: approval %q was already answered (%s)", ErrNotFound, approvalID, first.Decision)
+	}
+	return nil
+}
+
+// answerTo decodes e when it answers the approval id.
+func answerTo(e session.Event, approvalID string) (session.ApprovalAnswered, bool) {
+	if e.Type != session.TypeApprovalAnswered {
+		return session.ApprovalAnswered{}, false
+	}
+	var p session.ApprovalAnswered
+	if e.Decode(&p) != nil || p.ApprovalID != approvalID {
+		return session.ApprovalAnswered{}, false
+	}
+	return p, true
+}
+
+// answer is an approval/answered found in the log.
+type answer struct {
+	session.ApprovalAnswered
+	seq int64
+}
+
+// firstAnswer finds the first answer to approvalID among the events with
+// after < seq <= until, which must hold one.
+func (a *Agent) firstAnswer(ctx context.Context, sessionID, approvalID string, after, until int64) (answer, error) {
+	events, err := a.store.Events(ctx, sessionID, after, int(until-after))
+	if err != nil {
+		return answer{}, err
+	}
+	for _, e := range events {
+		if p, ok := answerTo(e, approvalID); ok {
+			return answer{p, e.Seq}, nil
+		}
+	}
+	return answer{}, fmt.Errorf("agent: approval %q has no answer up to seq %d", approvalID, until)
+}
+
+func (a *Agent) approver(sessionID string) runtime.Approver {
+	return &approver{a: a, sessionID: sessionID}
+}
+
+// approver routes a session's asks through its log.
+type approver struct {
+	a         *Agent
+	sessionID string
+}
+
+var _ runtime.Approver = (*approver)(nil)
+
+// Approve implements runtime.Approver: it appends approval/asked and waits
+// for the first approval/answered with its id to appear in the log, from any
+// process. When none comes within Options.ApprovalTimeout it logs decision
+// "timeout" and denies; when ctx ends first it logs "cancelled". Every ask
+// ends with exactly one answer in the log, unless the store fails.
+func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) runtime.ApprovalAnswer {
+	a := p.a
+	logCtx := context.WithoutCancel(ctx)
+	id := a.opts.NewID()
+	asked, err := a.appendEvents(logCtx, p.sessionID, "approval/asked", entry{session.TypeApprovalAsked, session.ApprovalAsked{
+		ApprovalID: id, CallID: req.Call.CallID, Tool: req.Call.Name,
+		Arguments: json.RawMessage(req.Call.Args.Bytes()), Reason: req.Reason,
+	}})
+	if err != nil {
+		a.opts.Logger.Error("agent: approval not asked", "session", p.sessionID, "call_id", req.Call.CallID, "err", err)
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: "the approval request could not be logged"}
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, a.opts.ApprovalTimeout)
+	defer cancel()
+	after := asked[0].Seq
+	var waitErr error
+	for waitErr == nil {
+		var events []session.Event
+		if events, waitErr = a.store.Events(logCtx, p.sessionID, after, 0); waitErr != nil {
+			break
+		}
+		for _, e := range events {
+			if ans, ok := answerTo(e, id); ok {
+				return decide(ans)
+			}
+			after = e.Seq
+		}
+		waitErr = a.store.Wait(wctx, p.sessionID, after)
+	}
+
+	own := session.ApprovalAnswered{ApprovalID: id, CallID: req.Call.CallID}
+	switch {
+	case ctx.Err() != nil:
+		own.Decision, own.Reason = session.DecisionCancelled, "the call was cancelled while waiting for approval"
+	case errors.Is(waitErr, context.DeadlineExceeded):
+		own.Decision, own.Reason = session.DecisionTimeout, fmt.Sprintf("nobody answered the approval request within %s", a.opts.ApprovalTimeout)
+	default:
+		own.Decision, own.Reason = session.DecisionCancelled, fmt.Sprintf("the approval could not be awaited: %v", waitErr)
+	}
+	ended, err := a.appendEvents(logCtx, p.sessionID, "approval/answered", entry{session.TypeApprovalAnswered, own})
+	if err != nil {
+		a.opts.Logger.Error("agent: approval end not logged", "session", p.sessionID, "approval_id", id, "err", err)
+		return decide(own)
+	}
+	// An answer may have landed between the last read and ours: the first
+	// in the log decides.
+	if first, err := a.firstAnswer(logCtx, p.sessionID, id, after, ended[0].Seq); err == nil {
+		return decide(first.ApprovalAnswered)
+	}
+	return decide(own)
+}
+
+// decide maps a logged decision to the runtime's outcome; anything unknown
+// fails closed.
+func decide(ans session.ApprovalAnswered) runtime.ApprovalAnswer {
+	switch ans.Decision {
+	case session.DecisionAllow:
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalAllowOnce, Reason: ans.Reason}
+	case session.DecisionDeny:
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalRejected, Reason: ans.Reason}
+	case session.DecisionCancelled:
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalCancelled, Reason: ans.Reason}
+	case session.DecisionTimeout:
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: ans.Reason}
+	default:
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: fmt.Sprintf("unknown approval decision %q", ans.Decision)}
+	}
+}

@@ -1,0 +1,22 @@
+// Package agent is the step loop: it owns the durability of top-level tool
+// calls.
+//
+// For one model response (a step), Agent.Step commits the additional
+// contexts the previous step's results carried as user/context events, then
+// runs the model's tool calls through a runtime.Batch: each call appends
+// tool/call at pipeline entry, runs the pipeline, and has its tool/result
+// appended in model order. Consecutive concurrency-safe calls overlap; an
+// exclusive call is a barrier, in execution and in the log. A call that
+// never started gets a synthetic aborted pair, so every tool/call has a
+// result. A run_code call's nested dispatch events go to the same session
+// through the agent's bridge.EventSink and land between its tool/call and
+// tool/result.
+//
+// Asks from pre-policy become approval/asked events that any replica can list
+// and answer (approval/answered); the waiting call resumes when the answer
+// appears in the log. Recover closes the calls a stopped process left open.
+//
+// Between requests the agent holds no state: turn and step numbers, pending
+// contexts and pending approvals are all derived from the log, so any
+// process sharing the store can continue a session.
+package agent

@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/session"
+)
+
+// Interrupted is the message of the result Recover gives a call that a
+// stopped process left open.
+const Interrupted = "interrupted: the process stopped before this call finished"
+
+// reasonStopped is the reason of the answers Recover gives pending approvals.
+const reasonStopped = "process stopped"
+
+// Recover closes what a stopped process left open, in every session: each
+// tool/call without a tool/result whose event is older than olderThan (0:
+// all of them) gets a tool/result with is_error and error {ABORTED,
+// Interrupted}. Before it, in the same append, the call's nested SDK calls
+// that never settled get a failed tool/code-dispatch and its pending
+// approvals (its own and its sub-calls') an approval/answered with decision
+// "cancelled", reason "process stopped". Nothing already in the log changes
+// and the session keeps working. It returns how many calls it closed;
+// running it again closes nothing more.
+//
+// Run it at start, before serving, or with an olderThan longer than any call
+// can take: a call still running in another process would be closed under
+// it (its late result then follows the interrupted one).
+func (a *Agent) Recover(ctx context.Context, olderThan time.Duration) (int, error) {
+	open, err := a.store.OpenCalls(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("agent: list open calls: %w", err)
+	}
+	cutoff := a.opts.Now().Add(-olderThan)
+	closed := 0
+	var errs []error
+	for len(open) > 0 {
+		// OpenCalls orders by session: take one session's calls at a time.
+		n := 1
+		for n < len(open) && open[n].SessionID == open[0].SessionID {
+			n++
+		}
+		c, err := a.recoverSession(ctx, open[0].SessionID, open[:n], olderThan > 0, cutoff)
+		closed += c
+		if err != nil {
+			errs = append(errs, err)
+		}
+		open = open[n:]
+	}
+	return closed, errors.Join(errs...)
+}
+
+// recoverSession closes one session's open calls in one atomic append.
+func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []session.OpenCall, useCutoff bool, cutoff time.Time) (int, error) {
+	events, err := a.store.Events(ctx, sessionID, 0, 0)
+	if err != nil {
+		return 0, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	}
+	lg := scanOpen(events)
+	now := a.opts.Now().UTC()
+	var entries []entry
+	closed := 0
+	for _, oc := range open {
+		if useCutoff && lg.times[oc.Seq].After(cutoff) {
+			continue
+		}
+		id := oc.Call.CallID
+		for _, d := range lg.dispatches {
+			if d.RootCallID == id {
+				entries = append(entries, entry{session.TypeCodeDispatch, session.CodeDispatch{
+					RootCallID: d.RootCallID, ParentCallID: d.ParentCallID, SubCallID: d.SubCallID,
+					Name: d.Name, Arguments: d.Arguments,
+					IsError: true, Content: []registry.ContentBlock{registry.Text(Interrupted)},
+					Error:     &session.ErrorInfo{Code: string(registry.CodeAborted), Message: Interrupted},
+					StartedAt: d.startedAt, EndedAt: now,
+				}})
+			}
+		}
+		for _, ask := range lg.approvals {
+			if ask.CallID == id || strings.HasPrefix(ask.CallID, id+":code:") {
+				entries = append(entries, entry{session.TypeApprovalAnswered, session.ApprovalAnswered{
+					ApprovalID: ask.ApprovalID, CallID: ask.CallID, Decision: session.DecisionCancelled, Reason: reasonStopped,
+				}})
+			}
+		}
+		entries = append(entries, entry{session.TypeToolResult, session.ToolResult{
+			CallID: id, IsError: true,
+			Content: []registry.ContentBlock{registry.Text(Interrupted)},
+			Error:   &session.ErrorInfo{Code: string(registry.CodeAborted), Message: Interrupted},
+		}})
+		closed++
+	}
+	if closed == 0 {
+		return 0, nil
+	}
+	if _, err := a.appendEvents(ctx, sessionID, "recovery", entries...); err != nil {
+		return 0, err
+	}
+	a.opts.Logger.Info("agent: closed interrupted calls", "session", sessionID, "calls", closed)
+	return closed, nil
+}
+
+// openLog is what recovery needs from a session's events.
+type openLog struct {
+	times      map[int64]time.Time     // tool/call seq → its time
+	dispatches []openDispatch          // started, never settled, in start order
+	approvals  []session.ApprovalAsked // asked, never answered, in ask order
+}
+
+type openDispatch struct {
+	session.CodeDispatchStart
+	startedAt time.Time
+}
+
+func scanOpen(events []session.Event) openLog {
+	lg := openLog{times: map[int64]time.Time{}}
+	settled := map[string]bool{}
+	answered := map[string]bool{}
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeToolCall:
+			lg.times[e.Seq] = e.Time
+		case session.TypeCodeDispatch:
+			var d session.CodeDispatch
+			if e.Decode(&d) == nil {
+				settled[d.SubCallID] = true
+			}
+		case session.TypeApprovalAnswered:
+			var p session.ApprovalAnswered
+			if e.Decode(&p) == nil {
+				answered[p.ApprovalID] = true
+			}
+		}
+	}
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeCodeDispatchStart:
+			var d session.CodeDispatchStart
+			if e.Decode(&d) == nil && !settled[d.SubCallID] {
+				lg.dispatches = append(lg.dispatches, openDispatch{d, e.Time})
+			}
+		case session.TypeApprovalAsked:
+			var p session.ApprovalAsked
+			if e.Decode(&p) == nil && !answered[p.ApprovalID] {
+				lg.approvals = append(lg.approvals, p)
+			}
+		}
+	}
+	return lg
+}

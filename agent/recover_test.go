@@ -1,0 +1,110 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/session"
+)
+
+// appendRaw appends hand-made events, as a crashed process left them.
+func appendRaw(t *testing.T, store session.Store, sid string, events ...[2]any) {
+	t.Helper()
+	for _, ev := range events {
+		e, err := session.NewEvent(ev[0].(string), ev[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Append(context.Background(), sid, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Recover closes a call left open (with its unsettled nested call and its
+// pending approvals), is idempotent, touches nothing else, and the session
+// keeps working.
+func TestRecoverClosesOpenCalls(t *testing.T) {
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{})
+	e.step(t, call("c1", "math_add", `{"a":1,"b":2}`), probe("c2", probeArgs{Contexts: []string{"kept"}}))
+	args := json.RawMessage(`{"ms":60000}`)
+	appendRaw(t, e.store, e.sid,
+		[2]any{session.TypeUserContext, session.UserContext{Source: "probe", Text: "kept", CallID: "c2"}},
+		[2]any{session.TypeToolCall, session.ToolCall{Turn: 1, Step: 2, CallID: "c3", Name: registry.RunCode, Arguments: `{"code":"…","description":"d"}`}},
+		[2]any{session.TypeCodeDispatchStart, session.CodeDispatchStart{RootCallID: "c3", ParentCallID: "c3", SubCallID: "c3:code:1", Name: "util_sleep", Arguments: args}},
+		[2]any{session.TypeApprovalAsked, session.ApprovalAsked{ApprovalID: "ap1", CallID: "c3:code:1", Tool: "util_sleep", Arguments: args, Reason: "r"}},
+		[2]any{session.TypeApprovalAsked, session.ApprovalAsked{ApprovalID: "ap0", CallID: "c30", Tool: "x", Arguments: args, Reason: "another call's"}},
+	)
+	before := e.events(t)
+
+	n, err := e.agent.Recover(context.Background(), 0)
+	if err != nil || n != 1 {
+		t.Fatalf("Recover = %d, %v; want 1", n, err)
+	}
+	after := e.events(t)
+	for i, ev := range before {
+		if a := after[i]; a.Seq != ev.Seq || a.Type != ev.Type || !bytes.Equal(a.Data, ev.Data) || !a.Time.Equal(ev.Time) {
+			t.Fatalf("event %d changed:\n%+v\n%+v", i, ev, a)
+		}
+	}
+	added := after[len(before):]
+	if got, want := logged(t, added), []string{"tool/code-dispatch c3:code:1", "approval/answered c3:code:1", "tool/result c3"}; !slices.Equal(got, want) {
+		t.Fatalf("recovery appended %v, want %v", got, want)
+	}
+	d := decode[session.CodeDispatch](t, added[0])
+	if !d.IsError || d.Error.Code != string(registry.CodeAborted) || d.Name != "util_sleep" || string(d.Arguments) != string(args) || d.StartedAt.IsZero() {
+		t.Fatalf("dispatch closed as %+v", d)
+	}
+	if a := decode[session.ApprovalAnswered](t, added[1]); a.ApprovalID != "ap1" || a.Decision != session.DecisionCancelled || a.Reason != "process stopped" {
+		t.Fatalf("approval closed as %+v", a)
+	}
+	r := decode[session.ToolResult](t, added[2])
+	if !r.IsError || r.Error == nil || r.Error.Code != string(registry.CodeAborted) || r.Error.Message != agent.Interrupted ||
+		len(r.Content) != 1 || r.Content[0].Text != agent.Interrupted {
+		t.Fatalf("call closed as %+v", r)
+	}
+	checkClosed(t, after)
+
+	if n, err := e.agent.Recover(context.Background(), 0); err != nil || n != 0 {
+		t.Fatalf("second Recover = %d, %v", n, err)
+	}
+	if len(e.events(t)) != len(after) {
+		t.Fatal("second Recover appended")
+	}
+	if open, _ := e.store.OpenCalls(context.Background()); len(open) != 0 {
+		t.Fatalf("still open: %+v", open)
+	}
+
+	e.step(t, call("c4", "math_add", `{"a":1,"b":2}`))
+	c := ofType[session.ToolCall](t, e.events(t), session.TypeToolCall)
+	if last := c[len(c)-1]; last.CallID != "c4" || last.Turn != 1 || last.Step != 3 {
+		t.Fatalf("the next step is %+v, want turn 1 step 3", last)
+	}
+	if ctxs := ofType[session.UserContext](t, e.events(t), session.TypeUserContext); len(ctxs) != 1 {
+		t.Fatalf("contexts recommitted after recovery: %+v", ctxs)
+	}
+	if pending, _ := e.agent.Approvals(context.Background(), e.sid); len(pending) != 1 || pending[0].ID != "ap0" {
+		t.Fatalf("pending after recovery: %+v", pending)
+	}
+}
+
+// olderThan spares calls that are younger.
+func TestRecoverOlderThan(t *testing.T) {
+	var now time.Time
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Now: func() time.Time { return now }})
+	appendRaw(t, e.store, e.sid, [2]any{session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "math_add", Arguments: "{}"}})
+	at := e.events(t)[0].Time
+	now = at.Add(time.Minute)
+	if n, err := e.agent.Recover(context.Background(), time.Hour); err != nil || n != 0 {
+		t.Fatalf("Recover(1h) = %d, %v; the call is a minute old", n, err)
+	}
+	if n, err := e.agent.Recover(context.Background(), 30*time.Second); err != nil || n != 1 {
+		t.Fatalf("Recover(30s) = %d, %v", n, err)
+	}
+}

@@ -1,0 +1,495 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/session"
+)
+
+// ToolCall is one tool call of a model response.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // the model's raw JSON string, logged verbatim
+}
+
+// CallResult is the outcome of one call of a step.
+type CallResult struct {
+	ToolCallID string
+	Result     *runtime.Result // never nil
+}
+
+// StepResult is the outcome of a step.
+type StepResult struct {
+	Results []CallResult // in model order
+	// Contexts are the additional contexts of this step's results, in FIFO
+	// order (call order, then tool-deferred, wrapper, post-policy). They are
+	// in the log with the results and are committed as user/context events
+	// at the start of the session's next step.
+	Contexts []registry.Context
+	// ConcludesTurn reports that a result asked to end the turn: the next
+	// step starts a new turn.
+	ConcludesTurn bool
+}
+
+// Step runs one model response's tool calls in the session and logs them.
+//
+// It fails with session.ErrNotFound for an unknown session and with
+// ErrInvalidCalls (nothing appended) for calls with an empty, duplicate or
+// already used id, or text that is not UTF-8. Otherwise it first commits the
+// contexts the previous step's results carried, as user/context events in
+// FIFO order, then runs the calls: each appends tool/call when it enters the
+// pipeline, and the tool/results are appended in model order. Consecutive
+// concurrency-safe calls overlap (up to Options.MaxParallel); an exclusive
+// call starts only when every earlier result is in the log, and later calls
+// wait for its result. When ctx ends, calls in flight are cancelled and
+// calls not yet started are logged as a synthetic tool/call and tool/result
+// pair with code ABORTED_BEFORE_DISPATCH: every tool/call gets a result.
+//
+// A store failure is returned with the results gathered so far; calls whose
+// tool/call could not be appended were not run.
+//
+// A step with no calls only commits the pending contexts.
+func (a *Agent) Step(ctx context.Context, sessionID string, calls []ToolCall) (StepResult, error) {
+	return a.step(ctx, sessionID, calls, false, nil)
+}
+
+// RunOptions adjust one Run.
+type RunOptions struct {
+	// Timeout is the program's wall-clock limit; zero keeps the bridge's.
+	Timeout time.Duration
+	// CallID names the run_code call in the log; empty mints "run_<id>".
+	CallID string
+}
+
+// defaultRunDescription describes a client's run that gave no description.
+const defaultRunDescription = "program run by a client"
+
+// Run is a client's own entry to Code Mode (POST /v1/run): a one-call step
+// whose call is run_code with code and description (a blank description
+// becomes "program run by a client"), logged exactly like a model's run_code
+// call and resolved in the session's scope whatever its mode. It returns the
+// run_code result and the program's settled SDK calls in submission order.
+// Errors are Step's.
+func (a *Agent) Run(ctx context.Context, sessionID, code, description string, opts RunOptions) (*runtime.Result, []bridge.Dispatch, error) {
+	if strings.TrimSpace(description) == "" {
+		description = defaultRunDescription
+	}
+	args, err := json.Marshal(struct {
+		Code        string `json:"code"`
+		Description string `json:"description"`
+	}{code, description})
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent: run arguments: %w", err)
+	}
+	id := opts.CallID
+	if id == "" {
+		id = "run_" + a.opts.NewID()
+	}
+	if opts.Timeout > 0 {
+		ctx = bridge.WithLimits(ctx, func(o *sandbox.Options) { o.Timeout = opts.Timeout })
+	}
+	var calls collector
+	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, true, &calls)
+	if len(res.Results) == 0 {
+		return nil, nil, err
+	}
+	return res.Results[0].Result, calls.sorted(), err
+}
+
+func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, codeEntry bool, also bridge.EventSink) (StepResult, error) {
+	if err := checkCalls(calls); err != nil {
+		return StepResult{}, err
+	}
+	unlock, err := a.lock(ctx, sessionID)
+	if err != nil {
+		return StepResult{}, err
+	}
+	defer unlock()
+	sess, err := a.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
+	}
+	events, err := a.store.Events(ctx, sessionID, 0, 0)
+	if err != nil {
+		return StepResult{}, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	}
+	st := foldLog(events)
+	for _, c := range calls {
+		if st.callIDs[c.ID] {
+			return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, c.ID, sessionID)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return StepResult{}, err // nothing appended yet: the caller is gone
+	}
+	// From here on the log must stay consistent whatever the caller does.
+	logCtx := context.WithoutCancel(ctx)
+	if err := a.commit(logCtx, sessionID, st.pending); err != nil {
+		return StepResult{}, err
+	}
+	r := &stepRun{
+		a: a, sessionID: sessionID, scope: sess.Scope, calls: calls, codeEntry: codeEntry, logCtx: logCtx,
+		done:    make([]chan struct{}, len(calls)),
+		results: make([]*runtime.Result, len(calls)),
+		logged:  make([]bool, len(calls)),
+	}
+	r.turn, r.step = st.next()
+	r.cond = sync.NewCond(&r.mu)
+	for i := range r.done {
+		r.done[i] = make(chan struct{})
+	}
+	out := r.run(ctx, bridge.Tee(a.Sink(sessionID), also))
+	return out, r.failure()
+}
+
+// checkCalls rejects what the log could not record faithfully.
+func checkCalls(calls []ToolCall) error {
+	seen := make(map[string]bool, len(calls))
+	for i, c := range calls {
+		switch {
+		case c.ID == "":
+			return fmt.Errorf("%w: tool call %d has no id", ErrInvalidCalls, i+1)
+		case !utf8.ValidString(c.ID) || !utf8.ValidString(c.Name) || !utf8.ValidString(c.Arguments):
+			return fmt.Errorf("%w: tool call %d is not valid UTF-8", ErrInvalidCalls, i+1)
+		case seen[c.ID]:
+			return fmt.Errorf("%w: duplicate tool call id %q", ErrInvalidCalls, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return nil
+}
+
+// commit appends the pending contexts as user/context events, atomically:
+// either all of them are committed or none is.
+func (a *Agent) commit(ctx context.Context, sessionID string, pending []pendingContext) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	entries := make([]entry, len(pending))
+	for i, p := range pending {
+		entries[i] = entry{session.TypeUserContext, session.UserContext{
+			Source: p.ctx.Source, Text: p.ctx.Text, Content: p.ctx.Content, CallID: p.callID,
+		}}
+	}
+	_, err := a.appendEvents(ctx, sessionID, "contexts", entries...)
+	return err
+}
+
+// logState is what a step needs to know about the log before it. It is
+// derived from the events for every step: nothing is kept between requests.
+type logState struct {
+	turn, step int             // of the last tool/call; 0 when there is none
+	concluded  bool            // a result of that step concluded the turn
+	callIDs    map[string]bool // every logged tool/call id
+	pending    []pendingContext
+}
+
+// pendingContext is a context a tool/result carried that no user/context has
+// committed yet.
+type pendingContext struct {
+	callID string
+	ctx    registry.Context
+}
+
+// foldLog derives the log state. A user/context commits the oldest pending
+// context of the call it names; contexts stay pending in log (= model) order.
+func foldLog(events []session.Event) logState {
+	st := logState{callIDs: map[string]bool{}}
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeToolCall:
+			var c session.ToolCall
+			if e.Decode(&c) != nil {
+				continue
+			}
+			st.callIDs[c.CallID] = true
+			if c.Turn != st.turn || c.Step != st.step {
+				st.turn, st.step, st.concluded = c.Turn, c.Step, false
+			}
+		case session.TypeToolResult:
+			var r session.ToolResult
+			if e.Decode(&r) != nil {
+				continue
+			}
+			for _, c := range r.Contexts {
+				st.pending = append(st.pending, pendingContext{callID: r.CallID, ctx: c})
+			}
+			st.concluded = st.concluded || r.ConcludesTurn
+		case session.TypeUserContext:
+			var c session.UserContext
+			if e.Decode(&c) != nil || c.CallID == "" {
+				continue
+			}
+			if i := slices.IndexFunc(st.pending, func(p pendingContext) bool { return p.callID == c.CallID }); i >= 0 {
+				st.pending = slices.Delete(st.pending, i, i+1)
+			}
+		}
+	}
+	return st
+}
+
+// next numbers the coming step: the step after the last one, or step 1 of
+// the next turn after a step that concluded its turn.
+func (st logState) next() (turn, step int) {
+	switch {
+	case st.turn == 0:
+		return 1, 1
+	case st.concluded:
+		return st.turn + 1, 1
+	default:
+		return st.turn, st.step + 1
+	}
+}
+
+// stepRun is one step in flight.
+type stepRun struct {
+	a          *Agent
+	sessionID  string
+	scope      string
+	turn, step int
+	calls      []ToolCall
+	codeEntry  bool
+	logCtx     context.Context    // appends outlive the caller's cancellation
+	abort      context.CancelFunc // cancels every call after a store failure
+
+	done []chan struct{} // done[i] is closed when call i has its result
+
+	mu       sync.Mutex
+	cond     *sync.Cond        // signalled when appended grows
+	results  []*runtime.Result // by call index; guarded by mu
+	logged   []bool            // call i's tool/call is in the log; guarded by mu
+	appended int               // results 0..appended-1 are handled; guarded by mu
+	err      error             // the first store failure; guarded by mu
+}
+
+// run executes the calls on a batch and appends their results in order.
+func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
+	// The batch does not inherit the caller's cancellation: when the caller
+	// goes away, Close first abandons the calls not yet started and only
+	// then cancels the ones in flight, so no call slips from "queued" to
+	// "started" because an earlier one was cancelled.
+	bctx, abort := context.WithCancel(bridge.WithEventSink(context.WithoutCancel(ctx), sink))
+	r.abort = abort
+	b := r.a.rt.NewBatch(bctx, r.a.opts.MaxParallel)
+	stopCaller := context.AfterFunc(ctx, b.Close)
+	stopAbort := context.AfterFunc(bctx, b.Close)
+	defer func() {
+		stopCaller()
+		stopAbort()
+		b.Close()
+		abort()
+	}()
+
+	approver := r.a.approver(r.sessionID)
+	barrier := r.barriers()
+	for i, c := range r.calls {
+		_, ok := b.Go(runtime.Request{
+			CallID: c.ID, Name: c.Name, Arguments: c.Arguments,
+			Scope: r.scope, SessionID: r.sessionID,
+			Approver: approver, CodeEntry: r.codeEntry,
+		}, runtime.Hooks{
+			Start: func(int) { r.start(i, barrier[i]) },
+			Done:  func(_ int, res *runtime.Result) { r.finish(i, res) },
+		})
+		if !ok {
+			break // closed: the caller went away; the rest never start
+		}
+	}
+	drained := make(chan struct{})
+	go func() { b.Wait(); close(drained) }()
+
+	out := StepResult{Results: make([]CallResult, len(r.calls))}
+	for i, c := range r.calls {
+		select {
+		case <-r.done[i]:
+		case <-drained: // every Done hook has run: a missing result never started
+		}
+		r.mu.Lock()
+		res := r.results[i]
+		r.mu.Unlock()
+		if res == nil {
+			res = neverStarted(c)
+			r.logAbandoned(c, res)
+		} else {
+			r.logResult(i, res)
+		}
+		r.mu.Lock()
+		r.appended = i + 1
+		r.cond.Broadcast()
+		r.mu.Unlock()
+		out.Results[i] = CallResult{ToolCallID: c.ID, Result: res}
+		out.Contexts = append(out.Contexts, res.Contexts()...)
+		out.ConcludesTurn = out.ConcludesTurn || res.ConcludesTurn()
+	}
+	return out
+}
+
+// barriers returns, for each call, how many results must be in the log
+// before its tool/call is appended: an exclusive call waits for every earlier
+// result and a safe call for the results up to the last exclusive call
+// before it, so the log shows an exclusive call as the barrier it is. (The
+// batch already runs them so; this only waits for the appends.)
+func (r *stepRun) barriers() []int {
+	out := make([]int, len(r.calls))
+	last := 0
+	for i, c := range r.calls {
+		if r.a.rt.ConcurrencySafe(r.scope, c.Name, c.Arguments) {
+			out[i] = last
+		} else {
+			out[i], last = i, i+1
+		}
+	}
+	return out
+}
+
+// start is call i's Hooks.Start: it appends the tool/call before the call
+// enters the pipeline. A call that cannot be logged must not run: the step
+// is aborted at once, so the pipeline's gate stops this call and the batch
+// abandons the rest.
+func (r *stepRun) start(i, barrier int) {
+	r.mu.Lock()
+	for r.appended < barrier {
+		r.cond.Wait()
+	}
+	r.mu.Unlock()
+	c := r.calls[i]
+	_, err := r.a.appendEvents(r.logCtx, r.sessionID, "tool/call", entry{session.TypeToolCall, r.callPayload(c)})
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.mu.Lock()
+	r.logged[i] = true
+	r.mu.Unlock()
+}
+
+// finish is call i's Hooks.Done.
+func (r *stepRun) finish(i int, res *runtime.Result) {
+	r.mu.Lock()
+	r.results[i] = res
+	r.mu.Unlock()
+	close(r.done[i])
+}
+
+func (r *stepRun) callPayload(c ToolCall) session.ToolCall {
+	return session.ToolCall{Turn: r.turn, Step: r.step, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}
+}
+
+// logResult appends call i's tool/result, unless its tool/call is not in
+// the log (a result without a call would be an orphan).
+func (r *stepRun) logResult(i int, res *runtime.Result) {
+	r.mu.Lock()
+	logged := r.logged[i]
+	r.mu.Unlock()
+	if !logged {
+		return
+	}
+	if _, err := r.a.appendEvents(r.logCtx, r.sessionID, "tool/result", entry{session.TypeToolResult, resultPayload(r.calls[i].ID, res)}); err != nil {
+		r.fail(err)
+	}
+}
+
+// logAbandoned appends the synthetic pair of a call that never started, in
+// one append so that the log never holds one without the other.
+func (r *stepRun) logAbandoned(c ToolCall, res *runtime.Result) {
+	_, err := r.a.appendEvents(r.logCtx, r.sessionID, "aborted call",
+		entry{session.TypeToolCall, r.callPayload(c)},
+		entry{session.TypeToolResult, resultPayload(c.ID, res)})
+	if err != nil {
+		r.fail(err)
+	}
+}
+
+// fail records a store failure and stops the step.
+func (r *stepRun) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+	r.abort()
+}
+
+func (r *stepRun) failure() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// resultPayload is a result's durable form.
+func resultPayload(callID string, res *runtime.Result) session.ToolResult {
+	p := session.ToolResult{
+		CallID:        callID,
+		Content:       res.Content(),
+		IsError:       res.IsError(),
+		Error:         errorInfo(res.Error()),
+		Contexts:      res.Contexts(),
+		ConcludesTurn: res.ConcludesTurn(),
+	}
+	if p.Content == nil {
+		p.Content = []registry.ContentBlock{}
+	}
+	if m := res.Meta(); !m.IsZero() {
+		p.Meta = m.Bytes()
+	}
+	return p
+}
+
+// errNeverStarted is the cause of a call's synthetic abort.
+var errNeverStarted = errors.New("the step was cancelled before this call started")
+
+// abortPipeline makes the results of calls that never started. The runtime
+// has no constructor for a result, so they come from a pipeline that cannot
+// run anything: an empty registry, no hooks, no observers, and a context
+// already cancelled, which its gate turns into ABORTED_BEFORE_DISPATCH.
+var abortPipeline = runtime.New(registry.New(), runtime.Options{})
+
+// neverStarted returns the ABORTED_BEFORE_DISPATCH result of a call that
+// never started.
+func neverStarted(c ToolCall) *runtime.Result {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errNeverStarted)
+	return abortPipeline.Execute(ctx, runtime.Request{CallID: c.ID, Name: c.Name, Arguments: "{}"})
+}
+
+// collector gathers the settled SDK calls of one run for Run's caller.
+type collector struct {
+	mu    sync.Mutex
+	calls []bridge.Dispatch // guarded by mu
+}
+
+func (c *collector) DispatchStarted(context.Context, bridge.DispatchStart) {}
+
+func (c *collector) DispatchSettled(_ context.Context, d bridge.Dispatch) {
+	c.mu.Lock()
+	c.calls = append(c.calls, d)
+	c.mu.Unlock()
+}
+
+// sorted returns the calls in submission order (the n of "<id>:code:<n>").
+func (c *collector) sorted() []bridge.Dispatch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.calls)
+	slices.SortStableFunc(out, func(x, y bridge.Dispatch) int { return subCallNumber(x.SubCallID) - subCallNumber(y.SubCallID) })
+	return out
+}
+
+func subCallNumber(id string) int {
+	n, _ := strconv.Atoi(id[strings.LastIndexByte(id, ':')+1:])
+	return n
+}

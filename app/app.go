@@ -1,0 +1,310 @@
+// Package app assembles a codemode service from a configuration: the
+// registry with its scopes and the demo tools, the runtime with policies,
+// guards and the timeout wrapper, the run_code bridge, the session store and
+// the agent loop. The CLI, the HTTP service and the MCP server all start
+// from an App, so they serve the same thing.
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/session"
+)
+
+// App is one assembled service.
+type App struct {
+	Config   config.Config
+	Registry *registry.Registry
+	Runtime  *runtime.Runtime
+	Bridge   *bridge.Bridge
+	Store    session.Store
+	Agent    *agent.Agent
+	Demo     *tools.Pack
+	Logger   *slog.Logger
+}
+
+// Options adjust New. The zero value works.
+type Options struct {
+	// Store, when set, is used instead of opening Config.Store; App.Close
+	// closes it either way.
+	Store  session.Store
+	Logger *slog.Logger
+	// SkipRecovery leaves open calls alone at start (tests of recovery).
+	SkipRecovery bool
+}
+
+// New builds the service described by cfg. The configuration must be valid
+// (config.Load validates it).
+func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Isolation == "process" {
+		return nil, errors.New("config: isolation: process isolation is not available in this build; use inproc")
+	}
+	a := &App{Config: cfg, Registry: registry.New(), Logger: log}
+	if err := a.buildScopes(); err != nil {
+		return nil, err
+	}
+	a.Runtime = runtime.New(a.Registry, runtime.Options{})
+	a.Runtime.AddAround(runtime.Timeout(cfg.Limits.Timeout.Std()))
+	a.mountPolicies()
+	a.Bridge = bridge.Install(a.Runtime, bridge.Options{
+		Limits:              Limits(cfg.Limits),
+		MaxParallelSubCalls: cfg.Limits.MaxParallelSubCalls,
+	})
+
+	store := opts.Store
+	if store == nil {
+		var err error
+		if store, err = session.Open(ctx, cfg.Store); err != nil {
+			return nil, err
+		}
+	}
+	a.Store = store
+	a.Agent = agent.New(a.Runtime, store, agent.Options{
+		ApprovalTimeout: cfg.Approvals.Timeout.Std(),
+		MaxParallel:     cfg.Limits.MaxParallelSubCalls,
+		Logger:          log,
+	})
+	if !opts.SkipRecovery {
+		n, err := a.Agent.Recover(ctx, a.RecoveryAge())
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("recover open calls: %w", err)
+		}
+		if n > 0 {
+			log.Warn("closed calls left open by a stopped process", "calls", n)
+		}
+	}
+	return a, nil
+}
+
+// RecoveryAge is how old an open call must be before start-up recovery
+// closes it: any age for a store only this process uses, and for a shared
+// PostgreSQL store only calls older than anything still running elsewhere
+// could be (a run's timeout plus an approval's), so that a starting replica
+// never closes another replica's live call.
+func (a *App) RecoveryAge() time.Duration {
+	if strings.HasPrefix(a.Config.Store, "postgres") {
+		return a.Config.Limits.Timeout.Std() + a.Config.Approvals.Timeout.Std() + time.Minute
+	}
+	return 0
+}
+
+// Limits converts configured limits to sandbox options.
+func Limits(l config.Limits) sandbox.Options {
+	return sandbox.Options{
+		Timeout:        l.Timeout.Std(),
+		MaxCalls:       l.MaxSubCalls,
+		MaxLogBytes:    int(l.MaxLogBytes),
+		MaxResultBytes: int(l.MaxResultBytes),
+	}
+}
+
+func (a *App) buildScopes() error {
+	cfg := a.Config
+	for _, name := range cfg.ScopeOrder() {
+		sc := cfg.Scopes[name]
+		mode := sc.Mode
+		if name == config.DefaultScope && mode == "" {
+			mode = cfg.Mode
+		}
+		if mode == "" {
+			mode = a.scopeMode(sc.Parent)
+		}
+		if err := a.Registry.CreateScope(name, sc.Parent, registry.Mode(mode)); err != nil {
+			return fmt.Errorf("config: scopes.%s: %w", name, err)
+		}
+	}
+	if cfg.DemoEnabled() {
+		a.Demo = tools.New()
+		if _, err := a.Demo.Register(a.Registry, config.DefaultScope); err != nil {
+			return fmt.Errorf("demo tools: %w", err)
+		}
+	}
+	for _, name := range cfg.ScopeOrder() {
+		r := cfg.Scopes[name].Restrict
+		if r == nil {
+			continue
+		}
+		if _, err := a.Registry.Restrict(name, registry.Filter{Allow: r.Allow, Deny: r.Deny}); err != nil {
+			return fmt.Errorf("config: scopes.%s.restrict: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (a *App) scopeMode(name string) string {
+	if name == "" {
+		return string(registry.ModeNative)
+	}
+	v, err := a.Registry.View(name)
+	if err != nil {
+		return string(registry.ModeNative)
+	}
+	return string(v.Mode())
+}
+
+// mountPolicies turns configured policies and guards into runtime hooks. A
+// scoped rule binds its scope and the scope's descendants.
+func (a *App) mountPolicies() {
+	for _, p := range a.Config.Policies {
+		p := p
+		a.Runtime.AddPrePolicy(p.Scope, func(_ context.Context, c runtime.Call) (runtime.Decision, error) {
+			if !config.MatchTool(p.Tool, c.Name) {
+				return runtime.Allow(), nil
+			}
+			switch p.Decision {
+			case "deny":
+				return runtime.Deny(p.Reason), nil
+			case "ask":
+				return runtime.Ask(p.Reason), nil
+			}
+			return runtime.Allow(), nil
+		})
+	}
+	for _, g := range a.Config.Guards {
+		g := g
+		reason := g.Reason
+		if reason == "" {
+			reason = "denied by the owner"
+		}
+		a.Runtime.AddGuard(g.Scope, func(_ context.Context, c runtime.Call) string {
+			if config.MatchTool(g.Tool, c.Name) {
+				return reason
+			}
+			return ""
+		})
+	}
+}
+
+// Close releases the store.
+func (a *App) Close() error { return a.Store.Close() }
+
+// RunRequest is a client's program (POST /v1/run, codemode run).
+type RunRequest struct {
+	Code        string
+	Description string
+	Scope       string // default: the session's scope, or "default"
+	SessionID   string // default: a new session
+	Timeout     time.Duration
+}
+
+// RunResult is the run result of CONTRACT.md.
+type RunResult struct {
+	SessionID     string                  `json:"session_id"`
+	CallID        string                  `json:"call_id"`
+	IsError       bool                    `json:"is_error"`
+	Value         json.RawMessage         `json:"value"`
+	Content       []registry.ContentBlock `json:"content"`
+	Error         *runtime.ErrorInfo      `json:"error"`
+	Calls         []Call                  `json:"calls"`
+	Contexts      []registry.Context      `json:"contexts"`
+	ConcludesTurn bool                    `json:"concludes_turn"`
+}
+
+// Call is one nested call of a run.
+type Call struct {
+	SubCallID string                  `json:"sub_call_id"`
+	Name      string                  `json:"name"`
+	Arguments json.RawMessage         `json:"arguments"`
+	IsError   bool                    `json:"is_error"`
+	Content   []registry.ContentBlock `json:"content"`
+	Error     *runtime.ErrorInfo      `json:"error,omitempty"`
+	StartedAt time.Time               `json:"started_at"`
+	EndedAt   time.Time               `json:"ended_at"`
+}
+
+// ErrUnknownScope reports a scope that does not exist.
+var ErrUnknownScope = errors.New("unknown scope")
+
+// Run runs a client's program, logged in a session like a model's
+// run_code call.
+func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
+	sessionID := req.SessionID
+	if sessionID == "" {
+		s, err := a.NewSession(ctx, req.Scope)
+		if err != nil {
+			return RunResult{}, err
+		}
+		sessionID = s.ID
+	} else if req.Scope != "" {
+		s, err := a.Store.GetSession(ctx, sessionID)
+		if err != nil {
+			return RunResult{}, err
+		}
+		if s.Scope != req.Scope {
+			return RunResult{}, fmt.Errorf("session %s belongs to scope %q, not %q", sessionID, s.Scope, req.Scope)
+		}
+	}
+	desc := req.Description
+	if strings.TrimSpace(desc) == "" {
+		desc = "client program"
+	}
+	res, calls, err := a.Agent.Run(ctx, sessionID, req.Code, desc, agent.RunOptions{Timeout: req.Timeout})
+	if err != nil {
+		return RunResult{}, err
+	}
+	out := RunResult{
+		SessionID:     sessionID,
+		CallID:        res.CallID(),
+		IsError:       res.IsError(),
+		Content:       nonNilContent(res.Content()),
+		Error:         res.Error(),
+		Calls:         make([]Call, 0, len(calls)),
+		Contexts:      res.Contexts(),
+		ConcludesTurn: res.ConcludesTurn(),
+	}
+	if out.Contexts == nil {
+		out.Contexts = []registry.Context{}
+	}
+	if !res.Value().IsZero() {
+		out.Value = res.Value().Bytes()
+	} else {
+		out.Value = json.RawMessage("null")
+	}
+	for _, c := range calls {
+		out.Calls = append(out.Calls, Call{
+			SubCallID: c.SubCallID, Name: c.Name, Arguments: c.Arguments, IsError: c.IsError,
+			Content: nonNilContent(c.Content), Error: c.Error, StartedAt: c.StartedAt, EndedAt: c.EndedAt,
+		})
+	}
+	return out, nil
+}
+
+func nonNilContent(c []registry.ContentBlock) []registry.ContentBlock {
+	if c == nil {
+		return []registry.ContentBlock{}
+	}
+	return c
+}
+
+// NewSession creates a session in a scope ("" means default).
+func (a *App) NewSession(ctx context.Context, scope string) (session.Session, error) {
+	if scope == "" {
+		scope = config.DefaultScope
+	}
+	if !a.Registry.HasScope(scope) {
+		return session.Session{}, fmt.Errorf("%w %q", ErrUnknownScope, scope)
+	}
+	s := session.Session{ID: NewID(), Scope: scope}
+	if err := a.Store.CreateSession(ctx, s); err != nil {
+		return session.Session{}, err
+	}
+	return a.Store.GetSession(ctx, s.ID)
+}

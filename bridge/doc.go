@@ -1,0 +1,17 @@
+// Package bridge is the run_code tool: it connects the SDK calls of a
+// program running in the sandbox to runtime.Execute.
+//
+// Every binding call becomes a sub-call with id "<parent>:code:<n>" and the
+// run_code execution's token as parent, and runs the whole pipeline. Calls
+// start in submission order; consecutive concurrency-safe calls overlap up
+// to MaxParallelSubCalls while pre-policy and post-policy keep submission
+// order; an exclusive call drains the window, runs alone, and holds later
+// calls back until it has settled. Each sub-call writes two log-only events
+// to the EventSink found in the context (start at pipeline entry, settlement
+// with content and times). When the program settles, in-flight sub-calls are
+// cancelled, queued ones are abandoned (they log nothing), and run_code
+// returns only after the in-flight ones drained, so every nested event lands
+// inside the open turn. Sub-call contexts and image content are ferried onto
+// the run_code result in submission order; a sub-call's conclusion is
+// forwarded when the run succeeds.
+package bridge

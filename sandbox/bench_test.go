@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/dop251/goja"
+)
+
+// namesHost has n tool names and settles every call synchronously with {"ok":true}.
+type namesHost struct {
+	names []string
+	set   map[string]bool
+}
+
+func newNamesHost(n int) *namesHost {
+	h := &namesHost{set: make(map[string]bool, n)}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("tool_%04d", i)
+		h.names = append(h.names, name)
+		h.set[name] = true
+	}
+	return h
+}
+
+func (h *namesHost) Call(c Call, settle func(Settlement)) {
+	settle(Settlement{Value: []byte(`{"ok":true}`)})
+}
+func (h *namesHost) Has(name string) bool { return h.set[name] }
+func (h *namesHost) Names() []string      { return h.names }
+
+func BenchmarkFloorNewRuntime(b *testing.B) {
+	prg := goja.MustCompile("floor.js", "1", false)
+	b.ReportAllocs()
+	for b.Loop() {
+		rt := goja.New()
+		if _, err := rt.RunProgram(prg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchmarkTrivial(b *testing.B, tools int) {
+	p, err := Compile("return 1", JavaScript)
+	if err != nil {
+		b.Fatal(err)
+	}
+	host := newNamesHost(tools)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := Run(ctx, p, host, Options{}); res.Err != nil || string(res.Value) != "1" {
+			b.Fatalf("%+v", res)
+		}
+	}
+}
+
+func BenchmarkRunTrivial10Tools(b *testing.B)   { benchmarkTrivial(b, 10) }
+func BenchmarkRunTrivial1000Tools(b *testing.B) { benchmarkTrivial(b, 1000) }
+
+func BenchmarkRunOneCallSyncHost(b *testing.B) {
+	p, err := Compile("return await tools.tool_0001({a: 1})", JavaScript)
+	if err != nil {
+		b.Fatal(err)
+	}
+	host := newNamesHost(10)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := Run(ctx, p, host, Options{}); res.Err != nil {
+			b.Fatalf("%+v", res)
+		}
+	}
+}

@@ -1,0 +1,565 @@
+package sandbox
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// consoleMethods are the console functions a program gets. All write to Result.Logs alike.
+var consoleMethods = [...]string{"log", "info", "warn", "error", "debug"}
+
+const (
+	inspectDepth = 2   // nesting shown before [Object] / [Array], as in Node
+	inspectItems = 100 // array items and object properties shown before "... N more"
+	inspectReads = 10000
+)
+
+// newConsole makes the console object. Its methods are one function under five names: they
+// all capture alike, and one function object is cheaper to set up than five.
+func (r *run) newConsole() *goja.Object {
+	c := r.rt.NewObject()
+	fn := r.function("log", r.consoleLog)
+	for _, name := range consoleMethods {
+		if err := c.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
+			panic(err)
+		}
+	}
+	return c
+}
+
+func (r *run) consoleLog(call goja.FunctionCall) goja.Value {
+	r.mu.Lock()
+	room := r.opts.MaxLogBytes - r.logBytes
+	full := r.logFull || r.closed
+	r.mu.Unlock()
+	if full {
+		return goja.Undefined()
+	}
+	// Format at most one byte past the room left: enough to know the line does not fit.
+	r.appendLog(r.formatLog(call.Arguments, room+1))
+	return goja.Undefined()
+}
+
+// appendLog adds one captured line. Each line costs its bytes plus one for its newline. The
+// line that crosses MaxLogBytes is cut to fit, a marker line follows, and the run fails.
+func (r *run) appendLog(line string) {
+	r.mu.Lock()
+	if r.closed || r.logFull {
+		r.mu.Unlock()
+		return
+	}
+	room := r.opts.MaxLogBytes - r.logBytes
+	if len(line)+1 <= room {
+		r.logs = append(r.logs, line)
+		r.logBytes += len(line) + 1
+		r.mu.Unlock()
+		return
+	}
+	if cut := truncateUTF8(line, room-1); cut != "" {
+		r.logs = append(r.logs, cut)
+	}
+	r.logs = append(r.logs, fmt.Sprintf("[console output truncated: the %d-byte log limit was reached]", r.opts.MaxLogBytes))
+	r.logFull = true
+	r.mu.Unlock()
+	r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program logged more than %d bytes", r.opts.MaxLogBytes)})
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// formatLog renders console arguments like Node's util.format, on one line and at most limit
+// bytes long (the output is cut there). A first string argument may hold %s %d %i %f %j %o %O
+// %c and %% directives.
+func (r *run) formatLog(args []goja.Value, limit int) string {
+	in := &inspector{r: r, limit: limit}
+	rest := args
+	if len(args) > 0 && goja.IsString(args[0]) {
+		f := args[0].String()
+		rest = args[1:]
+		if strings.IndexByte(f, '%') >= 0 && len(rest) > 0 {
+			rest = in.format(f, rest)
+		} else {
+			in.write(f)
+		}
+		for _, a := range rest {
+			in.write(" ")
+			in.top(a)
+		}
+		return in.b.String()
+	}
+	for i, a := range rest {
+		if i > 0 {
+			in.write(" ")
+		}
+		in.top(a)
+	}
+	return in.b.String()
+}
+
+// inspector renders values for the console, Node-style, with bounded depth and output size.
+type inspector struct {
+	r     *run
+	b     strings.Builder
+	limit int
+	full  bool
+	seen  []*goja.Object // the objects being rendered, for [Circular]
+}
+
+func (in *inspector) write(s string) {
+	if in.full {
+		return
+	}
+	if room := in.limit - in.b.Len(); len(s) > room {
+		in.b.WriteString(truncateUTF8(s, room))
+		in.full = true
+		return
+	}
+	in.b.WriteString(s)
+}
+
+// top renders a console argument: strings raw, anything else inspected.
+func (in *inspector) top(v goja.Value) {
+	if goja.IsString(v) {
+		in.write(v.String())
+		return
+	}
+	in.value(v, 0)
+}
+
+// format expands printf-like directives in f and returns the arguments left over.
+func (in *inspector) format(f string, args []goja.Value) []goja.Value {
+	start := 0
+	for i := 0; i < len(f)-1; i++ {
+		if f[i] != '%' {
+			continue
+		}
+		d := f[i+1]
+		if d == '%' {
+			in.write(f[start:i])
+			in.write("%")
+			start = i + 2
+			i++
+			continue
+		}
+		if !strings.ContainsRune("sdifjoOc", rune(d)) || len(args) == 0 {
+			continue
+		}
+		in.write(f[start:i])
+		a := args[0]
+		args = args[1:]
+		switch d {
+		case 's':
+			in.top(a)
+		case 'd', 'i':
+			switch {
+			case goja.IsBigInt(a):
+				in.write(a.String() + "n")
+			case isObject(a):
+				in.write("NaN")
+			default:
+				n := a.ToFloat()
+				if d == 'i' && !math.IsNaN(n) && !math.IsInf(n, 0) {
+					n = math.Trunc(n)
+				}
+				in.write(numberString(in.r.rt.ToValue(n)))
+			}
+		case 'f':
+			if isObject(a) {
+				in.write("NaN")
+			} else {
+				in.write(numberString(in.r.rt.ToValue(a.ToFloat())))
+			}
+		case 'j':
+			b, serr := in.r.snapshot(a, snapResult, in.limit)
+			switch {
+			case serr == nil:
+				in.write(string(b))
+			case strings.Contains(serr.what, "circular"):
+				in.write("[Circular]")
+			default:
+				in.value(a, 0)
+			}
+		case 'o', 'O':
+			in.value(a, 0)
+		case 'c':
+			// CSS styling: consumed, not shown.
+		}
+		start = i + 2
+		i++
+	}
+	in.write(f[start:])
+	return args
+}
+
+func isObject(v goja.Value) bool {
+	_, ok := v.(*goja.Object)
+	return ok
+}
+
+// value renders v as Node's util.inspect would, on one line.
+func (in *inspector) value(v goja.Value, depth int) {
+	if in.full {
+		return
+	}
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		in.write("undefined")
+		return
+	case goja.IsNull(v):
+		in.write("null")
+		return
+	}
+	switch x := v.(type) {
+	case *goja.Object:
+		in.object(x, depth)
+	case *goja.Symbol:
+		in.write("Symbol(" + x.String() + ")")
+	default:
+		switch {
+		case goja.IsString(v):
+			in.write(quote(v.String()))
+		case goja.IsNumber(v):
+			in.write(numberString(v))
+		case goja.IsBigInt(v):
+			in.write(v.String() + "n")
+		default:
+			in.write(v.String())
+		}
+	}
+}
+
+func numberString(v goja.Value) string {
+	if f, ok := v.Export().(float64); ok && f == 0 && math.Signbit(f) {
+		return "-0"
+	}
+	return v.String()
+}
+
+func (in *inspector) object(o *goja.Object, depth int) {
+	if _, ok := goja.AssertFunction(o); ok {
+		name := ""
+		if n := o.Get("name"); n != nil && goja.IsString(n) {
+			name = n.String()
+		}
+		if name == "" {
+			in.write("[Function (anonymous)]")
+		} else {
+			in.write("[Function: " + name + "]")
+		}
+		return
+	}
+	if o.ExportType() == proxyType {
+		in.write("[Proxy]")
+		return
+	}
+	for _, s := range in.seen {
+		if s == o {
+			in.write("[Circular]")
+			return
+		}
+	}
+	in.seen = append(in.seen, o)
+	defer func() { in.seen = in.seen[:len(in.seen)-1] }()
+
+	switch cls := o.ClassName(); cls {
+	case "Array":
+		in.array(o, depth)
+	case "Error":
+		in.error(o, depth)
+	case "Date":
+		if t, ok := o.Export().(time.Time); ok {
+			in.write(t.UTC().Format("2006-01-02T15:04:05.000Z"))
+		} else {
+			in.write("Invalid Date")
+		}
+	case "RegExp":
+		in.write(o.String())
+	case "String", "Number", "Boolean":
+		in.write("[" + cls + ": ")
+		in.value(in.r.rt.ToValue(o.Export()), depth)
+		in.write("]")
+	case "Promise":
+		in.promise(o, depth)
+	case "Map", "Set":
+		in.collection(o, cls, depth)
+	default:
+		in.plain(o, cls, depth)
+	}
+}
+
+func (in *inspector) array(o *goja.Object, depth int) {
+	n := o.Get("length").ToInteger()
+	if n == 0 {
+		in.write("[]")
+		return
+	}
+	if depth > inspectDepth {
+		in.write("[Array]")
+		return
+	}
+	in.write("[ ")
+	// reads bounds the elements looked at, holes included: a sparse array's length can be
+	// 2^32-1, and this is native code the run's Interrupt cannot stop.
+	reads := 0
+	i := int64(0)
+	for shown := 0; i < n && shown < inspectItems && reads < inspectReads && !in.full; shown++ {
+		if shown > 0 {
+			in.write(", ")
+		}
+		reads++
+		if v := o.Get(strconv.FormatInt(i, 10)); v != nil {
+			in.value(v, depth+1)
+			i++
+			continue
+		}
+		holes := int64(0)
+		for ; i < n && reads < inspectReads && o.Get(strconv.FormatInt(i, 10)) == nil; i++ {
+			holes++
+			reads++
+		}
+		in.write(fmt.Sprintf("<%d empty item%s>", holes, plural(holes)))
+	}
+	if i < n {
+		in.write(fmt.Sprintf(", ... %d more items", n-i))
+	}
+	in.write(" ]")
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func (in *inspector) error(o *goja.Object, depth int) {
+	name, msg := "Error", ""
+	if v := o.Get("name"); v != nil && !goja.IsUndefined(v) {
+		name = v.String()
+	}
+	if v := o.Get("message"); v != nil && !goja.IsUndefined(v) {
+		msg = v.String()
+	}
+	text := name
+	if msg != "" {
+		text += ": " + msg
+	}
+	if depth > 0 {
+		in.write("[" + text + "]")
+		return
+	}
+	in.write(text)
+	if keys := o.Keys(); len(keys) > 0 {
+		in.write(" ")
+		in.properties(o, keys, depth)
+	}
+}
+
+func (in *inspector) promise(o *goja.Object, depth int) {
+	p, ok := o.Export().(*goja.Promise)
+	if !ok {
+		in.plain(o, "Promise", depth)
+		return
+	}
+	switch p.State() {
+	case goja.PromiseStatePending:
+		in.write("Promise { <pending> }")
+	case goja.PromiseStateFulfilled:
+		in.write("Promise { ")
+		in.value(p.Result(), depth+1)
+		in.write(" }")
+	default:
+		in.write("Promise { <rejected> ")
+		in.value(p.Result(), depth+1)
+		in.write(" }")
+	}
+}
+
+// collection renders a Map or Set through Array.from (the program's own, should it have
+// replaced it: the output is only its own log).
+func (in *inspector) collection(o *goja.Object, cls string, depth int) {
+	var items *goja.Object
+	if from, ok := goja.AssertFunction(in.r.rt.Get("Array").ToObject(in.r.rt).Get("from")); ok {
+		v, err := from(goja.Undefined(), o)
+		if err != nil {
+			panic(err)
+		}
+		items, _ = v.(*goja.Object)
+	}
+	if items == nil {
+		in.write("[" + cls + "]")
+		return
+	}
+	n := items.Get("length").ToInteger()
+	in.write(fmt.Sprintf("%s(%d) ", cls, n))
+	if n == 0 {
+		in.write("{}")
+		return
+	}
+	if depth > inspectDepth {
+		in.write("[" + cls + "]")
+		return
+	}
+	in.write("{ ")
+	for i := int64(0); i < n && i < inspectItems && !in.full; i++ {
+		if i > 0 {
+			in.write(", ")
+		}
+		item := items.Get(strconv.FormatInt(i, 10))
+		if pair, ok := item.(*goja.Object); ok && cls == "Map" {
+			in.value(pair.Get("0"), depth+1)
+			in.write(" => ")
+			in.value(pair.Get("1"), depth+1)
+		} else {
+			in.value(item, depth+1)
+		}
+	}
+	if n > inspectItems {
+		in.write(fmt.Sprintf(", ... %d more items", n-inspectItems))
+	}
+	in.write(" }")
+}
+
+func (in *inspector) plain(o *goja.Object, cls string, depth int) {
+	prefix := ""
+	objectProto, _ := in.r.intrinsics()
+	switch proto := o.Prototype(); {
+	case proto == nil:
+		prefix = "[Object: null prototype] "
+	case proto != objectProto:
+		if name := constructorName(proto); name != "" {
+			prefix = name + " "
+		}
+	case cls != "Object":
+		prefix = cls + " "
+	}
+	keys := o.Keys()
+	if len(keys) == 0 {
+		in.write(prefix + "{}")
+		return
+	}
+	if depth > inspectDepth {
+		name := strings.TrimSpace(prefix)
+		if name == "" || strings.HasPrefix(name, "[") {
+			name = "Object"
+		}
+		in.write("[" + name + "]")
+		return
+	}
+	in.write(prefix)
+	in.properties(o, keys, depth)
+}
+
+func (in *inspector) properties(o *goja.Object, keys []string, depth int) {
+	in.write("{ ")
+	for i, k := range keys {
+		if i == inspectItems || in.full {
+			in.write(fmt.Sprintf(", ... %d more properties", len(keys)-i))
+			break
+		}
+		if i > 0 {
+			in.write(", ")
+		}
+		if isIdentifier(k) {
+			in.write(k)
+		} else {
+			in.write(quote(k))
+		}
+		in.write(": ")
+		in.value(o.Get(k), depth+1)
+	}
+	in.write(" }")
+}
+
+// quote renders a string as Node does inside objects: single quotes, escapes for quotes,
+// backslashes and control characters.
+func quote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for _, c := range s {
+		switch c {
+		case '\'':
+			b.WriteString(`\'`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(&b, `\x%02X`, c)
+			} else {
+				b.WriteRune(c)
+			}
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// describeThrown turns a value the program threw (or rejected with) into a failure message:
+// an Error as "name: message" (a ToolCallError also names its tool), a string as itself,
+// anything else as the console would show it. It never fails: a value whose inspection throws
+// gets a fixed description. Runs on the VM goroutine, inside the VM.
+func (r *run) describeThrown(v goja.Value) string {
+	var msg string
+	if ex := r.rt.Try(func() { msg = r.describe(v) }); ex != nil || msg == "" {
+		msg = "the program threw a value that cannot be described"
+	}
+	if len(msg) > maxMessageBytes {
+		msg = truncateUTF8(msg, maxMessageBytes) + "…"
+	}
+	return msg
+}
+
+func (r *run) describe(v goja.Value) string {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		if v != nil && goja.IsString(v) {
+			return v.String()
+		}
+		return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
+	}
+	if o.ExportType() != proxyType && o.ClassName() == "Error" {
+		name, msg := "Error", ""
+		if n := o.Get("name"); n != nil && !goja.IsUndefined(n) {
+			name = n.String()
+		}
+		if m := o.Get("message"); m != nil && !goja.IsUndefined(m) {
+			msg = m.String()
+		}
+		if name == "ToolCallError" {
+			tool := ""
+			if t := o.Get("toolName"); t != nil && !goja.IsUndefined(t) {
+				tool = t.String()
+			}
+			return fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
+		}
+		if msg == "" {
+			return name
+		}
+		return name + ": " + msg
+	}
+	return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
+}

@@ -1,0 +1,47 @@
+package sandbox
+
+// Host is the sandbox's only way out of the VM: it dispatches tool calls and says which tool
+// bindings exist. Everything that crosses is data (names, JSON text, messages), so a Host can
+// sit in another process.
+type Host interface {
+	// Call dispatches one tools[c.Name](args) call whose argument passed the JSON snapshot.
+	// It runs on the VM goroutine and must return promptly: do the work elsewhere. The host
+	// must call settle exactly once, from any goroutine, at any later time or before Call
+	// returns. Calling settle again, or after the run ended, is a harmless no-op. Call is never
+	// invoked after Run has returned. A panic in Call rejects that call with a ToolCallError.
+	Call(c Call, settle func(Settlement))
+	// Has reports whether name is a tool binding. It is asked on every tools.<name> access.
+	Has(name string) bool
+	// Names lists the tool bindings in order (for Object.keys(tools) and for … in).
+	Names() []string
+}
+
+// Call is one tool call leaving the VM.
+type Call struct {
+	// Seq numbers the run's dispatched calls 1, 2, 3… in submission order. A call rejected in
+	// the sandbox (bad argument) is never dispatched and takes no number.
+	Seq  int
+	Name string
+	// Args is the argument as JSON text: a lossless snapshot taken when the call was made,
+	// independent of later changes to the program's objects. A call with no argument sends {}.
+	Args []byte
+}
+
+// Settlement is a tool call's outcome going back into the VM.
+type Settlement struct {
+	// Value is the tool's value as JSON text; empty means undefined. It is parsed with JSON
+	// semantics (integers beyond 2^53 lose precision as JS numbers).
+	Value []byte
+	// Err, when set, rejects the program's promise with a ToolCallError carrying ToolName
+	// (the called name when empty) and Message.
+	Err *CallError
+}
+
+// CallError is a failed tool call as the program sees it: only a tool name and a message.
+type CallError struct {
+	ToolName string
+	Message  string
+}
+
+// Error renders the error as "<tool>: <message>".
+func (e *CallError) Error() string { return e.ToolName + ": " + e.Message }

@@ -1,0 +1,447 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+)
+
+// Defaults for Options fields left at zero (or set negative).
+const (
+	DefaultTimeout           = 30 * time.Second
+	DefaultMaxCallStackDepth = 1000
+	DefaultMaxLogBytes       = 1 << 20
+	DefaultMaxResultBytes    = 4 << 20
+	DefaultMaxArgBytes       = 4 << 20
+	DefaultMaxCalls          = 1000
+)
+
+const (
+	// MaxDataDepth is the deepest nesting of arrays and objects that crosses the boundary, in
+	// either direction (arguments, results, settled values). It matches encoding/json's limit,
+	// so whatever leaves the sandbox can be decoded by the host.
+	MaxDataDepth = 10000
+	// maxTimers bounds the timers one run may have pending at once.
+	maxTimers = 10000
+	// maxMessageBytes bounds a failure message built from a program's thrown value.
+	maxMessageBytes = 8 << 10
+	// abandonGrace is how long Run waits, after the deadline or a cancellation interrupted the
+	// VM, for the VM goroutine to stop. goja cannot interrupt native code (a huge
+	// Array.prototype.join, say); past the grace Run returns anyway and the goroutine is left
+	// to end at its next JavaScript instruction, unable to reach the Host or the logs.
+	abandonGrace = 250 * time.Millisecond
+)
+
+// Options are the limits of one run. The zero value gives the defaults.
+type Options struct {
+	// Timeout is the run's wall-clock limit → Failure kind "timeout".
+	Timeout time.Duration
+	// MaxCallStackDepth bounds JavaScript call depth → kind "limit" (runaway recursion).
+	MaxCallStackDepth int
+	// MaxLogBytes bounds captured console output, one byte per line counted for its newline.
+	// The line that crosses the limit is cut, a marker line is added, and the run fails with
+	// kind "limit".
+	MaxLogBytes int
+	// MaxResultBytes bounds the returned value's JSON text → kind "limit".
+	MaxResultBytes int
+	// MaxArgBytes bounds one call's argument JSON; a larger argument rejects that call with a
+	// ToolCallError and dispatches nothing.
+	MaxArgBytes int
+	// MaxCalls bounds the tool calls dispatched in one run. The call past the limit is not
+	// dispatched and the run ends at once with kind "limit": a program cannot catch it, so a
+	// retry loop cannot spin until the timeout.
+	MaxCalls int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxCallStackDepth <= 0 {
+		o.MaxCallStackDepth = DefaultMaxCallStackDepth
+	}
+	if o.MaxLogBytes <= 0 {
+		o.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if o.MaxArgBytes <= 0 {
+		o.MaxArgBytes = DefaultMaxArgBytes
+	}
+	if o.MaxCalls <= 0 {
+		o.MaxCalls = DefaultMaxCalls
+	}
+	return o
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	// Logs are the captured console lines in order: arguments joined by spaces, strings raw,
+	// other values formatted like Node's util.inspect on one line. All console methods
+	// (log, info, warn, error, debug) write here alike.
+	Logs []string
+	// Value is the JSON text of the returned value; nil when the program returned undefined
+	// or failed.
+	Value []byte
+	// Err is nil on success.
+	Err *Failure
+}
+
+// errStopped is the value the VM is interrupted with; the reason is in run.failure.
+var errStopped = errors.New("sandbox: run stopped")
+
+// Run executes p in a fresh goja runtime (runtimes are never reused, so nothing a program
+// does to its globals survives it) and returns when the program's promise settles, the
+// timeout passes, ctx is cancelled or a limit is hit. A context already cancelled fails the
+// run with kind "cancelled" before anything runs. Run is safe to call from many goroutines at
+// once. It never panics because of the program or the Host: every failure is in Result.Err.
+func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
+	if p == nil || p.prg == nil {
+		return Result{Err: &Failure{Kind: KindRuntime, Message: "no program to run"}}
+	}
+	if host == nil {
+		host = noTools{}
+	}
+	if ctx.Err() != nil {
+		return Result{Err: cancelled(ctx)}
+	}
+	r := newRun(p, host, opts.withDefaults())
+	go r.main()
+
+	deadline := time.NewTimer(r.opts.Timeout)
+	defer deadline.Stop()
+	select {
+	case <-r.done:
+	case <-deadline.C:
+		r.fail(&Failure{Kind: KindTimeout, Message: fmt.Sprintf("the program ran longer than its %v limit", r.opts.Timeout)})
+	case <-ctx.Done():
+		r.fail(cancelled(ctx))
+	}
+	return r.close()
+}
+
+func cancelled(ctx context.Context) *Failure {
+	msg := "the run was cancelled"
+	if err := context.Cause(ctx); err != nil {
+		msg += ": " + err.Error()
+	}
+	return &Failure{Kind: KindCancelled, Message: msg}
+}
+
+// run is the state of one Run. Fields without a guard note belong to the VM goroutine.
+type run struct {
+	rt   *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
+	prog *Program
+	host Host
+	opts Options
+
+	objectProto   *goja.Object  // see intrinsics
+	arrayProto    *goja.Object  // see intrinsics
+	toolCallError *goja.Object  // the class, made on first use
+	trampoline    goja.Callable // runs next as a top-level call into the VM
+	next          func()
+
+	bindings     map[string]goja.Value // tool functions made so far, by name
+	calls        int                   // calls dispatched
+	inflight     int                   // dispatched calls not yet settled in the VM
+	timerSeq     int
+	timers       map[int]timer // pending timers by id
+	value        []byte        // the result's JSON; read by Run only after done is closed
+	stopped      atomic.Bool   // set with failure; the loop runs no more JavaScript
+	wake         chan struct{} // capacity 1: a job was queued or the run was stopped
+	done         chan struct{} // closed when the VM goroutine returns
+	callsClosed  bool          // guarded by callMu
+	callMu       sync.Mutex    // held while the Host is called, so none is after close
+	mu           sync.Mutex
+	closed       bool                // guarded by mu
+	failure      *Failure            // first failure wins; guarded by mu
+	queue        []func()            // jobs for the VM goroutine; guarded by mu
+	logs         []string            // guarded by mu
+	logBytes     int                 // guarded by mu
+	logFull      bool                // guarded by mu
+	timerHandles map[int]*time.Timer // guarded by mu
+}
+
+func newRun(p *Program, host Host, opts Options) *run {
+	return &run{
+		rt:           goja.New(),
+		prog:         p,
+		host:         host,
+		opts:         opts,
+		wake:         make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		timerHandles: make(map[int]*time.Timer),
+	}
+}
+
+// fail records the run's failure (the first one wins), interrupts any running JavaScript and
+// wakes the loop. Safe from any goroutine.
+func (r *run) fail(f *Failure) {
+	r.mu.Lock()
+	if r.failure == nil && !r.closed {
+		r.failure = f
+	}
+	r.mu.Unlock()
+	r.stopped.Store(true)
+	r.rt.Interrupt(errStopped)
+	r.signal()
+}
+
+func (r *run) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue hands a job to the VM goroutine. Jobs queued after the run closed are dropped.
+func (r *run) enqueue(job func()) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.queue = append(r.queue, job)
+	r.mu.Unlock()
+	r.signal()
+}
+
+// close ends the run: it waits for the VM goroutine (up to abandonGrace when the run was
+// stopped from outside), shuts the Host, the queue, the logs and the timers, and builds the
+// Result.
+func (r *run) close() Result {
+	finished := true
+	select {
+	case <-r.done:
+	default:
+		grace := time.NewTimer(abandonGrace)
+		select {
+		case <-r.done:
+		case <-grace.C:
+			finished = false
+		}
+		grace.Stop()
+	}
+	r.callMu.Lock()
+	r.callsClosed = true
+	r.callMu.Unlock()
+
+	r.mu.Lock()
+	r.closed = true
+	for _, t := range r.timerHandles {
+		t.Stop()
+	}
+	r.timerHandles = nil
+	r.queue = nil
+	res := Result{Logs: r.logs, Err: r.failure}
+	r.mu.Unlock()
+
+	if res.Err == nil {
+		if finished {
+			res.Value = r.value
+		} else {
+			// Unreachable: the VM goroutine is only abandoned after a failure was recorded.
+			res.Err = &Failure{Kind: KindRuntime, Message: "the program did not stop"}
+		}
+	}
+	return res
+}
+
+// main is the VM goroutine: set up, start the program, run the loop, settle the result.
+func (r *run) main() {
+	defer close(r.done)
+	defer func() {
+		// The last net: a panic here is a bug in goja or in this package, never the program's
+		// doing, and it must not take the process down.
+		if x := recover(); x != nil {
+			r.fail(&Failure{Kind: KindRuntime, Message: fmt.Sprintf("internal error: %v", x)})
+		}
+	}()
+	if err := r.setup(); err != nil {
+		r.fail(&Failure{Kind: KindRuntime, Message: "internal error: set-up failed: " + err.Error()})
+		return
+	}
+	v, err := r.rt.RunProgram(r.prog.prg)
+	if !r.check(err) {
+		return
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		r.fail(&Failure{Kind: KindSyntax, Message: "the program is not a function body (does it close the body with an unmatched '}'?)"})
+		return
+	}
+	ret, err := fn(goja.Undefined())
+	if !r.check(err) {
+		return
+	}
+	p := asPromise(ret)
+	if p == nil {
+		r.enter(func() { r.finishValue(ret) })
+		return
+	}
+	r.loop(p)
+}
+
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+func asPromise(v goja.Value) *goja.Promise {
+	o, ok := v.(*goja.Object)
+	if !ok || o.ExportType() != promiseType {
+		return nil
+	}
+	p, _ := o.Export().(*goja.Promise)
+	return p
+}
+
+// loop applies queued jobs (settlements, timers) until the program's promise settles or the
+// run is stopped. A promise still pending with nothing queued, no call in flight and no timer
+// pending can never settle: that ends the run at once rather than at the timeout.
+func (r *run) loop(p *goja.Promise) {
+	for {
+		if r.stopped.Load() {
+			return
+		}
+		if p.State() != goja.PromiseStatePending {
+			r.enter(func() { r.finishPromise(p) })
+			return
+		}
+		r.mu.Lock()
+		jobs := r.queue
+		r.queue = nil
+		r.mu.Unlock()
+		if len(jobs) == 0 {
+			if r.inflight == 0 && len(r.timers) == 0 {
+				r.fail(&Failure{Kind: KindRuntime, Message: "the program's promise never settled: it awaits something that nothing will resolve (no tool call or timer is pending)"})
+				return
+			}
+			<-r.wake
+			continue
+		}
+		for _, job := range jobs {
+			if r.stopped.Load() || p.State() != goja.PromiseStatePending {
+				break
+			}
+			if !r.enter(job) {
+				return
+			}
+		}
+	}
+}
+
+// enter runs f as a top-level call into the VM, so that goja drains its promise jobs after it
+// and reports interrupts and stack overflows as errors. It reports whether the run goes on.
+func (r *run) enter(f func()) bool {
+	r.next = f
+	_, err := r.trampoline(goja.Undefined())
+	r.next = nil
+	return r.check(err)
+}
+
+// check classifies an error returned at the top of the VM and reports whether the run goes on.
+func (r *run) check(err error) bool {
+	if err == nil {
+		return !r.stopped.Load()
+	}
+	var so *goja.StackOverflowError
+	var ie *goja.InterruptedError
+	switch {
+	case errors.As(err, &so):
+		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program exceeded the maximum call stack depth of %d frames (runaway recursion?)", r.opts.MaxCallStackDepth)})
+	case errors.As(err, &ie):
+		r.fail(&Failure{Kind: KindRuntime, Message: "the program was interrupted"}) // normally recorded already
+	default:
+		// Exceptions are turned into failures inside the VM, where they can be described;
+		// one reaching this point is unexpected.
+		r.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception"})
+	}
+	return false
+}
+
+// finishPromise turns the settled program promise into the run's outcome. Runs inside enter.
+func (r *run) finishPromise(p *goja.Promise) {
+	switch p.State() {
+	case goja.PromiseStateFulfilled:
+		r.finishValue(p.Result())
+	case goja.PromiseStateRejected:
+		r.fail(&Failure{Kind: KindRuntime, Message: r.describeThrown(p.Result())})
+	}
+}
+
+// finishValue snapshots the returned value as the run's JSON result. Runs inside enter.
+func (r *run) finishValue(v goja.Value) {
+	if v == nil || goja.IsUndefined(v) {
+		return
+	}
+	b, serr := r.snapshot(v, snapResult, r.opts.MaxResultBytes)
+	if serr != nil {
+		r.fail(serr.failure())
+		return
+	}
+	r.value = b
+}
+
+// setup installs the program's globals: tools, ToolCallError, console, setTimeout and
+// clearTimeout. The runtime has nothing else beyond ECMAScript built-ins: no require, no
+// process, no file system, no network. Set-up does not depend on the number of tools, and
+// what a trivial program does not use (ToolCallError, JSON decoding) is built on first use.
+func (r *run) setup() error {
+	rt := r.rt
+	// eval and new Function parse at run time; never let them read source maps from disk.
+	rt.SetParserOptions(parser.WithDisableSourceMaps)
+	rt.SetMaxCallStackSize(r.opts.MaxCallStackDepth)
+	r.trampoline, _ = goja.AssertFunction(r.function("sandbox", func(goja.FunctionCall) goja.Value {
+		r.next()
+		return goja.Undefined()
+	}))
+
+	global := rt.GlobalObject()
+	define := func(name string, v goja.Value) error {
+		return global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	tce := r.function("ToolCallError", r.toolCallErrorAccessor)
+	return errors.Join(
+		global.DefineAccessorProperty("ToolCallError", tce, tce, goja.FLAG_TRUE, goja.FLAG_FALSE),
+		define("tools", r.newTools()),
+		define("console", r.newConsole()),
+		define("setTimeout", r.function("setTimeout", r.setTimeout)),
+		define("clearTimeout", r.function("clearTimeout", r.clearTimeout)),
+	)
+}
+
+// function makes a Go function callable from JavaScript under name. goja would otherwise name
+// it after the Go function, leaking this package's internals into the program. Panics in fn
+// become JavaScript errors (see native).
+func (r *run) function(name string, fn func(goja.FunctionCall) goja.Value) goja.Value {
+	f := r.rt.ToValue(r.native(name, fn)).(*goja.Object)
+	if err := f.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// intrinsics returns Object.prototype and Array.prototype as the runtime created them; a
+// program can replace the global constructors, not these.
+func (r *run) intrinsics() (objectProto, arrayProto *goja.Object) {
+	if r.objectProto == nil {
+		r.objectProto = r.rt.NewObject().Prototype()
+		r.arrayProto = r.rt.NewArray().Prototype()
+	}
+	return r.objectProto, r.arrayProto
+}
+
+// noTools is the Host used when Run is given none.
+type noTools struct{}
+
+func (noTools) Call(c Call, settle func(Settlement)) {
+	settle(Settlement{Err: &CallError{ToolName: c.Name, Message: "no such tool"}})
+}
+func (noTools) Has(string) bool { return false }
+func (noTools) Names() []string { return nil }

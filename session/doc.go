@@ -1,0 +1,24 @@
+// Package session is the durable, append-only session log.
+//
+// The agent loop appends a tool/call before it runs a call and a tool/result
+// after, in model order; the Code Mode bridge appends the nested
+// tool/code-dispatch-start and tool/code-dispatch events of a run_code call;
+// approvals and additional contexts are logged beside them. Every event gets a
+// per-session sequence number (1, 2, 3, … with no gaps) from the [Store] that
+// holds it: SQLite by default ([OpenSQLite]), PostgreSQL when several replicas
+// share one log ([OpenPostgres]), or memory for tests ([NewMemory]); [Open]
+// picks one from a store URL.
+//
+// The log is the only state a session has. [Messages] rebuilds the
+// model-facing conversation from it, [Timeline] the human view that
+// `codemode replay` prints, and [Store.OpenCalls] lists the calls a crashed
+// process left without a result so that recovery can close them.
+//
+// # JSON
+//
+// Payload fields use snake_case (call_id, is_error, sub_call_id, …), like the
+// HTTP API. An event marshals flat: {"seq":1,"type":"tool/call","time":"…",
+// "turn":1,"step":1,"call_id":"c1","name":"math_add","arguments":"{…}"}.
+// Event.Data holds the type-specific fields verbatim: the store keeps its bytes
+// exactly, so numbers too big for float64, -0 and unusual escapes survive.
+package session

@@ -1,0 +1,368 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/codemode/codemode/registry"
+)
+
+// The event types of the log (CONTRACT.md).
+const (
+	// TypeToolCall is appended before a top-level call runs; payload ToolCall.
+	TypeToolCall = "tool/call"
+	// TypeToolResult closes a tool/call with the durable result; payload ToolResult.
+	TypeToolResult = "tool/result"
+	// TypeCodeDispatchStart is appended when a run_code program's SDK call
+	// starts; payload CodeDispatchStart. Log-only: never a model message.
+	TypeCodeDispatchStart = "tool/code-dispatch-start"
+	// TypeCodeDispatch is appended when that SDK call settles; payload
+	// CodeDispatch. Log-only: never a model message.
+	TypeCodeDispatch = "tool/code-dispatch"
+	// TypeUserContext is an additional context committed as a user message;
+	// payload UserContext.
+	TypeUserContext = "user/context"
+	// TypeApprovalAsked records a policy ask waiting for a person; payload
+	// ApprovalAsked.
+	TypeApprovalAsked = "approval/asked"
+	// TypeApprovalAnswered records how an ask ended; payload ApprovalAnswered.
+	TypeApprovalAnswered = "approval/answered"
+)
+
+// The decisions an approval/answered event records.
+const (
+	DecisionAllow     = "allow"
+	DecisionDeny      = "deny"
+	DecisionTimeout   = "timeout"
+	DecisionCancelled = "cancelled"
+)
+
+// Event is one entry of a session log.
+//
+// Seq and Time are assigned by the Store on append (Seq always; Time when
+// zero). Data holds the type-specific fields as one JSON object; the store
+// keeps its bytes verbatim. An event marshals flat, the Data members beside
+// seq, type and time.
+type Event struct {
+	Seq  int64
+	Type string
+	Time time.Time
+	Data json.RawMessage
+}
+
+// NewEvent returns an unsequenced event of type typ whose Data is payload
+// marshalled to JSON. A json.RawMessage or []byte payload is used verbatim.
+// The payload must be a JSON object without seq, type or time members.
+func NewEvent(typ string, payload any) (Event, error) {
+	if err := checkType(typ); err != nil {
+		return Event{}, fmt.Errorf("session: %w", err)
+	}
+	var data []byte
+	switch p := payload.(type) {
+	case json.RawMessage:
+		data = bytes.Clone(p)
+	case []byte:
+		data = bytes.Clone(p)
+	default:
+		var err error
+		if data, err = json.Marshal(payload); err != nil {
+			return Event{}, fmt.Errorf("session: marshal %s payload: %w", typ, err)
+		}
+	}
+	if _, err := checkData(data); err != nil {
+		return Event{}, fmt.Errorf("session: %s payload: %w", typ, err)
+	}
+	return Event{Type: typ, Data: data}, nil
+}
+
+// Decode unmarshals the event's Data into dst (typically a pointer to the
+// payload type that matches e.Type). Empty Data decodes as {}.
+func (e Event) Decode(dst any) error {
+	data := []byte(e.Data)
+	if len(bytes.TrimSpace(data)) == 0 {
+		data = []byte("{}")
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		return fmt.Errorf("session: decode %s event %d: %w", e.Type, e.Seq, err)
+	}
+	return nil
+}
+
+// MarshalJSON renders the event flat: {"seq":…,"type":…,"time":…, data members…}.
+// The data members are copied verbatim. It fails when Data is not a JSON object
+// or repeats one of the envelope fields.
+func (e Event) MarshalJSON() ([]byte, error) {
+	data, err := checkData(e.Data)
+	if err != nil {
+		return nil, fmt.Errorf("session: marshal event %d: %w", e.Seq, err)
+	}
+	typ, err := json.Marshal(e.Type)
+	if err != nil {
+		return nil, err
+	}
+	tm, err := e.Time.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("session: marshal event %d: %w", e.Seq, err)
+	}
+	inner := bytes.TrimSpace(data[1 : len(data)-1])
+	buf := make([]byte, 0, len(inner)+len(typ)+len(tm)+40)
+	buf = append(buf, `{"seq":`...)
+	buf = strconv.AppendInt(buf, e.Seq, 10)
+	buf = append(buf, `,"type":`...)
+	buf = append(buf, typ...)
+	buf = append(buf, `,"time":`...)
+	buf = append(buf, tm...)
+	if len(inner) > 0 {
+		buf = append(buf, ',')
+		buf = append(buf, inner...)
+	}
+	return append(buf, '}'), nil
+}
+
+// UnmarshalJSON reads the flat form MarshalJSON writes. seq, type and time
+// fill the envelope (absent ones stay zero); every other member goes into Data,
+// keys and values verbatim, in order.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	if !json.Valid(b) {
+		return errors.New("session: event is not valid JSON")
+	}
+	var out Event
+	var seen [3]bool
+	data := make([]byte, 0, len(b))
+	data = append(data, '{')
+	err := objectMembers(b, func(key, value []byte) error {
+		var field int
+		switch {
+		case keyIs(key, "seq"):
+			field = 0
+		case keyIs(key, "type"):
+			field = 1
+		case keyIs(key, "time"):
+			field = 2
+		default:
+			if len(data) > 1 {
+				data = append(data, ',')
+			}
+			data = append(data, key...)
+			data = append(data, ':')
+			data = append(data, value...)
+			return nil
+		}
+		if seen[field] {
+			return fmt.Errorf("duplicate %s field", key)
+		}
+		seen[field] = true
+		var err error
+		switch field {
+		case 0:
+			err = json.Unmarshal(value, &out.Seq)
+		case 1:
+			err = json.Unmarshal(value, &out.Type)
+		default:
+			err = json.Unmarshal(value, &out.Time)
+		}
+		if err != nil {
+			return fmt.Errorf("field %s: %w", key, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("session: unmarshal event: %w", err)
+	}
+	out.Data = append(data, '}')
+	*e = out
+	return nil
+}
+
+// checkData validates event data and returns it with the space around it
+// trimmed; empty data stands for {}.
+func checkData(data []byte) ([]byte, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return []byte("{}"), nil
+	}
+	if !json.Valid(data) {
+		return nil, errors.New("data is not valid JSON")
+	}
+	if data[0] != '{' {
+		return nil, errors.New("data is not a JSON object")
+	}
+	err := objectMembers(data, func(key, _ []byte) error {
+		if keyIs(key, "seq") || keyIs(key, "type") || keyIs(key, "time") {
+			return fmt.Errorf("data repeats the envelope field %s", key)
+		}
+		return nil
+	})
+	return data, err
+}
+
+// maxTypeLen bounds an event type; types are short identifiers like "tool/call".
+const maxTypeLen = 64
+
+// checkType accepts the CONTRACT types and any other short, printable, ASCII
+// identifier without spaces, so a newer writer's events still round-trip.
+func checkType(typ string) error {
+	if typ == "" {
+		return errors.New("event type is empty")
+	}
+	if len(typ) > maxTypeLen {
+		return fmt.Errorf("event type is longer than %d bytes", maxTypeLen)
+	}
+	for i := 0; i < len(typ); i++ {
+		if c := typ[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return fmt.Errorf("event type %q has a character outside printable ASCII", typ)
+		}
+	}
+	return nil
+}
+
+// prepared is an event checked for appending, with what the store indexes.
+type prepared struct {
+	Event
+	callID string // for tool/call and tool/result; "" otherwise
+}
+
+// prepare validates events for appending and normalizes them: Time in UTC,
+// microsecond precision (what every backend keeps), now when zero; empty Data
+// becomes {}. tool/call and tool/result events must carry a non-empty string
+// call_id. Seq is ignored: the store assigns it.
+func prepare(events []Event, now time.Time) ([]prepared, error) {
+	out := make([]prepared, len(events))
+	for i, e := range events {
+		if err := checkType(e.Type); err != nil {
+			return nil, fmt.Errorf("session: event %d: %w", i, err)
+		}
+		data, err := checkData(e.Data)
+		if err != nil {
+			return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)
+		}
+		if len(bytes.TrimSpace(e.Data)) != 0 {
+			data = e.Data // keep the caller's bytes exactly
+		}
+		if !utf8.Valid(data) {
+			return nil, fmt.Errorf("session: event %d (%s): data is not valid UTF-8", i, e.Type)
+		}
+		p := prepared{Event: Event{Type: e.Type, Time: e.Time, Data: bytes.Clone(data)}}
+		if p.Time.IsZero() {
+			p.Time = now
+		}
+		p.Time = p.Time.UTC().Truncate(time.Microsecond)
+		if e.Type == TypeToolCall || e.Type == TypeToolResult {
+			if p.callID, err = callIDOf(data); err != nil {
+				return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)
+			}
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// callIDOf returns the call_id string member of a checked data object.
+func callIDOf(data []byte) (string, error) {
+	var id string
+	found := false
+	err := objectMembers(data, func(key, value []byte) error {
+		if !keyIs(key, "call_id") {
+			return nil
+		}
+		found = true
+		return json.Unmarshal(value, &id)
+	})
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("call_id: %w", err)
+	case !found || id == "":
+		return "", errors.New("call_id is missing or empty")
+	}
+	return id, nil
+}
+
+// ToolCall is the payload of tool/call: one call of the model, logged before
+// it runs. Arguments is the model's raw argument string, verbatim.
+type ToolCall struct {
+	Turn      int    `json:"turn"`
+	Step      int    `json:"step"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResult is the payload of tool/result: the durable result of a call.
+type ToolResult struct {
+	CallID  string                  `json:"call_id"`
+	Content []registry.ContentBlock `json:"content"`
+	IsError bool                    `json:"is_error"`
+	Error   *ErrorInfo              `json:"error,omitempty"`
+	Meta    json.RawMessage         `json:"meta,omitempty"`
+	// Contexts are the result's additional contexts, which the next step
+	// commits as user/context events; ConcludesTurn is the result's request
+	// to end the turn. Both live in the log so any replica can continue.
+	Contexts      []registry.Context `json:"contexts,omitempty"`
+	ConcludesTurn bool               `json:"concludes_turn,omitempty"`
+}
+
+// ErrorInfo describes a failed result: a registry result code (e.g. "ABORTED"),
+// the kind for CODE_RUN_FAILED, and a message.
+type ErrorInfo struct {
+	Code    string `json:"code"`
+	Kind    string `json:"kind,omitempty"`
+	Message string `json:"message"`
+}
+
+// CodeDispatchStart is the payload of tool/code-dispatch-start: an SDK call of
+// a run_code program has started. ParentCallID is the call that made it (the
+// run_code call, or a sub-call for nested runs); RootCallID the top-level call.
+type CodeDispatchStart struct {
+	RootCallID   string          `json:"root_call_id"`
+	ParentCallID string          `json:"parent_call_id"`
+	SubCallID    string          `json:"sub_call_id"`
+	Name         string          `json:"name"`
+	Arguments    json.RawMessage `json:"arguments"`
+}
+
+// CodeDispatch is the payload of tool/code-dispatch: an SDK call settled.
+type CodeDispatch struct {
+	RootCallID   string                  `json:"root_call_id"`
+	ParentCallID string                  `json:"parent_call_id"`
+	SubCallID    string                  `json:"sub_call_id"`
+	Name         string                  `json:"name"`
+	Arguments    json.RawMessage         `json:"arguments"`
+	IsError      bool                    `json:"is_error"`
+	Content      []registry.ContentBlock `json:"content"`
+	Error        *ErrorInfo              `json:"error,omitempty"`
+	StartedAt    time.Time               `json:"started_at"`
+	EndedAt      time.Time               `json:"ended_at"`
+}
+
+// UserContext is the payload of user/context: an additional context committed
+// as a user message that keeps its source. CallID is the call whose result
+// carried it.
+type UserContext struct {
+	Source  string                  `json:"source"`
+	Text    string                  `json:"text"`
+	Content []registry.ContentBlock `json:"content,omitempty"`
+	CallID  string                  `json:"call_id,omitempty"`
+}
+
+// ApprovalAsked is the payload of approval/asked: a call waits for a person.
+type ApprovalAsked struct {
+	ApprovalID string          `json:"approval_id"`
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Reason     string          `json:"reason"`
+}
+
+// ApprovalAnswered is the payload of approval/answered. Decision is one of
+// DecisionAllow, DecisionDeny, DecisionTimeout, DecisionCancelled.
+type ApprovalAnswered struct {
+	ApprovalID string `json:"approval_id"`
+	CallID     string `json:"call_id"`
+	Decision   string `json:"decision"`
+	Reason     string `json:"reason,omitempty"`
+}

@@ -1,0 +1,141 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// errNotObject reports JSON that is valid but not an object.
+var errNotObject = errors.New("not a JSON object")
+
+// objectMembers calls fn for each top-level member of the JSON object in data,
+// in order, with the raw key (quotes and escapes as written) and the raw value
+// (without the whitespace around it). data must already be valid JSON
+// (json.Valid); anything else is reported as an error, never a panic.
+func objectMembers(data []byte, fn func(key, value []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return errMalformed
+		}
+		end, err := skipString(data, i)
+		if err != nil {
+			return err
+		}
+		key := data[i:end]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return errMalformed
+		}
+		i = skipSpace(data, i+1)
+		vend, err := skipValue(data, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(key, data[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(data, vend)
+		if i >= len(data) {
+			return errMalformed
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return nil
+		default:
+			return errMalformed
+		}
+	}
+}
+
+var errMalformed = errors.New("malformed JSON")
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at data[i].
+func skipString(data []byte, i int) (int, error) {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, nil
+		}
+	}
+	return 0, errMalformed
+}
+
+// skipValue returns the index just past the value starting at data[i].
+func skipValue(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return 0, errMalformed
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				end, err := skipString(data, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return 0, errMalformed
+	default:
+		for i < len(data) {
+			switch data[i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return i, nil
+			}
+			i++
+		}
+		return i, nil
+	}
+}
+
+// keyIs reports whether the raw JSON key (quotes included) names want,
+// resolving escapes such as "s\u0065q".
+func keyIs(raw []byte, want string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return len(raw) == len(want)+2 && string(raw[1:len(raw)-1]) == want
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return false
+	}
+	return s == want
+}

@@ -1,0 +1,633 @@
+// Package sessiontest is the conformance suite every session.Store passes.
+//
+// A backend's test calls RunConformance with a function that opens a fresh,
+// empty store, and RunShared when two Store instances can share one database
+// (as two processes or replicas would).
+package sessiontest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/session"
+)
+
+// waitLimit bounds how long a test waits for something that should happen
+// promptly; it only turns a hang into a failure and never measures speed.
+const waitLimit = 20 * time.Second
+
+// RunConformance runs the whole suite, its tests in parallel. open must
+// return a new, empty store each time it is called (and be safe to call from
+// parallel tests); the suite closes what it opens.
+func RunConformance(t *testing.T, open func(t *testing.T) session.Store) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s session.Store)
+	}{
+		{"Sessions", testSessions},
+		{"SeqAssignment", testSeqAssignment},
+		{"TimeAssignment", testTimeAssignment},
+		{"EventsAfterLimit", testEventsAfterLimit},
+		{"UnknownSession", testUnknownSession},
+		{"RejectsMalformed", testRejectsMalformed},
+		{"DataRoundTrip", testDataRoundTrip},
+		{"Isolation", testIsolation},
+		{"ConcurrentAppends", testConcurrentAppends},
+		{"Wait", testWait},
+		{"WaitCancel", testWaitCancel},
+		{"OpenCalls", testOpenCalls},
+		{"Close", testClose},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // every test has a store of its own
+			s := open(t)
+			t.Cleanup(func() { s.Close() })
+			tt.run(t, s)
+		})
+	}
+}
+
+// RunShared runs the tests that need two Store instances on one database, in
+// parallel. open must return two instances over the same new, empty database.
+func RunShared(t *testing.T, open func(t *testing.T) (a, b session.Store)) {
+	t.Run("ConcurrentAppendsTwoInstances", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		ctx := context.Background()
+		create(t, a, "shared")
+		const workers, appends = 4, 50
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*workers)
+		for _, s := range []session.Store{a, b} {
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < appends; i++ {
+						if _, err := s.Append(ctx, "shared", contextEvent(fmt.Sprintf("w%d-%d", w, i))); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		checkSeqs(t, a, "shared", 2*workers*appends)
+		checkSeqs(t, b, "shared", 2*workers*appends)
+	})
+	t.Run("WaitWakesOnOtherInstance", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		create(t, a, "w")
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			done <- a.Wait(ctx, "w", 0)
+		}()
+		mustAppend(t, b, "w", contextEvent("from b"))
+		if err := <-done; err != nil {
+			t.Fatalf("Wait on instance a after an append through b: %v", err)
+		}
+	})
+	t.Run("OpenCallsAcrossInstances", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		create(t, a, "oc")
+		mustAppend(t, a, "oc", callEvent(t, 1, 1, "c1", "util_echo", `{}`))
+		got, err := b.OpenCalls(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Call.CallID != "c1" {
+			t.Fatalf("OpenCalls through b = %+v, want c1", got)
+		}
+	})
+}
+
+func testSessions(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	created := time.Date(2025, 3, 4, 5, 6, 7, 891234567, time.FixedZone("X", 3600))
+	if err := s.CreateSession(ctx, session.Session{ID: "s1", Scope: "default", CreatedAt: created}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := session.Session{ID: "s1", Scope: "default", CreatedAt: created.UTC().Truncate(time.Microsecond)}
+	if got.ID != want.ID || got.Scope != want.Scope || !got.CreatedAt.Equal(want.CreatedAt) || got.CreatedAt.Location() != time.UTC {
+		t.Fatalf("GetSession = %+v, want %+v", got, want)
+	}
+	if err := s.CreateSession(ctx, session.Session{ID: "s1", Scope: "other"}); !errors.Is(err, session.ErrExists) {
+		t.Fatalf("second CreateSession: err = %v, want ErrExists", err)
+	}
+	if got, _ := s.GetSession(ctx, "s1"); got.Scope != "default" {
+		t.Fatalf("a refused CreateSession changed the session: %+v", got)
+	}
+	before := time.Now().Add(-time.Second)
+	if err := s.CreateSession(ctx, session.Session{ID: "s2 ✓"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSession(ctx, "s2 ✓"); err != nil || got.CreatedAt.Before(before) {
+		t.Fatalf("GetSession with zero CreatedAt = %+v, %v: want now", got, err)
+	}
+	if _, err := s.GetSession(ctx, "nope"); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("GetSession(unknown): err = %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"", "a\nb", string([]byte{0xff}), string(make([]byte, 300))} {
+		err := s.CreateSession(ctx, session.Session{ID: id})
+		if err == nil || errors.Is(err, session.ErrExists) {
+			t.Errorf("CreateSession(%q): err = %v, want a validation error", id, err)
+		}
+	}
+}
+
+func testSeqAssignment(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	var seqs []int64
+	for _, batch := range [][]session.Event{
+		{contextEvent("a")},
+		{contextEvent("b"), contextEvent("c"), contextEvent("d")},
+		{contextEvent("e")},
+	} {
+		batch[0].Seq = 99 // ignored: the store assigns
+		got := mustAppend(t, s, "s", batch...)
+		if len(got) != len(batch) {
+			t.Fatalf("Append returned %d events for %d", len(got), len(batch))
+		}
+		for i, e := range got {
+			if e.Type != batch[i].Type || string(e.Data) != string(batch[i].Data) {
+				t.Fatalf("Append returned %+v for %+v", e, batch[i])
+			}
+			seqs = append(seqs, e.Seq)
+		}
+	}
+	if want := []int64{1, 2, 3, 4, 5}; !slices.Equal(seqs, want) {
+		t.Fatalf("seqs = %v, want %v", seqs, want)
+	}
+	evs := mustEvents(t, s, "s", 0, 0)
+	var texts []string
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+		var c session.UserContext
+		if err := e.Decode(&c); err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, c.Text)
+	}
+	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(texts, want) {
+		t.Fatalf("events in order %v, want %v", texts, want)
+	}
+	if got, err := s.Append(context.Background(), "s"); err != nil || len(got) != 0 {
+		t.Fatalf("Append of nothing = %v, %v", got, err)
+	}
+	if got := mustAppend(t, s, "s", contextEvent("f")); got[0].Seq != 6 {
+		t.Fatalf("after an empty append the next seq is %d, want 6", got[0].Seq)
+	}
+}
+
+func testTimeAssignment(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	given := time.Date(2024, 1, 2, 3, 4, 5, 678912345, time.FixedZone("Y", -7200))
+	e := contextEvent("timed")
+	e.Time = given
+	before := time.Now().UTC().Truncate(time.Microsecond)
+	got := mustAppend(t, s, "s", contextEvent("now"), e)
+	after := time.Now()
+	if got[0].Time.Before(before) || got[0].Time.After(after) {
+		t.Fatalf("assigned time %v is not between %v and %v", got[0].Time, before, after)
+	}
+	want := given.UTC().Truncate(time.Microsecond)
+	if !got[1].Time.Equal(want) {
+		t.Fatalf("given time came back as %v, want %v", got[1].Time, want)
+	}
+	stored := mustEvents(t, s, "s", 0, 0)
+	for i := range stored {
+		if !stored[i].Time.Equal(got[i].Time) || stored[i].Time.Location() != time.UTC {
+			t.Fatalf("stored time %v, Append returned %v (want equal, UTC)", stored[i].Time, got[i].Time)
+		}
+	}
+}
+
+func testEventsAfterLimit(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	if evs := mustEvents(t, s, "s", 0, 0); len(evs) != 0 {
+		t.Fatalf("new session has events %v", evs)
+	}
+	for i := 0; i < 5; i++ {
+		mustAppend(t, s, "s", contextEvent(fmt.Sprint(i)))
+	}
+	tests := []struct {
+		after int64
+		limit int
+		want  []int64
+	}{
+		{0, 0, []int64{1, 2, 3, 4, 5}},
+		{0, -1, []int64{1, 2, 3, 4, 5}},
+		{-3, 0, []int64{1, 2, 3, 4, 5}},
+		{2, 0, []int64{3, 4, 5}},
+		{0, 2, []int64{1, 2}},
+		{3, 1, []int64{4}},
+		{4, 10, []int64{5}},
+		{5, 0, nil},
+		{100, 3, nil},
+	}
+	for _, tt := range tests {
+		var got []int64
+		for _, e := range mustEvents(t, s, "s", tt.after, tt.limit) {
+			got = append(got, e.Seq)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Events(after %d, limit %d) = %v, want %v", tt.after, tt.limit, got, tt.want)
+		}
+	}
+}
+
+func testUnknownSession(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	if _, err := s.Append(ctx, "ghost", contextEvent("x")); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Append: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Append(ctx, "ghost"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Append of nothing: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Events(ctx, "ghost", 0, 0); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Events: err = %v, want ErrNotFound", err)
+	}
+	if err := s.Wait(ctx, "ghost", 0); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Wait: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetSession(ctx, "ghost"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("GetSession: err = %v, want ErrNotFound", err)
+	}
+}
+
+func testRejectsMalformed(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	good := contextEvent("ok")
+	tests := []struct {
+		name string
+		e    session.Event
+	}{
+		{"empty type", session.Event{Data: json.RawMessage(`{}`)}},
+		{"type with space", session.Event{Type: "tool call", Data: json.RawMessage(`{}`)}},
+		{"data not JSON", session.Event{Type: session.TypeUserContext, Data: json.RawMessage(`{"a":`)}},
+		{"data an array", session.Event{Type: session.TypeUserContext, Data: json.RawMessage(`[1]`)}},
+		{"data a string", session.Event{Type: session.TypeUserContext, Data: json.RawMessage(`"x"`)}},
+		{"data repeats seq", session.Event{Type: session.TypeUserContext, Data: json.RawMessage(`{"seq":3}`)}},
+		{"data repeats escaped type", session.Event{Type: session.TypeUserContext, Data: json.RawMessage(`{"typ\u0065":"x"}`)}},
+		{"data not UTF-8", session.Event{Type: session.TypeUserContext, Data: json.RawMessage("{\"text\":\"\xff\"}")}},
+		{"call without call_id", session.Event{Type: session.TypeToolCall, Data: json.RawMessage(`{"name":"x"}`)}},
+		{"call with empty call_id", session.Event{Type: session.TypeToolCall, Data: json.RawMessage(`{"call_id":""}`)}},
+		{"result with numeric call_id", session.Event{Type: session.TypeToolResult, Data: json.RawMessage(`{"call_id":7}`)}},
+	}
+	for _, tt := range tests {
+		if _, err := s.Append(context.Background(), "s", good, tt.e); err == nil {
+			t.Errorf("%s: Append succeeded", tt.name)
+		}
+	}
+	if evs := mustEvents(t, s, "s", 0, 0); len(evs) != 0 {
+		t.Fatalf("rejected batches left %d events", len(evs))
+	}
+}
+
+// roundTripData holds what a store must keep byte for byte: a raw argument
+// string with unicode and escapes, numbers beyond float64, -0, odd spacing.
+const roundTripData = `{ "turn":1,"step":2,  "call_id":"c-ü",
+  "name":"util_echo",
+  "arguments":"{\"n\": 123456789012345678901234567890, \"z\": -0, \"s\": \"héllo 🌍 \\u2028 \\\"q\\\"\"}",
+  "extra": {"n": 123456789012345678901234567890, "z": -0, "f": 1.50e+300, "e": "\u00e9\ud83c\udf0d<>&"} }`
+
+func testDataRoundTrip(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	e := session.Event{Type: session.TypeToolCall, Data: json.RawMessage(roundTripData)}
+	got := mustAppend(t, s, "s", e)
+	if string(got[0].Data) != roundTripData {
+		t.Fatalf("Append returned data\n%s\nwant\n%s", got[0].Data, roundTripData)
+	}
+	stored := mustEvents(t, s, "s", 0, 0)
+	if string(stored[0].Data) != roundTripData {
+		t.Fatalf("stored data\n%s\nwant\n%s", stored[0].Data, roundTripData)
+	}
+	var c session.ToolCall
+	if err := stored[0].Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	wantArgs := `{"n": 123456789012345678901234567890, "z": -0, "s": "héllo 🌍 \u2028 \"q\""}`
+	if c.Arguments != wantArgs || c.CallID != "c-ü" || c.Turn != 1 || c.Step != 2 {
+		t.Fatalf("decoded call %+v; arguments want %s", c, wantArgs)
+	}
+	// The caller's slice is not retained: changing it changes nothing stored.
+	data := []byte(`{"source":"s","text":"before"}`)
+	mustAppend(t, s, "s", session.Event{Type: session.TypeUserContext, Data: data})
+	copy(data, `{"source":"s","text":"AFTER!"}`)
+	if got := mustEvents(t, s, "s", 1, 0); string(got[0].Data) != `{"source":"s","text":"before"}` {
+		t.Fatalf("store kept a reference to the caller's data: %s", got[0].Data)
+	}
+	// Nor is the returned slice shared with the store.
+	got = mustEvents(t, s, "s", 1, 0)
+	copy(got[0].Data, `XXXXXXXX`)
+	if again := mustEvents(t, s, "s", 1, 0); string(again[0].Data) != `{"source":"s","text":"before"}` {
+		t.Fatalf("Events returned the store's own memory: %s", again[0].Data)
+	}
+}
+
+func testIsolation(t *testing.T, s session.Store) {
+	create(t, s, "a")
+	create(t, s, "b")
+	mustAppend(t, s, "a", contextEvent("a1"), contextEvent("a2"))
+	mustAppend(t, s, "b", contextEvent("b1"))
+	mustAppend(t, s, "a", contextEvent("a3"))
+	for id, want := range map[string][]string{"a": {"a1", "a2", "a3"}, "b": {"b1"}} {
+		evs := mustEvents(t, s, id, 0, 0)
+		var texts []string
+		for i, e := range evs {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("session %s: event %d has seq %d", id, i, e.Seq)
+			}
+			var c session.UserContext
+			if err := e.Decode(&c); err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, c.Text)
+		}
+		if !slices.Equal(texts, want) {
+			t.Errorf("session %s holds %v, want %v", id, texts, want)
+		}
+	}
+}
+
+func testConcurrentAppends(t *testing.T, s session.Store) {
+	create(t, s, "hot")
+	create(t, s, "cold")
+	const workers, appends = 8, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < appends; i++ {
+				batch := []session.Event{contextEvent(fmt.Sprintf("%d.%d", w, i))}
+				if i%10 == 9 { // some batches of two
+					batch = append(batch, contextEvent(fmt.Sprintf("%d.%d+", w, i)))
+				}
+				got, err := s.Append(context.Background(), "hot", batch...)
+				if err == nil && len(got) == 2 && got[1].Seq != got[0].Seq+1 {
+					err = fmt.Errorf("a batch got seqs %d and %d", got[0].Seq, got[1].Seq)
+				}
+				if err == nil && w == 0 && i%5 == 0 {
+					_, err = s.Append(context.Background(), "cold", contextEvent("c"))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	checkSeqs(t, s, "hot", workers*appends+workers*appends/10)
+	checkSeqs(t, s, "cold", appends/5)
+	// Each writer's events are in the order it appended them.
+	last := map[string]int{}
+	for _, e := range mustEvents(t, s, "hot", 0, 0) {
+		var c session.UserContext
+		if err := e.Decode(&c); err != nil {
+			t.Fatal(err)
+		}
+		var w, i int
+		fmt.Sscanf(c.Text, "%d.%d", &w, &i)
+		key := fmt.Sprint(w)
+		if prev, ok := last[key]; ok && i < prev {
+			t.Fatalf("writer %d: event %d logged after %d", w, i, prev)
+		}
+		last[key] = i
+	}
+}
+
+func testWait(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	mustAppend(t, s, "s", contextEvent("1"))
+	if err := s.Wait(ctx, "s", 0); err != nil {
+		t.Fatalf("Wait with an event already there: %v", err)
+	}
+	for after := int64(1); after <= 3; after++ {
+		done := make(chan error, 1)
+		go func() { done <- s.Wait(ctx, "s", after) }()
+		mustAppend(t, s, "s", contextEvent(fmt.Sprint(after+1)))
+		if err := <-done; err != nil {
+			t.Fatalf("Wait(after %d): %v", after, err)
+		}
+	}
+	// Many waiters on one session all wake.
+	const waiters = 5
+	done := make(chan error, waiters)
+	for i := 0; i < waiters; i++ {
+		go func() { done <- s.Wait(ctx, "s", 4) }()
+	}
+	mustAppend(t, s, "s", contextEvent("5"))
+	for i := 0; i < waiters; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testWaitCancel(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	create(t, s, "other")
+	mustAppend(t, s, "s", contextEvent("1"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := s.Wait(ctx, "s", 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with nothing new: err = %v, want DeadlineExceeded", err)
+	}
+
+	// An append to another session does not end the wait.
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Wait(ctx, "s", 1) }()
+	mustAppend(t, s, "other", contextEvent("x"))
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait cancelled: err = %v, want Canceled", err)
+	}
+}
+
+func testOpenCalls(t *testing.T, s session.Store) {
+	if got, err := s.OpenCalls(context.Background()); err != nil || len(got) != 0 {
+		t.Fatalf("OpenCalls on an empty store = %v, %v", got, err)
+	}
+	create(t, s, "b")
+	create(t, s, "a")
+	mustAppend(t, s, "a",
+		callEvent(t, 1, 1, "c1", "math_add", `{"a":1,"b":2}`), // 1: closed by 3
+		callEvent(t, 1, 1, "c2", "run_code", `{"code":"x"}`),  // 2: open
+		resultEvent(t, "c1", false),                           // 3
+	)
+	mustAppend(t, s, "a",
+		event(t, session.TypeCodeDispatchStart, session.CodeDispatchStart{RootCallID: "c2", ParentCallID: "c2", SubCallID: "c2:code:1", Name: "util_echo", Arguments: json.RawMessage(`{}`)}),
+		callEvent(t, 2, 1, "c3", "util_echo", `{}`), // 5: closed by 6, reopened by 7
+		resultEvent(t, "c3", true),
+		callEvent(t, 3, 1, "c3", "util_echo", `{"again":true}`), // 7: open (the earlier result does not close it)
+	)
+	mustAppend(t, s, "b",
+		resultEvent(t, "c9", false),                        // a result before its call closes nothing
+		callEvent(t, 1, 4, "c9", "util_sleep", `{"ms":5}`), // 2: open
+		callEvent(t, 1, 4, "c2", "util_echo", `{}`),        // 3: open (a's c2 is another call)
+	)
+	got, err := s.OpenCalls(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		session, id string
+		seq         int64
+	}
+	var keys []key
+	for _, oc := range got {
+		keys = append(keys, key{oc.SessionID, oc.Call.CallID, oc.Seq})
+	}
+	want := []key{{"a", "c2", 2}, {"a", "c3", 7}, {"b", "c9", 2}, {"b", "c2", 3}}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("OpenCalls = %v, want %v", keys, want)
+	}
+	if c := got[1].Call; c.Name != "util_echo" || c.Turn != 3 || c.Step != 1 || c.Arguments != `{"again":true}` {
+		t.Fatalf("OpenCalls decoded %+v", c)
+	}
+	// Recovery closes them; then nothing is open.
+	for _, oc := range got {
+		mustAppend(t, s, oc.SessionID, resultEvent(t, oc.Call.CallID, true))
+	}
+	if got, err := s.OpenCalls(context.Background()); err != nil || len(got) != 0 {
+		t.Fatalf("OpenCalls after closing all = %v, %v", got, err)
+	}
+}
+
+func testClose(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	waitErr := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		waitErr <- s.Wait(ctx, "s", 0)
+	}()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waitErr; !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("Wait across Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := s.Append(ctx, "s", contextEvent("late")); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("Append after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.Events(ctx, "s", 0, 0); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("Events after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.CreateSession(ctx, session.Session{ID: "t"}); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("CreateSession after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.OpenCalls(ctx); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("OpenCalls after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.Wait(ctx, "s", 0); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("Wait after Close: err = %v, want ErrClosed", err)
+	}
+}
+
+// checkSeqs asserts the session's events are numbered exactly 1..n.
+func checkSeqs(t *testing.T, s session.Store, id string, n int) {
+	t.Helper()
+	evs := mustEvents(t, s, id, 0, 0)
+	if len(evs) != n {
+		t.Fatalf("session %s has %d events, want %d", id, len(evs), n)
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("session %s: event %d has seq %d", id, i, e.Seq)
+		}
+	}
+}
+
+func create(t *testing.T, s session.Store, id string) {
+	t.Helper()
+	if err := s.CreateSession(context.Background(), session.Session{ID: id, Scope: "default"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustAppend(t *testing.T, s session.Store, id string, events ...session.Event) []session.Event {
+	t.Helper()
+	got, err := s.Append(context.Background(), id, events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func mustEvents(t *testing.T, s session.Store, id string, after int64, limit int) []session.Event {
+	t.Helper()
+	got, err := s.Events(context.Background(), id, after, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func event(t *testing.T, typ string, payload any) session.Event {
+	t.Helper()
+	e, err := session.NewEvent(typ, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// contextEvent builds a user/context event; safe to call from any goroutine.
+func contextEvent(text string) session.Event {
+	data, _ := json.Marshal(session.UserContext{Source: "test", Text: text}) // cannot fail
+	return session.Event{Type: session.TypeUserContext, Data: data}
+}
+
+func callEvent(t *testing.T, turn, step int, id, name, args string) session.Event {
+	return event(t, session.TypeToolCall, session.ToolCall{Turn: turn, Step: step, CallID: id, Name: name, Arguments: args})
+}
+
+func resultEvent(t *testing.T, id string, isError bool) session.Event {
+	r := session.ToolResult{CallID: id, IsError: isError, Content: []registry.ContentBlock{registry.Text("done")}}
+	if isError {
+		r.Error = &session.ErrorInfo{Code: string(registry.CodeAborted), Message: "stopped"}
+	}
+	return event(t, session.TypeToolResult, r)
+}

@@ -1,0 +1,304 @@
+package session_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
+)
+
+// postgresEnv names the database the PostgreSQL tests use; unset, they skip.
+const postgresEnv = "CODEMODE_TEST_POSTGRES_URL"
+
+func TestMemoryConformance(t *testing.T) {
+	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return session.NewMemory() })
+}
+
+func TestSQLiteConformance(t *testing.T) {
+	t.Run("file", func(t *testing.T) {
+		sessiontest.RunConformance(t, func(t *testing.T) session.Store {
+			return openSQLite(t, filepath.Join(t.TempDir(), "log.db"))
+		})
+	})
+	t.Run("memory", func(t *testing.T) {
+		sessiontest.RunConformance(t, func(t *testing.T) session.Store { return openSQLite(t, ":memory:") })
+	})
+}
+
+func TestSQLiteShared(t *testing.T) {
+	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
+		path := filepath.Join(t.TempDir(), "log.db")
+		return openSQLite(t, path), openSQLite(t, path)
+	})
+}
+
+func TestPostgresConformance(t *testing.T) {
+	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return openPostgres(t, postgresSchema(t)) })
+}
+
+func TestPostgresShared(t *testing.T) {
+	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
+		u := postgresSchema(t)
+		return openPostgres(t, u), openPostgres(t, u)
+	})
+}
+
+func openSQLite(t testing.TB, path string) *session.SQLite {
+	t.Helper()
+	s, err := session.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPostgres(t testing.TB, url string) *session.Postgres {
+	t.Helper()
+	s, err := session.OpenPostgres(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// postgresSchema creates a schema of its own for the test (so that tests and
+// test binaries running at once never see each other's sessions or open
+// calls), drops it afterwards, and returns a URL that uses it. It skips the
+// test when no database is configured.
+func postgresSchema(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(postgresEnv)
+	if base == "" {
+		t.Skipf("PostgreSQL tests skipped: set %s to a database URL, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable", postgresEnv)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "codemode_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", postgresEnv, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", postgresEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func TestOpenURL(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		url     string
+		want    string // the store's type, or "" for an error
+		errText string
+	}{
+		{"memory://", "*session.Memory", ""},
+		{"sqlite://" + filepath.Join(dir, "a.db"), "*session.SQLite", ""},
+		{"sqlite://:memory:", "*session.SQLite", ""},
+		{"sqlite://" + filepath.Join(dir, "with space ?#%.db"), "*session.SQLite", ""},
+		{"SQLite://" + filepath.Join(dir, "b.db"), "*session.SQLite", ""},
+		{"sqlite://", "", "names no file"},
+		{"codemode.db", "", "no scheme"},
+		{"mysql://x", "", `unknown scheme "mysql"`},
+		{"memory://x", "", "takes no path"},
+		{"postgres://%zz", "", "postgres URL"},
+	}
+	for _, tt := range tests {
+		s, err := session.Open(context.Background(), tt.url)
+		if tt.want == "" {
+			if err == nil || !strings.Contains(err.Error(), tt.errText) {
+				t.Errorf("Open(%q): err = %v, want one containing %q", tt.url, err, tt.errText)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Open(%q): %v", tt.url, err)
+			continue
+		}
+		if got := typeName(s); got != tt.want {
+			t.Errorf("Open(%q) = %s, want %s", tt.url, got, tt.want)
+		}
+		s.Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "with space ?#%.db")); err != nil {
+		t.Errorf("a path with URL-special characters was not used verbatim: %v", err)
+	}
+}
+
+func TestOpenPostgresURL(t *testing.T) {
+	u := postgresSchema(t)
+	s, err := session.Open(context.Background(), strings.Replace(u, "postgres://", "postgresql://", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.(*session.Postgres); !ok {
+		t.Fatalf("Open(postgresql://…) = %T", s)
+	}
+}
+
+func typeName(s session.Store) string {
+	switch s.(type) {
+	case *session.Memory:
+		return "*session.Memory"
+	case *session.SQLite:
+		return "*session.SQLite"
+	case *session.Postgres:
+		return "*session.Postgres"
+	}
+	return "unknown"
+}
+
+func TestSQLiteMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "log.db")
+
+	// Opened at once by several instances, a new file is migrated once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := session.OpenSQLite(ctx, path)
+			if err == nil {
+				err = s.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Reopening keeps the data and applies nothing twice.
+	s := openSQLite(t, path)
+	if err := s.CreateSession(ctx, session.Session{ID: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openSQLite(t, path)
+	if _, err := s.GetSession(ctx, "kept"); err != nil {
+		t.Fatalf("after reopening: %v", err)
+	}
+	s.Close()
+
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM codemode_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("codemode_migrations has %d rows (%v), want 1", n, err)
+	}
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal mode %q (%v), want wal", mode, err)
+	}
+
+	// A database from a newer binary is refused with a clear error.
+	if _, err := db.Exec(`INSERT INTO codemode_migrations (version, name, applied_at) VALUES (99, '0099_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := session.OpenSQLite(ctx, path); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
+		t.Fatalf("opening a newer schema: err = %v", err)
+	}
+}
+
+func TestPostgresMigrations(t *testing.T) {
+	u := postgresSchema(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := session.OpenPostgres(ctx, u)
+			if err == nil {
+				err = s.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM codemode_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("codemode_migrations has %d rows (%v), want 1", n, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO codemode_migrations (version, name) VALUES (99, '0099_future.sql')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := session.OpenPostgres(ctx, u); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
+		t.Fatalf("opening a newer schema: err = %v", err)
+	}
+}
+
+func TestPostgresSchemaMissing(t *testing.T) {
+	u := postgresSchema(t)
+	u = strings.Replace(u, "search_path=codemode_test_", "search_path=missing_", 1)
+	_, err := session.OpenPostgres(context.Background(), u)
+	if err == nil || !strings.Contains(err.Error(), "no existing schema") {
+		t.Fatalf("OpenPostgres with a missing schema: err = %v", err)
+	}
+}
+
+func TestErrorsAreDistinct(t *testing.T) {
+	errs := []error{session.ErrNotFound, session.ErrExists, session.ErrClosed}
+	for i, a := range errs {
+		for j, b := range errs {
+			if (i == j) != errors.Is(a, b) {
+				t.Errorf("errors.Is(%v, %v) = %v", a, b, errors.Is(a, b))
+			}
+		}
+	}
+}
