@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -449,21 +448,10 @@ func resultPayload(callID string, res *runtime.Result) session.ToolResult {
 	return p
 }
 
-// errNeverStarted is the cause of a call's synthetic abort.
-var errNeverStarted = errors.New("the step was cancelled before this call started")
-
-// abortPipeline makes the results of calls that never started. The runtime
-// has no constructor for a result, so they come from a pipeline that cannot
-// run anything: an empty registry, no hooks, no observers, and a context
-// already cancelled, which its gate turns into ABORTED_BEFORE_DISPATCH.
-var abortPipeline = runtime.New(registry.New(), runtime.Options{})
-
 // neverStarted returns the ABORTED_BEFORE_DISPATCH result of a call that
 // never started.
 func neverStarted(c ToolCall) *runtime.Result {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(errNeverStarted)
-	return abortPipeline.Execute(ctx, runtime.Request{CallID: c.ID, Name: c.Name, Arguments: "{}"})
+	return runtime.NotStarted(c.ID, c.Name, fmt.Sprintf("%s was cancelled before dispatch: the step was cancelled before this call started", c.Name))
 }
 
 // collector gathers the settled SDK calls of one run for Run's caller.

@@ -77,3 +77,15 @@ func (r *Result) ConcludesTurn() bool { return r.concludesTurn }
 // BodyStarted reports whether the tool body (or its wrapper chain's
 // innermost step) ran.
 func (r *Result) BodyStarted() bool { return r.bodyStarted }
+
+// NotStarted returns the result of a call that never entered the pipeline
+// (a step cancelled before its turn): ABORTED_BEFORE_DISPATCH with message
+// as its text. No stage, finalizer or observer runs for it.
+func NotStarted(callID, name, message string) *Result {
+	return &Result{
+		callID:  callID,
+		name:    name,
+		err:     &ErrorInfo{Code: registry.CodeAbortedBeforeDispatch, Message: message},
+		content: []registry.ContentBlock{registry.Text(message)},
+	}
+}

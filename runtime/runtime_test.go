@@ -951,3 +951,11 @@ func FuzzExecuteArguments(f *testing.F) {
 		}
 	})
 }
+
+func TestNotStarted(t *testing.T) {
+	r := NotStarted("c7", "add", "the step was cancelled")
+	wantCode(t, r, registry.CodeAbortedBeforeDispatch)
+	if r.CallID() != "c7" || r.Name() != "add" || text(r) != "the step was cancelled" || r.BodyStarted() || !r.Value().IsZero() {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -78,8 +78,12 @@ func Messages(events []Event) []Message {
 			if e.Decode(&c) != nil {
 				continue
 			}
-			out = append(out, Message{Role: RoleUser, Source: c.Source,
-				Content: []registry.ContentBlock{registry.Text(c.Text)}})
+			content := make([]registry.ContentBlock, 0, 1+len(c.Content))
+			if c.Text != "" || len(c.Content) == 0 {
+				content = append(content, registry.Text(c.Text))
+			}
+			content = append(content, c.Content...) // images a Code Mode sub-call deferred
+			out = append(out, Message{Role: RoleUser, Source: c.Source, Content: content})
 			open = -1 // a context is committed at a step boundary
 		}
 	}
