@@ -125,6 +125,11 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 	r.settle()
 	concluded := r.ferry(exec)
 	if res.Err != nil {
+		if ctx.Err() != nil && res.Err.Kind == sandbox.KindRuntime {
+			// The caller cancelled; a sub-call's rejection may have ended the
+			// program first, but the run ended because it was cancelled.
+			res.Err = &sandbox.Failure{Kind: sandbox.KindCancelled, Message: "the run was cancelled: " + res.Err.Message}
+		}
 		return nil, failure(res.Err, res.Logs)
 	}
 	if concluded {
@@ -152,12 +157,12 @@ func compile(code string) (*sandbox.Program, error) {
 		return p, nil
 	}
 	var f *sandbox.Failure
-	if !errors.As(err, &f) || f.Kind != "syntax" {
+	if !errors.As(err, &f) || f.Kind != sandbox.KindSyntax {
 		return nil, err
 	}
 	if tp, terr := sandbox.Compile(code, sandbox.TypeScript); terr == nil {
 		return tp, nil
-	} else if errors.As(terr, &f) && f.Kind == "syntax" {
+	} else if errors.As(terr, &f) && f.Kind == sandbox.KindSyntax {
 		return nil, terr
 	}
 	return nil, err
@@ -166,7 +171,7 @@ func compile(code string) (*sandbox.Program, error) {
 // failure is the CODE_RUN_FAILED error of a failed run; its content states
 // the kind and message and keeps the captured logs.
 func failure(err error, logs []string) *registry.Error {
-	kind, msg := "runtime", registry.SafeString(err)
+	kind, msg := sandbox.KindRuntime, registry.SafeString(err)
 	var f *sandbox.Failure
 	if errors.As(err, &f) {
 		kind, msg = f.Kind, f.Message

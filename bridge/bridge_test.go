@@ -544,7 +544,7 @@ func TestCancellingTheRun(t *testing.T) {
 	g.waitRunning(t, "a")
 	cancel()
 	r := <-done
-	if r.Code() != registry.CodeCodeRunFailed && r.Code() != registry.CodeAborted {
+	if r.Code() != registry.CodeCodeRunFailed || r.Error().Kind != "cancelled" {
 		t.Fatalf("%+v", r.Error())
 	}
 	if log := e.sink.log(); strings.Join(log, "|") != "start excl call_1:code:1|end excl call_1:code:1 error" {
