@@ -59,6 +59,9 @@ type Agent struct {
 
 	mu    sync.Mutex
 	steps map[string]*sessionLock // sessions with a step running or waiting; guarded by mu
+	// states caches each session's folded log state; guarded by mu, and
+	// each state by its session's step lock.
+	states map[string]*logState
 	// answering serializes Answer within the process, so that two answers
 	// racing here cannot both pass the "still pending" check.
 	answering sync.Mutex
@@ -81,7 +84,7 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 	if opts.NewID == nil {
 		opts.NewID = randomID
 	}
-	return &Agent{rt: rt, store: store, opts: opts, steps: map[string]*sessionLock{}}
+	return &Agent{rt: rt, store: store, opts: opts, steps: map[string]*sessionLock{}, states: map[string]*logState{}}
 }
 
 func randomID() string {

@@ -122,11 +122,10 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, co
 	if err != nil {
 		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
 	}
-	events, err := a.store.Events(ctx, sessionID, 0, 0)
+	st, err := a.logState(ctx, sessionID)
 	if err != nil {
 		return StepResult{}, fmt.Errorf("agent: read session %q: %w", sessionID, err)
 	}
-	st := foldLog(events)
 	for _, c := range calls {
 		if st.callIDs[c.ID] {
 			return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, c.ID, sessionID)
@@ -191,6 +190,7 @@ func (a *Agent) commit(ctx context.Context, sessionID string, pending []pendingC
 // logState is what a step needs to know about the log before it. It is
 // derived from the events for every step: nothing is kept between requests.
 type logState struct {
+	seq        int64           // the last event folded in
 	turn, step int             // of the last tool/call; 0 when there is none
 	concluded  bool            // a result of that step concluded the turn
 	callIDs    map[string]bool // every logged tool/call id
@@ -206,9 +206,16 @@ type pendingContext struct {
 
 // foldLog derives the log state. A user/context commits the oldest pending
 // context of the call it names; contexts stay pending in log (= model) order.
-func foldLog(events []session.Event) logState {
-	st := logState{callIDs: map[string]bool{}}
+func foldLog(events []session.Event) *logState {
+	st := &logState{callIDs: map[string]bool{}}
+	st.apply(events)
+	return st
+}
+
+// apply folds more events into the state.
+func (st *logState) apply(events []session.Event) {
 	for _, e := range events {
+		st.seq = max(st.seq, e.Seq)
 		switch e.Type {
 		case session.TypeToolCall:
 			var c session.ToolCall
@@ -238,7 +245,37 @@ func foldLog(events []session.Event) logState {
 			}
 		}
 	}
-	return st
+}
+
+// maxCachedStates bounds the per-session log states an agent keeps.
+const maxCachedStates = 4096
+
+// logState returns the session's log state, folding only the events
+// appended since it was last read (by any process: the log is the truth,
+// the cache only remembers how far it was read). Callers hold the
+// session's step lock, which also guards the cached state.
+func (a *Agent) logState(ctx context.Context, sessionID string) (*logState, error) {
+	a.mu.Lock()
+	st := a.states[sessionID]
+	a.mu.Unlock()
+	if st == nil {
+		st = &logState{callIDs: map[string]bool{}}
+	}
+	events, err := a.store.Events(ctx, sessionID, st.seq, 0)
+	if err != nil {
+		return nil, err
+	}
+	st.apply(events)
+	a.mu.Lock()
+	if len(a.states) >= maxCachedStates && a.states[sessionID] == nil {
+		for id := range a.states { // drop an arbitrary one; it is rebuilt from the log when needed
+			delete(a.states, id)
+			break
+		}
+	}
+	a.states[sessionID] = st
+	a.mu.Unlock()
+	return st, nil
 }
 
 // next numbers the coming step: the step after the last one, or step 1 of
