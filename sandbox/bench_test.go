@@ -30,12 +30,31 @@ func (h *namesHost) Call(c Call, settle func(Settlement)) {
 func (h *namesHost) Has(name string) bool { return h.set[name] }
 func (h *namesHost) Names() []string      { return h.names }
 
+// BenchmarkFloorNewRuntime is goja's floor: a new runtime and a precompiled trivial program.
 func BenchmarkFloorNewRuntime(b *testing.B) {
 	prg := goja.MustCompile("floor.js", "1", false)
 	b.ReportAllocs()
 	for b.Loop() {
 		rt := goja.New()
 		if _, err := rt.RunProgram(prg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFloorAsyncFunction adds what every run_code program needs on top of the floor: the
+// body is an async function, so calling it initializes goja's Promise machinery.
+func BenchmarkFloorAsyncFunction(b *testing.B) {
+	prg := goja.MustCompile("floor.js", "(async function () { return 1 })", false)
+	b.ReportAllocs()
+	for b.Loop() {
+		rt := goja.New()
+		v, err := rt.RunProgram(prg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fn, _ := goja.AssertFunction(v)
+		if _, err := fn(goja.Undefined()); err != nil {
 			b.Fatal(err)
 		}
 	}

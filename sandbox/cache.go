@@ -22,8 +22,8 @@ type programCache struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int
-	bytes      int                                // guarded by mu
-	order      *list.List                         // of *cacheEntry, most recent first; guarded by mu
+	bytes      int                                 // guarded by mu
+	order      *list.List                          // of *cacheEntry, most recent first; guarded by mu
 	index      map[[sha256.Size]byte]*list.Element // guarded by mu
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -278,7 +279,7 @@ func (in *inspector) object(o *goja.Object, depth int) {
 	in.seen = append(in.seen, o)
 	defer func() { in.seen = in.seen[:len(in.seen)-1] }()
 
-	switch cls := o.ClassName(); cls {
+	switch cls := objectClass(o); cls {
 	case "Array":
 		in.array(o, depth)
 	case "Error":
@@ -291,10 +292,10 @@ func (in *inspector) object(o *goja.Object, depth int) {
 		}
 	case "RegExp":
 		in.write(o.String())
-	case "String", "Number", "Boolean":
-		in.write("[" + cls + ": ")
-		in.value(in.r.rt.ToValue(o.Export()), depth)
-		in.write("]")
+	case "String":
+		in.write("[String: " + quote(o.String()) + "]")
+	case "Number", "Boolean":
+		in.write("[" + cls + ": " + o.String() + "]")
 	case "Promise":
 		in.promise(o, depth)
 	case "Map", "Set":
@@ -329,8 +330,8 @@ func (in *inspector) array(o *goja.Object, depth int) {
 			i++
 			continue
 		}
-		holes := int64(0)
-		for ; i < n && reads < inspectReads && o.Get(strconv.FormatInt(i, 10)) == nil; i++ {
+		holes := int64(1)
+		for i++; i < n && reads < inspectReads && o.Get(strconv.FormatInt(i, 10)) == nil; i++ {
 			holes++
 			reads++
 		}
@@ -556,10 +557,37 @@ func (r *run) describe(v goja.Value) string {
 			}
 			return fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
 		}
-		if msg == "" {
-			return name
+		text := name
+		if msg != "" {
+			text += ": " + msg
 		}
-		return name + ": " + msg
+		if st := o.Get("stack"); st != nil && goja.IsString(st) {
+			text += errorLocation(st.String())
+		}
+		return text
 	}
 	return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
+}
+
+// stackFrame matches a frame of the program in a goja stack trace: program.js (JavaScript) or
+// program.ts (TypeScript, through its source map), line and column of the wrapped source.
+var stackFrame = regexp.MustCompile(`\bprogram\.(js|ts):(\d+):(\d+)`)
+
+// errorLocation finds the innermost frame of the program in an error's stack and renders it in
+// the user's lines: " (at line 3:7)" for JavaScript, " (at line 3)" for TypeScript, whose
+// columns esbuild's source map gives only roughly; "" when there is none.
+func errorLocation(stack string) string {
+	m := stackFrame.FindStringSubmatch(stack)
+	if m == nil {
+		return ""
+	}
+	line, err1 := strconv.Atoi(m[2])
+	col, err2 := strconv.Atoi(m[3])
+	if err1 != nil || err2 != nil || line < 2 {
+		return ""
+	}
+	if m[1] == "ts" {
+		return fmt.Sprintf(" (at line %d)", line-1)
+	}
+	return fmt.Sprintf(" (at line %d:%d)", line-1, col)
 }

@@ -14,7 +14,7 @@ func TestConsoleFormatting(t *testing.T) {
 		{"object", `{a: 1, "b-c": "x", d: [1, "two"], e: {}}`, `{ a: 1, 'b-c': 'x', d: [ 1, 'two' ], e: {} }`},
 		{"nested strings quoted and escaped", `["it's", "line\nbreak"]`, `[ 'it\'s', 'line\nbreak' ]`},
 		{"empty array", `[]`, `[]`},
-		{"depth limit", `{a: {b: {c: {d: 1}}}, l: [[[[1]]]]}`, `{ a: { b: { c: [Object] } }, l: [ [ [ [Array] ] ] ] }`},
+		{"depth limit", `{a: {b: {c: {d: 1}}}, l: [[[[1]]]]}`, `{ a: { b: { c: [Object] } }, l: [ [ [Array] ] ] }`},
 		{"circular", `(() => { const o = {x: 1}; o.self = o; return o })()`, `{ x: 1, self: [Circular] }`},
 		{"functions", `function named() {}, () => 1, class K {}`, `[Function: named] [Function (anonymous)] [Function: K]`},
 		{"holes", `[1, , , 4]`, `[ 1, <2 empty items>, 4 ]`},
@@ -36,7 +36,7 @@ func TestConsoleFormatting(t *testing.T) {
 		{"directives without arguments stay", `"%s and %d"`, `%s and %d`},
 		{"extra arguments after directives", `"%s:", "a", {b: 2}, "c"`, `a: { b: 2 } c`},
 		{"%j on a cycle", `"%j", (() => { const o = {}; o.o = o; return o })()`, `[Circular]`},
-		{"tools object", `tools`, `{ t: [Function: t] }`},
+		{"tools object", `tools`, `[Object: null prototype] { t: [Function: t] }`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

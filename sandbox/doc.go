@@ -2,17 +2,28 @@
 //
 // Place in the pipeline: the bridge compiles a model's program with [Compile] (TypeScript is
 // stripped in-process with esbuild; compiled programs are cached) and runs it with [Run]. Every
-// tools.<name>(args) call in the program leaves the VM as a [Call] message whose arguments are a
+// tools.<name>(args) call in the program leaves the VM as a [Call] message whose argument is a
 // lossless JSON snapshot taken in the sandbox; the bridge ([Host]) runs the tool pipeline on
-// another goroutine and hands a [Settlement] (JSON value or error) back, which the sandbox applies
-// on the VM goroutine. Nothing else crosses: no Go value is ever handed to the VM, so the host
-// boundary stays message-shaped and the sandbox can move into a worker process.
+// another goroutine and hands a [Settlement] (JSON value or error) back, which the sandbox
+// applies on the VM goroutine. Nothing else crosses: no Go value is handed to the VM, so the
+// host boundary stays message-shaped and the sandbox can move into a worker process.
 //
 // The sandbox knows nothing about tools, policy or logging. It owns the goja lifecycle: program
 // wrapping (the source is the body of an async function), console capture, the job queue that
-// applies settlements and timers, limits (wall time, call-stack depth, tool calls, log and result
-// bytes) and the closing of known goja hazards (source maps read from disk, catastrophic
-// regular expressions, Go panics, ambient capabilities such as require or process).
+// applies settlements and timers, limits (wall time, call-stack depth, tool calls, log and
+// result bytes) and the closing of known goja hazards (source maps read from disk, catastrophic
+// regular expressions, deeply nested source, Go panics, ambient capabilities).
+//
+// What a program sees:
+//   - tools: a read-only object with a null prototype, answered by the Host on access, so
+//     set-up does not grow with the number of tools. tools[name](arg) returns a promise; with
+//     no argument it sends {}; more than one argument, or an argument that is not JSON data,
+//     rejects that call with a ToolCallError and dispatches nothing.
+//   - ToolCallError (extends Error; name, toolName, message): what failed calls reject with.
+//   - console.log/info/warn/error/debug: captured alike, formatted like Node's util.format
+//     (goja_nodejs's formatter prints objects as [object Object], so this package has its own).
+//   - setTimeout/clearTimeout: timers on the run's job queue, stopped when the run ends.
+//   - nothing else beyond ECMAScript built-ins: no require, process, file system or network.
 //
 // Importing this package sets regexp2's process-wide default match timeout (see
 // [RegexpMatchTimeout]); goja is the only user of regexp2 in codemode.

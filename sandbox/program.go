@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 )
@@ -50,8 +49,15 @@ const (
 	// scanner believes.
 	MaxBrackets = 50000
 
-	// programName is the file name goja gives the program in stack traces.
+	// programName is the file name goja gives the program in stack traces; a TypeScript
+	// program's frames map back to tsName through esbuild's source map.
 	programName = "program.js"
+	tsName      = "program.ts"
+	// sourceMapURL names the in-memory source map of a TypeScript program. goja's parser
+	// follows a program's last-line sourceMappingURL comment and would read a file path from
+	// disk: JavaScript is parsed with source maps disabled, and TypeScript with a loader that
+	// answers this one URL from memory and nothing else.
+	sourceMapURL = "codemode:program.map"
 	// wrapPrefix and wrapSuffix make the source the body of an async function, so top-level
 	// await and return work. The prefix ends in a newline so user line N is line N+1.
 	wrapPrefix = "(async function () {\n"
@@ -118,12 +124,14 @@ func compile(source string, lang Lang) (p *Program, err error) {
 	}
 	userLines := strings.Count(source, "\n") + 1
 	wrapped := wrapPrefix + source + wrapSuffix
+	sourceMaps := parser.WithDisableSourceMaps
 	if lang == TypeScript {
 		res := api.Transform(wrapped, api.TransformOptions{
 			Loader:     api.LoaderTS,
 			Target:     api.ES2022,
 			Supported:  esbuildSupported,
-			Sourcefile: "program.ts",
+			Sourcefile: tsName,
+			Sourcemap:  api.SourceMapExternal,
 			LogLevel:   api.LogLevelSilent,
 			Charset:    api.CharsetUTF8,
 		})
@@ -135,9 +143,16 @@ func compile(source string, lang Lang) (p *Program, err error) {
 			}
 			return nil, syntaxFailure(m.Text, line, col, userLines)
 		}
-		wrapped = string(res.Code)
-		// esbuild's positions no longer match the user's lines from here on; a failure
-		// below is an incompatibility between esbuild's output and goja, reported as is.
+		wrapped = string(res.Code) + "\n//# sourceMappingURL=" + sourceMapURL
+		sourceMap := res.Map
+		sourceMaps = parser.WithSourceMapLoader(func(url string) ([]byte, error) {
+			if url != sourceMapURL {
+				return nil, errors.New("source maps are not loaded")
+			}
+			return sourceMap, nil
+		})
+		// A failure below is an incompatibility between esbuild's output and goja; its
+		// position is in esbuild's output, so it is reported without one.
 		userLines = -1
 	}
 	// goja's compiler panics on internal errors it does not expect; a program must never
@@ -147,7 +162,7 @@ func compile(source string, lang Lang) (p *Program, err error) {
 			p, err = nil, &Failure{Kind: KindSyntax, Message: fmt.Sprintf("internal compiler error: %v", x)}
 		}
 	}()
-	ast, perr := parser.ParseFile(nil, programName, wrapped, 0, parser.WithDisableSourceMaps)
+	ast, perr := parser.ParseFile(nil, programName, wrapped, 0, sourceMaps)
 	if perr != nil {
 		var list parser.ErrorList
 		if errors.As(perr, &list) && len(list) > 0 {
@@ -184,14 +199,6 @@ func syntaxFailure(msg string, line, col, userLines int) *Failure {
 	}
 }
 
-// positionOf formats a goja position inside the wrapped JavaScript source in user terms.
-func positionOf(pos file.Position) string {
-	if pos.Line < 2 {
-		return ""
-	}
-	return fmt.Sprintf("line %d:%d", pos.Line-1, pos.Column)
-}
-
 // checkNesting scans source as JavaScript/TypeScript tokens closely enough to track bracket
 // nesting: it skips comments, string literals and (by the usual previous-token rule) regular
 // expression literals, and follows template literals through their ${…} holes. The scanner is
@@ -201,7 +208,7 @@ func checkNesting(src string) *Failure {
 		return &Failure{Kind: KindSyntax, Message: fmt.Sprintf("program has %d opening brackets; the limit is %d", n, MaxBrackets)}
 	}
 	var stack []byte // open brackets; '$' marks a template hole, '`' a template body
-	prev := byte(0) // last significant code byte, for the regex-or-division decision
+	prev := byte(0)  // last significant code byte, for the regex-or-division decision
 	line := 1
 	i := 0
 	tooDeep := func() *Failure {

@@ -358,8 +358,13 @@ func (r *run) check(err error) bool {
 	case errors.As(err, &ie):
 		r.fail(&Failure{Kind: KindRuntime, Message: "the program was interrupted"}) // normally recorded already
 	default:
-		// Exceptions are turned into failures inside the VM, where they can be described;
-		// one reaching this point is unexpected.
+		// Only code outside the async body can throw to the top (a program that closes the
+		// body early); describing the value may run its code, so that happens in the VM.
+		var ex *goja.Exception
+		if errors.As(err, &ex) && !r.stopped.Load() {
+			v := ex.Value()
+			r.enter(func() { r.fail(&Failure{Kind: KindRuntime, Message: r.describeThrown(v)}) })
+		}
 		r.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception"})
 	}
 	return false

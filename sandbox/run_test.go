@@ -26,6 +26,8 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "string result", src: `return "plain"`, value: `"plain"`},
 		{name: "throw Error", src: `throw new Error("boom")`, kind: KindRuntime, message: []string{"Error: boom"}},
 		{name: "throw TypeError", src: `null.x`, kind: KindRuntime, message: []string{"TypeError"}},
+		{name: "error position", src: "const b = null;\n\n  return b.x", kind: KindRuntime, message: []string{"TypeError: Cannot read property 'x'", "(at line 3:12)"}},
+		{name: "error position in a function", src: "function f() {\n  throw new Error('deep')\n}\nf()", kind: KindRuntime, message: []string{"Error: deep (at line 2:9)"}},
 		{name: "throw custom error", src: `class MyErr extends Error { constructor(m) { super(m); this.name = "MyErr" } } throw new MyErr("bad")`, kind: KindRuntime, message: []string{"MyErr: bad"}},
 		{name: "throw string", src: `throw "just text"`, kind: KindRuntime, message: []string{"just text"}},
 		{name: "throw number", src: `throw 42`, kind: KindRuntime, message: []string{"42"}},
@@ -40,6 +42,7 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "recursion cannot be caught", src: `function f() { f() } try { f() } catch (e) { return "caught" }`, kind: KindLimit},
 		{name: "recursion through native callbacks", src: `function f() { [0].map(f) } f()`, kind: KindLimit},
 		{name: "recursion in a microtask", src: `function f() { f() } await null; f()`, kind: KindLimit},
+		{name: "throw outside the body", src: `}); throw new Error("top"); (async function () {`, kind: KindRuntime, message: []string{"Error: top"}},
 		{name: "no require", src: `return typeof require + typeof process + typeof module + typeof exports + typeof Buffer + typeof fetch`, value: `"undefinedundefinedundefinedundefinedundefinedundefined"`},
 	}
 	for _, tt := range tests {

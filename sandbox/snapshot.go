@@ -23,7 +23,29 @@ const (
 	snapResult
 )
 
-var proxyType = reflect.TypeOf(goja.Proxy{})
+var (
+	proxyType     = reflect.TypeOf(goja.Proxy{})
+	mapExportType = reflect.TypeOf([][2]any{})
+	setExportType = reflect.TypeOf([]any{})
+)
+
+// objectClass is o's class name, telling the Map, Set and Promise objects that goja reports
+// as "Object" apart by what they export to.
+func objectClass(o *goja.Object) string {
+	cls := o.ClassName()
+	if cls != "Object" {
+		return cls
+	}
+	switch o.ExportType() {
+	case promiseType:
+		return "Promise"
+	case mapExportType:
+		return "Map"
+	case setExportType:
+		return "Set"
+	}
+	return cls
+}
 
 // snapError says why a value cannot cross the boundary.
 type snapError struct {
@@ -206,7 +228,7 @@ func (s *snapshotter) object(o *goja.Object) *snapError {
 		return s.fail(fmt.Sprintf("nests deeper than %d levels", MaxDataDepth))
 	}
 	objectProto, arrayProto := s.r.intrinsics()
-	switch cls := o.ClassName(); cls {
+	switch cls := objectClass(o); cls {
 	case "Array":
 		if o.Prototype() != arrayProto {
 			return s.fail("is an instance of an Array subclass, not a plain array")

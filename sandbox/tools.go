@@ -136,7 +136,7 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 	}
 	if r.calls >= r.opts.MaxCalls {
 		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program made more than %d tool calls", r.opts.MaxCalls)})
-		return r.rejected(name, "the run's tool-call limit was reached")
+		return goja.Undefined() // the program stops at its next instruction
 	}
 	r.calls++
 	p, resolve, reject := r.rt.NewPromise()

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/sdkgen"
+	"github.com/codemode/codemode/session"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("version", stderr)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "codemode %s\n", version)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		fmt.Fprintf(stdout, "go: %s\n", bi.GoVersion)
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" || s.Key == "vcs.time" || s.Key == "vcs.modified" {
+				fmt.Fprintf(stdout, "%s: %s\n", s.Key, s.Value)
+			}
+		}
+		for _, d := range bi.Deps {
+			if strings.Contains(d.Path, "goja") {
+				fmt.Fprintf(stdout, "%s %s\n", d.Path, d.Version)
+			}
+		}
+	}
+	return nil
+}
+
+// scopeView loads the configuration and resolves a scope.
+func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) (*registry.View, func(), error) {
+	a, err := loadApp(ctx, configFile, "", stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := a.Registry.View(scope)
+	if err != nil {
+		a.Close()
+		return nil, nil, usagef("unknown scope %q", scope)
+	}
+	return v, func() { a.Close() }, nil
+}
+
+func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("sdk", stderr)
+	scope := fs.String("scope", config.DefaultScope, "the scope")
+	format := fs.String("format", "ts", "ts (declarations), js (sandbox bindings) or prompt (model instructions)")
+	configFile := fs.String("config", "", "configuration file (YAML)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	var gen func(*sdkgen.Set) []byte
+	switch *format {
+	case "ts":
+		gen = sdkgen.TypeScript
+	case "js":
+		gen = sdkgen.Bindings
+	case "prompt":
+		gen = sdkgen.Prompt
+	default:
+		return usagef("--format: want ts, js or prompt, got %q", *format)
+	}
+	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = stdout.Write(gen(bridge.SDK(v)))
+	return err
+}
+
+func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("tools", stderr)
+	scope := fs.String("scope", config.DefaultScope, "the scope")
+	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
+	configFile := fs.String("config", "", "configuration file (YAML)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"scope": *scope, "mode": v.Mode(), "tools": v.Schemas()})
+	}
+	fmt.Fprintf(stdout, "scope %s (mode %s)\n", *scope, v.Mode())
+	for _, t := range v.ModelTools() {
+		fmt.Fprintf(stdout, "  %-14s %s\n", t.Name(), firstLine(t.Description()))
+	}
+	if v.Mode() == registry.ModeCode {
+		fmt.Fprintln(stdout, "reachable from run_code programs:")
+		for _, t := range v.SDKTools() {
+			fmt.Fprintf(stdout, "  %-14s %s\n", t.Name(), firstLine(t.Description()))
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("replay", stderr)
+	store := fs.String("store", config.Default().Store, "session store URL")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one SESSION id")
+	}
+	st, err := session.Open(ctx, *store)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	defer st.Close()
+	if _, err := st.GetSession(ctx, pos[0]); err != nil {
+		return fmt.Errorf("session %s: %w", pos[0], err)
+	}
+	events, err := st.Events(ctx, pos[0], 0, 0)
+	if err != nil {
+		return err
+	}
+	return session.WriteTimeline(stdout, events)
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/session"
+)
+
+// loadApp builds an in-process app from --config, with an in-memory store
+// unless storeURL is set.
+func loadApp(ctx context.Context, configFile, storeURL string, stderr io.Writer) (*app.App, error) {
+	cfg, err := config.Load(configFile)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	cfg.Isolation = "inproc"
+	opts := app.Options{Logger: newLogger(stderr)}
+	if storeURL == "" {
+		opts.Store = session.NewMemory()
+	} else {
+		cfg.Store = storeURL
+	}
+	return app.New(ctx, cfg, opts)
+}
+
+func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	scope := fs.String("scope", config.DefaultScope, "the scope whose tools the program can call")
+	configFile := fs.String("config", "", "configuration file (YAML)")
+	asJSON := fs.Bool("json", false, "print the full run result as JSON")
+	timeout := fs.Duration("timeout", 0, "wall-clock limit for the run (default: limits.timeout)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one program: a FILE or - for standard input")
+	}
+	var code []byte
+	if pos[0] == "-" {
+		code, err = io.ReadAll(io.LimitReader(stdin, 16<<20))
+	} else {
+		code, err = os.ReadFile(pos[0])
+	}
+	if err != nil {
+		return usagef("read program: %v", err)
+	}
+	a, err := loadApp(ctx, *configFile, "", stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if !a.Registry.HasScope(*scope) {
+		return usagef("unknown scope %q", *scope)
+	}
+	res, err := a.Run(ctx, app.RunRequest{Code: string(code), Description: "codemode run " + pos[0], Scope: *scope, Timeout: *timeout})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printRun(stdout, stderr, res)
+	}
+	if res.IsError {
+		return exitError(1)
+	}
+	return nil
+}
+
+// printRun prints logs, then the result (strings raw, other JSON indented);
+// a failure goes to stderr with its logs.
+func printRun(stdout, stderr io.Writer, res app.RunResult) {
+	if res.IsError {
+		for _, c := range res.Content {
+			if c.Type == "text" {
+				fmt.Fprintln(stderr, c.Text)
+			}
+		}
+		return
+	}
+	var v struct {
+		Logs   []string        `json:"logs"`
+		Result json.RawMessage `json:"result"`
+	}
+	_ = json.Unmarshal(res.Value, &v)
+	for _, l := range v.Logs {
+		fmt.Fprintln(stdout, l)
+	}
+	if v.Result == nil {
+		return
+	}
+	var s string
+	if json.Unmarshal(v.Result, &s) == nil {
+		fmt.Fprintln(stdout, s)
+		return
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, v.Result, "", "  ") != nil {
+		buf.Reset()
+		buf.Write(v.Result)
+	}
+	fmt.Fprintln(stdout, buf.String())
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var serveAddrRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+// startServe runs `codemode serve args…` until the returned stop is called;
+// it returns the address from the "listening" log line.
+func startServe(t *testing.T, args ...string) (addr string, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody is reading any more; keep draining
+			}
+		}
+	}()
+	timeout := time.After(30 * time.Second)
+	for addr == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				cancel()
+				t.Fatalf("serve exited before listening (status %d)", <-code)
+			}
+			if m := serveAddrRE.FindStringSubmatch(l); m != nil {
+				addr = m[1]
+			}
+		case <-timeout:
+			cancel()
+			t.Fatal("serve did not log its address")
+		}
+	}
+	stopped := false
+	var status int
+	stop = func() int {
+		if !stopped {
+			stopped = true
+			cancel()
+			status = <-code
+		}
+		return status
+	}
+	t.Cleanup(func() { stop() })
+	return addr, stop
+}
+
+func TestServeRunsAndShutsDown(t *testing.T) {
+	addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--mode", "code")
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+	resp, err = http.Post("http://"+addr+"/v1/run", "application/json", strings.NewReader(`{"code": "return (await tools.math_add({a: 1, b: 2})).sum"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result":3`) {
+		t.Fatalf("run: %d %s", resp.StatusCode, b)
+	}
+	resp, err = http.Get("http://" + addr + "/v1/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"mode":"code"`) {
+		t.Errorf("--mode code not applied: %s", b)
+	}
+	if status := stop(); status != 0 {
+		t.Fatalf("exit status %d after shutdown", status)
+	}
+	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		t.Error("still serving after shutdown")
+	}
+}
+
+// TestServeDefaultStore: with no --store the log is codemode.db in the
+// working directory.
+func TestServeDefaultStore(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	_, stop := startServe(t, "--addr", "127.0.0.1:0")
+	if status := stop(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "codemode.db")); err != nil {
+		t.Fatalf("no codemode.db in the working directory: %v", err)
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	badConfig := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badConfig, []byte("server: {max_inflight_runs: 0}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--addr", "nonsense"}, "--addr"},
+		{[]string{"--mode", "fast"}, "--mode"},
+		{[]string{"--addr", "0.0.0.0:0"}, "loopback"},
+		{[]string{"--addr", ":0"}, "loopback"},
+		{[]string{"--store", "ftp://x"}, "store"},
+		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, "config"},
+		{[]string{"--config", badConfig}, "server.max_inflight_runs"},
+		{[]string{"--bogus"}, "bogus"},
+		{[]string{"extra"}, "extra"},
+	}
+	for _, tt := range tests {
+		var stderr strings.Builder
+		status := run(context.Background(), append([]string{"serve"}, tt.args...), strings.NewReader(""), io.Discard, &stderr)
+		if status != 2 || !strings.Contains(stderr.String(), tt.msg) {
+			t.Errorf("serve %v: status %d, stderr %q; want 2 and %q", tt.args, status, stderr.String(), tt.msg)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr.String()), "\n"); n > 0 && !strings.Contains(strings.Join(tt.args, " "), "bogus") {
+			t.Errorf("serve %v: %d lines of errors, want one: %q", tt.args, n+1, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/codemode/codemode/session"
+)
+
+// The codes of API errors: the "code" of {"error":{"code","message"}}. A
+// failed program or tool is not an API error; it is a 200 with is_error.
+const (
+	CodeInvalidRequest   = "INVALID_REQUEST"    // 400: malformed body, missing or bad field
+	CodeUnauthorized     = "UNAUTHORIZED"       // 401: missing or wrong API key
+	CodeUnknownScope     = "UNKNOWN_SCOPE"      // 404: no such scope, or not one the key may use
+	CodeUnknownSession   = "UNKNOWN_SESSION"    // 404: no such session, or in a scope the key may not use
+	CodeUnknownApproval  = "UNKNOWN_APPROVAL"   // 404: no such pending approval
+	CodeNotFound         = "NOT_FOUND"          // 404: no such route
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED" // 405
+	CodeBodyTooLarge     = "BODY_TOO_LARGE"     // 413
+	CodeRateLimited      = "RATE_LIMITED"       // 429, with Retry-After
+	CodeOverloaded       = "OVERLOADED"         // 503: every run slot taken and the queue full
+	CodeRequestTimeout   = "REQUEST_TIMEOUT"    // 503: the request ended (server.request_timeout, or the client left) before its run started
+	CodeShuttingDown     = "SHUTTING_DOWN"      // 503: the server is stopping
+	CodeInternal         = "INTERNAL"           // 500: a fault of the service (logged)
+)
+
+// apiError is an error response: an HTTP status and the JSON error object.
+type apiError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+func errorf(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return errorf(http.StatusBadRequest, CodeInvalidRequest, format, args...)
+}
+
+func unknownScope(scope string) *apiError {
+	return errorf(http.StatusNotFound, CodeUnknownScope, "unknown scope %q", scope)
+}
+
+func unknownSession(id string) *apiError {
+	return errorf(http.StatusNotFound, CodeUnknownSession, "unknown session %q", id)
+}
+
+// marshal encodes v as JSON without HTML escaping (the API is not HTML),
+// followed by a newline.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return buf.Bytes(), err
+}
+
+// writeJSON writes v as the JSON response body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := marshal(v)
+	if err != nil {
+		// Every response type here marshals; a failure is a bug, reported as one.
+		status = http.StatusInternalServerError
+		data = fmt.Appendf(nil, `{"error":{"code":%q,"message":"the response could not be encoded"}}`+"\n", CodeInternal)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// writeError writes e as {"error":{"code","message"}} and counts it.
+func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
+	s.metrics.apiErrors.WithLabelValues(e.Code).Inc()
+	writeJSON(w, e.Status, struct {
+		Error *apiError `json:"error"`
+	}{e})
+}
+
+// decodeBody reads the request body as exactly one JSON object into dst,
+// rejecting unknown fields and trailing data. An empty body is accepted
+// (dst keeps its zero value) only when allowEmpty is set. The body is read
+// through the server's size limit: a body over it is a 413.
+func decodeBody(r *http.Request, dst any, allowEmpty bool) *apiError {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return bodyTooLarge(tooBig.Limit)
+		}
+		return badRequest("read request body: %v", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return badRequest("the request body is empty: want a JSON object")
+	}
+	if t := firstByte(data); t != '{' {
+		return badRequest("the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return badRequest("invalid JSON body: %s", jsonMessage(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("invalid JSON body: unexpected data after the object")
+	}
+	return nil
+}
+
+func bodyTooLarge(limit int64) *apiError {
+	return errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", limit)
+}
+
+func firstByte(data []byte) byte {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 {
+		return 0
+	}
+	return data[0]
+}
+
+// jsonMessage turns encoding/json's errors into messages that name the field.
+func jsonMessage(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field != "" {
+			return fmt.Sprintf("field %q: want %s, got %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		}
+		return fmt.Sprintf("want %s, got %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syntaxErr.Error(), "json: "), syntaxErr.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names a Go kind as the JSON type a client must send.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	}
+	return kind
+}
+
+// internal turns an unexpected failure into an API error: a closed store
+// during shutdown is a 503, anything else a logged 500 whose details stay in
+// the log.
+func (s *Server) internal(r *http.Request, what string, err error) *apiError {
+	if errors.Is(err, session.ErrClosed) || s.isStopping() {
+		return errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	}
+	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "what", what, "err", err)
+	return errorf(http.StatusInternalServerError, CodeInternal, "internal error (%s)", what)
+}
+
+func (s *Server) isStopping() bool { return s.stopCtx.Err() != nil }

@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestMetrics(t *testing.T) {
+	ts := newTestServer(t, "")
+	ts.runOK(map[string]any{"code": "await tools.math_add({a: 1, b: 2}); await tools.util_echo({value: 1}); return 1"})
+	ts.post("/v1/run", `{"code": "await tools.util_fail({message: 'x'})"}`)
+	ts.post("/v1/run", `{"code": 5}`)
+	id := ts.newSession("", "")
+	ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "c1", "name": "math_add", "arguments": "{\"a\":1,\"b\":1}"}]}`)
+
+	resp, body := ts.get("/metrics")
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("metrics: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	text := string(body)
+	for _, want := range []string{
+		`codemode_runs_total{entry="run",outcome="ok"} 1`,
+		`codemode_runs_total{entry="run",outcome="error"} 1`,
+		`codemode_runs_total{entry="step",outcome="ok"} 1`,
+		`codemode_sub_calls_total 3`,
+		`codemode_errors_total{code="TOOL_FAILED"} 1`,
+		`codemode_errors_total{code="CODE_RUN_FAILED"} 1`,
+		`codemode_run_duration_seconds_count{entry="run"} 2`,
+		`codemode_run_duration_seconds_count{entry="step"} 1`,
+		`codemode_runs_in_flight 0`,
+		`codemode_runs_queued 0`,
+		`codemode_event_streams 0`,
+		`codemode_http_requests_total{method="POST",route="/v1/run",status="200"} 2`,
+		`codemode_http_requests_total{method="POST",route="/v1/run",status="400"} 1`,
+		`codemode_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`,
+		`codemode_http_errors_total{code="INVALID_REQUEST"} 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	ts.get("/no/such/route")
+	_, body = ts.get("/metrics")
+	if !strings.Contains(string(body), `codemode_http_requests_total{method="GET",route="unmatched",status="404"} 1`) {
+		t.Error("an unmatched route is not counted as such")
+	}
+}

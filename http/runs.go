@@ -1,0 +1,305 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/session"
+)
+
+// Entries of runs (label "entry" of the run metrics).
+const (
+	entryRun  = "run"
+	entryStep = "step"
+)
+
+// runRequest is the body of POST /v1/run.
+type runRequest struct {
+	Code        string `json:"code"`
+	Description string `json:"description"`
+	Scope       string `json:"scope"`
+	SessionID   string `json:"session_id"`
+	TimeoutMS   *int64 `json:"timeout_ms"`
+}
+
+// run serves POST /v1/run: a client's program, run in Code Mode in any
+// scope whatever its mode, logged in a session (a new one unless session_id
+// names one) like a model's run_code call. A failed program is a 200 with
+// is_error; timeout_ms (0: the configured limit) is capped at limits.timeout.
+func (s *Server) run(w http.ResponseWriter, r *http.Request) {
+	var req runRequest
+	if e := decodeBody(r, &req, false); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	if req.Code == "" {
+		s.writeError(w, badRequest("code is required: the body of an async function, in JavaScript or TypeScript"))
+		return
+	}
+	limit := s.app.Config.Limits.Timeout.Std()
+	var timeout time.Duration
+	if req.TimeoutMS != nil {
+		ms := *req.TimeoutMS
+		if ms < 0 {
+			s.writeError(w, badRequest("timeout_ms must not be negative, got %d", ms))
+			return
+		}
+		if timeout = limit; ms > 0 && ms < limit.Milliseconds() {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	scope := req.Scope
+	if req.SessionID != "" {
+		sess, e := s.session(r, req.SessionID)
+		if e != nil {
+			s.writeError(w, e)
+			return
+		}
+		if req.Scope != "" && req.Scope != sess.Scope {
+			if _, e := s.resolveScope(r, req.Scope); e != nil {
+				s.writeError(w, e)
+				return
+			}
+			s.writeError(w, badRequest("session %q is in scope %q, not %q: leave scope out to use the session's", sess.ID, sess.Scope, req.Scope))
+			return
+		}
+		scope = "" // the session's
+	} else if _, e := s.resolveScope(r, scope); e != nil {
+		s.writeError(w, e)
+		return
+	}
+
+	release, ok := s.admit(w, r, entryRun)
+	if !ok {
+		return
+	}
+	defer release()
+	start := time.Now()
+	res, err := s.app.Run(r.Context(), app.RunRequest{
+		Code: req.Code, Description: req.Description, Scope: scope, SessionID: req.SessionID, Timeout: timeout,
+	})
+	elapsed := time.Since(start)
+	s.metrics.runDuration.WithLabelValues(entryRun).Observe(elapsed.Seconds())
+	if err != nil {
+		s.metrics.runs.WithLabelValues(entryRun, outcomeFailed).Inc()
+		e := s.runError(r, "run", err)
+		s.log.Warn("run", "session", req.SessionID, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
+		s.writeError(w, e)
+		return
+	}
+	outcome := outcomeOK
+	attrs := []any{"session", res.SessionID, "call_id", res.CallID, "duration", elapsed, "sub_calls", len(res.Calls)}
+	if res.IsError {
+		outcome = outcomeError
+		if res.Error != nil {
+			attrs = append(attrs, "code", string(res.Error.Code))
+		}
+	}
+	s.metrics.runs.WithLabelValues(entryRun, outcome).Inc()
+	s.log.Info("run", append(attrs, "outcome", outcome)...)
+	writeJSON(w, http.StatusOK, res)
+}
+
+// stepRequest is the body of POST /v1/sessions/{id}/steps.
+type stepRequest struct {
+	ToolCalls *[]stepCall `json:"tool_calls"`
+}
+
+// stepCall is one tool call of a model response. Arguments is the model's
+// raw JSON string; a JSON object is accepted too and logged compacted.
+type stepCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// stepResult is one result of a step, in model order.
+type stepResult struct {
+	ToolCallID string                  `json:"tool_call_id"`
+	IsError    bool                    `json:"is_error"`
+	Content    []registry.ContentBlock `json:"content"`
+	Error      *runtime.ErrorInfo      `json:"error,omitempty"`
+	Meta       json.RawMessage         `json:"meta,omitempty"`
+}
+
+// stepResponse is the response of POST /v1/sessions/{id}/steps.
+type stepResponse struct {
+	Results       []stepResult       `json:"results"`
+	Contexts      []registry.Context `json:"contexts"`
+	ConcludesTurn bool               `json:"concludes_turn"`
+}
+
+// steps serves POST /v1/sessions/{id}/steps: one model response's tool calls
+// run in the session's scope and logged in model order. A call waiting for
+// approval holds the request (and its run slot) until it is answered.
+func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
+	sess, e := s.session(r, chi.URLParam(r, "id"))
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	var req stepRequest
+	if e := decodeBody(r, &req, false); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	calls, e := toolCalls(req)
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+
+	release, ok := s.admit(w, r, entryStep)
+	if !ok {
+		return
+	}
+	defer release()
+	start := time.Now()
+	out, err := s.app.Agent.Step(r.Context(), sess.ID, calls)
+	elapsed := time.Since(start)
+	s.metrics.runDuration.WithLabelValues(entryStep).Observe(elapsed.Seconds())
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.ID
+	}
+	if err != nil {
+		s.metrics.runs.WithLabelValues(entryStep, outcomeFailed).Inc()
+		e := s.runError(r, "step", err)
+		s.log.Warn("step", "session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
+		s.writeError(w, e)
+		return
+	}
+	resp := stepResponse{Results: make([]stepResult, len(out.Results)), Contexts: out.Contexts, ConcludesTurn: out.ConcludesTurn}
+	if resp.Contexts == nil {
+		resp.Contexts = []registry.Context{}
+	}
+	outcome := outcomeOK
+	var codes []string
+	for i, cr := range out.Results {
+		res := cr.Result
+		sr := stepResult{ToolCallID: cr.ToolCallID, IsError: res.IsError(), Content: res.Content(), Error: res.Error()}
+		if sr.Content == nil {
+			sr.Content = []registry.ContentBlock{}
+		}
+		if m := res.Meta(); !m.IsZero() {
+			sr.Meta = m.Bytes()
+		}
+		if sr.IsError {
+			outcome = outcomeError
+			codes = append(codes, string(res.Code()))
+		}
+		resp.Results[i] = sr
+	}
+	s.metrics.runs.WithLabelValues(entryStep, outcome).Inc()
+	attrs := []any{"session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcome}
+	if len(codes) > 0 {
+		attrs = append(attrs, "codes", codes)
+	}
+	s.log.Info("step", attrs...)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// toolCalls checks and converts the calls of a step request.
+func toolCalls(req stepRequest) ([]agent.ToolCall, *apiError) {
+	if req.ToolCalls == nil {
+		return nil, badRequest("tool_calls is required (an empty list only commits pending contexts)")
+	}
+	in := *req.ToolCalls
+	calls := make([]agent.ToolCall, len(in))
+	seen := make(map[string]bool, len(in))
+	for i, c := range in {
+		switch {
+		case c.ID == "":
+			return nil, badRequest("tool_calls[%d].id is required", i)
+		case seen[c.ID]:
+			return nil, badRequest("tool_calls[%d].id: duplicate id %q", i, c.ID)
+		case c.Name == "":
+			return nil, badRequest("tool_calls[%d].name is required", i)
+		}
+		seen[c.ID] = true
+		args, err := rawArguments(c.Arguments)
+		if err != nil {
+			return nil, badRequest("tool_calls[%d].arguments: %v", i, err)
+		}
+		calls[i] = agent.ToolCall{ID: c.ID, Name: c.Name, Arguments: args}
+	}
+	return calls, nil
+}
+
+// rawArguments reads a call's arguments: the model's raw string (logged
+// verbatim, even when it is not valid JSON: the pipeline reports that as the
+// call's INVALID_ARGS), or an object, compacted. Absent or null means none.
+func rawArguments(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	case raw[0] == '{':
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return "", err
+		}
+		return buf.String(), nil
+	}
+	return "", errors.New("want the model's raw JSON string (or a JSON object)")
+}
+
+// admit takes a run slot for the request, or writes the 503 and reports
+// false: at once when every slot is taken and the queue is full, or when the
+// request ends while queued.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string) (release func(), ok bool) {
+	release, err := s.runs.acquire(r.Context())
+	if err == nil {
+		return release, true
+	}
+	s.metrics.runs.WithLabelValues(entry, outcomeOverloaded).Inc()
+	var e *apiError
+	switch {
+	case errors.Is(err, errOverloaded):
+		w.Header().Set("Retry-After", "1")
+		e = errorf(http.StatusServiceUnavailable, CodeOverloaded, "the server is at capacity (%d runs in flight, %d queued); retry later", s.cfg.MaxInflight, s.cfg.MaxQueued)
+	case errors.Is(err, errStopping):
+		e = errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	default:
+		e = errorf(http.StatusServiceUnavailable, CodeRequestTimeout, "no run slot became free before the request ended")
+	}
+	s.log.Log(r.Context(), slog.LevelWarn, "run refused", "entry", entry, "reason", err)
+	s.writeError(w, e)
+	return nil, false
+}
+
+// runError maps the error of a run or step that produced no result.
+func (s *Server) runError(r *http.Request, what string, err error) *apiError {
+	switch {
+	case errors.Is(err, app.ErrUnknownScope):
+		return errorf(http.StatusNotFound, CodeUnknownScope, "%s", strings.TrimPrefix(err.Error(), "app: "))
+	case errors.Is(err, session.ErrNotFound):
+		return errorf(http.StatusNotFound, CodeUnknownSession, "unknown session")
+	case errors.Is(err, agent.ErrInvalidCalls):
+		return badRequest("%s", strings.TrimPrefix(err.Error(), "agent: "))
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		if s.isStopping() {
+			return errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		}
+		return errorf(http.StatusServiceUnavailable, CodeRequestTimeout, "the request ended before its %s could start", what)
+	}
+	return s.internal(r, what, err)
+}

@@ -1,0 +1,259 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemode/codemode/app"
+)
+
+// DefaultHeartbeat is how often an idle event stream gets a comment line, so
+// that proxies and clients can tell a quiet stream from a dead one.
+const DefaultHeartbeat = 15 * time.Second
+
+// afterCancelGrace is how long Serve waits, once the shutdown grace has run
+// out and the remaining runs were cancelled, for their handlers to deliver
+// the cancelled results before it closes every connection.
+const afterCancelGrace = 5 * time.Second
+
+// Options adjust New. The zero value works.
+type Options struct {
+	// Logger receives one line per run or step and the service's own
+	// messages. Default: the App's logger.
+	Logger *slog.Logger
+	// MCP, when set, is mounted at /mcp (MCP over streamable HTTP) behind the
+	// same body limit, API keys and rate limits as /v1. It learns what the
+	// request's key may use from ScopeAllowed.
+	MCP http.Handler
+	// Playground, when set, serves GET / instead of the built-in page that
+	// lists the API.
+	Playground http.Handler
+	// Metrics is the registry /metrics serves and the service's collectors
+	// join (with the Go and process collectors); one Server per registry.
+	// Default: a new registry, never the global one.
+	Metrics *prometheus.Registry
+	// Heartbeat is the comment interval of idle event streams. Default
+	// DefaultHeartbeat.
+	Heartbeat time.Duration
+}
+
+// limits are the server.* settings New checked.
+type limits struct {
+	MaxBodyBytes   int64
+	MaxInflight    int
+	MaxQueued      int
+	RateLimit      int
+	RateWindow     time.Duration
+	RequestTimeout time.Duration
+	ShutdownGrace  time.Duration
+}
+
+// Server is the HTTP service over one App. It is an http.Handler; Serve
+// runs it on a listener with graceful shutdown.
+type Server struct {
+	app       *app.App
+	log       *slog.Logger
+	cfg       limits
+	keys      keyring // immutable
+	runs      *runLimiter
+	metrics   *metrics
+	heartbeat time.Duration
+	router    http.Handler
+
+	// stopCtx ends when shutdown begins: event streams end and no new run
+	// is admitted.
+	stopCtx    context.Context
+	stopCancel context.CancelFunc
+}
+
+// New returns the service for a. Its collectors count every execution of
+// a's runtime (one Server per App). It fails when a's configuration is not
+// usable (New re-checks what config.Load validates).
+func New(a *app.App, opts Options) (*Server, error) {
+	sc := a.Config.Server
+	cfg := limits{
+		MaxBodyBytes:   int64(sc.MaxBodyBytes),
+		MaxInflight:    sc.MaxInflightRuns,
+		MaxQueued:      sc.MaxQueuedRuns,
+		RateLimit:      sc.RateLimit,
+		RateWindow:     sc.RateWindow.Std(),
+		RequestTimeout: sc.RequestTimeout.Std(),
+		ShutdownGrace:  sc.ShutdownGrace.Std(),
+	}
+	switch {
+	case cfg.MaxBodyBytes <= 0:
+		return nil, errors.New("config: server.max_body_bytes: must be positive")
+	case cfg.MaxInflight <= 0:
+		return nil, errors.New("config: server.max_inflight_runs: must be positive")
+	case cfg.MaxQueued < 0:
+		return nil, errors.New("config: server.max_queued_runs: must not be negative")
+	case cfg.RateLimit < 0:
+		return nil, errors.New("config: server.rate_limit: must not be negative")
+	case cfg.RateLimit > 0 && cfg.RateWindow <= 0:
+		return nil, errors.New("config: server.rate_window: must be positive")
+	case cfg.RequestTimeout <= 0:
+		return nil, errors.New("config: server.request_timeout: must be positive")
+	case cfg.ShutdownGrace < 0:
+		return nil, errors.New("config: server.shutdown_grace: must not be negative")
+	}
+	keys, err := newKeyring(a.Config.APIKeys)
+	if err != nil {
+		return nil, err
+	}
+	reg := opts.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	registerProcessCollectors(reg)
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	s := &Server{
+		app:       a,
+		log:       opts.Logger,
+		cfg:       cfg,
+		keys:      keys,
+		runs:      newRunLimiter(cfg.MaxInflight, cfg.MaxQueued, m.inflight, m.queued),
+		metrics:   m,
+		heartbeat: opts.Heartbeat,
+	}
+	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
+	if s.log == nil {
+		s.log = a.Logger
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.heartbeat <= 0 {
+		s.heartbeat = DefaultHeartbeat
+	}
+	a.Runtime.AddObserver(m.observe)
+	s.router = s.routes(opts)
+	return s, nil
+}
+
+// routes builds the router. Everything under /v1 (and /mcp) passes the body
+// limit, identification, rate limiting and authentication, in that order;
+// every route except event streams is bounded by the request timeout.
+func (s *Server) routes(opts Options) http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.instrument, middleware.GetHead)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				w.Header().Add("Allow", m)
+			}
+		}
+		s.writeError(w, errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path))
+	})
+
+	r.Get("/healthz", s.healthz)
+	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+	if opts.Playground != nil {
+		r.Method(http.MethodGet, "/", opts.Playground)
+	} else {
+		r.Get("/", s.index)
+	}
+
+	guard := chi.Chain(s.limitBody, s.identify, s.rateLimit(), s.authenticate)
+	if opts.MCP != nil {
+		r.With(guard...).Handle("/mcp", opts.MCP)
+		r.With(guard...).Handle("/mcp/*", opts.MCP)
+	}
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(guard...)
+		// Event streams live as long as their client; the JSON form of the
+		// same route applies the timeout itself.
+		r.Get("/sessions/{id}/events", s.events)
+
+		r.Group(func(r chi.Router) {
+			r.Use(s.withTimeout)
+			r.Get("/tools", s.tools)
+			r.Get("/sdk", s.sdk)
+			r.Post("/run", s.run)
+			r.Post("/sessions", s.createSession)
+			r.Get("/sessions/{id}", s.getSession)
+			r.Post("/sessions/{id}/steps", s.steps)
+			r.Get("/sessions/{id}/messages", s.messages)
+			r.Get("/sessions/{id}/approvals", s.approvals)
+			r.Post("/sessions/{id}/approvals/{aid}", s.answer)
+		})
+	})
+	return r
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Serve accepts connections on ln until ctx ends, then shuts down
+// gracefully: it stops accepting, ends event streams, refuses queued and new
+// runs (503), and lets the runs in flight finish and deliver their results
+// within server.shutdown_grace; then it cancels what is left, gives the
+// cancelled runs a moment to write their (cancelled) results, and closes
+// every connection. It returns nil after a shutdown that ctx started, or the
+// error that stopped the server. It does not close the App. A Server serves
+// once: after Serve returns it admits no runs.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Request contexts derive from base, not from ctx: the end of ctx starts
+	// the shutdown; base ends only when the grace period is over.
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	hs := &http.Server{
+		Handler:           s,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		s.stop()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "grace", s.cfg.ShutdownGrace)
+	s.stop()
+	graceCtx, cancelGrace := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancelGrace()
+	err := hs.Shutdown(graceCtx)
+	if err != nil {
+		s.log.Warn("shutdown grace is over: cancelling the runs still in flight")
+		cancelBase()
+		lastCtx, cancelLast := context.WithTimeout(context.Background(), afterCancelGrace)
+		defer cancelLast()
+		if err = hs.Shutdown(lastCtx); err != nil {
+			err = hs.Close()
+		}
+	}
+	<-served // http.ErrServerClosed
+	s.log.Info("stopped")
+	return err
+}
+
+// stop begins the shutdown: event streams end and runs are no longer
+// admitted. It is idempotent.
+func (s *Server) stop() {
+	s.stopCancel()
+	s.runs.stop()
+}

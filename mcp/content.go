@@ -1,0 +1,438 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+	"github.com/codemode/codemode/runtime"
+)
+
+// This file holds the mapping rules between codemode and MCP, both ways.
+//
+// Schemas (server side). Strict clients (the official TypeScript SDK among
+// them) reject a tool list whose inputSchema or outputSchema is not an
+// object schema with "type": "object" at its root, or whose properties are
+// not objects. So every schema is normalized before it is listed:
+//   - a boolean subschema (true, false) in a schema position becomes {} or
+//     {"not": {}}; additionalProperties and unevaluatedProperties keep their
+//     idiomatic booleans;
+//   - inputSchema: the root's type is forced to "object" (arguments are a JSON
+//     object in every call);
+//   - outputSchema: a root whose type is exactly "object" is listed as is and
+//     structuredContent is the canonical value. Any other root (a scalar, an
+//     array, a union, true) is wrapped in the envelope
+//     {"type":"object","properties":{"value": S},"required":["value"]} and
+//     structuredContent is {"value": <canonical value>}. The root's $schema,
+//     $defs and definitions move to the envelope so local $refs still resolve.
+//
+// Results (server side). Content blocks map one to one (text → text, image →
+// image); a result's additional contexts, which the agent loop would commit
+// as user messages, follow its content as text and image blocks, since an MCP
+// host has no other channel for them. Failed results set isError and carry
+// no structuredContent. _meta carries codemode/sessionId, codemode/callId,
+// codemode/error {code, kind?, message} on failure, codemode/meta (the
+// tool's presentationMeta) when present, and codemode/concludesTurn when the
+// result asks to end the turn.
+//
+// Upstream tools (client side). With an outputSchema, the binding's value is
+// the upstream's structuredContent. Without one, the value is the upstream's
+// content as an array of blocks (contentArraySchema), rendered back to text
+// and image content for the model.
+
+// metaPrefix namespaces the _meta keys codemode writes.
+const metaPrefix = "codemode/"
+
+// subschemaMaps are keywords whose value maps names to subschemas.
+var subschemaMaps = map[string]bool{
+	"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true,
+}
+
+// subschemaLists are keywords whose value is a list of subschemas.
+var subschemaLists = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
+
+// subschemaSingles are keywords whose value is one subschema. "items" may
+// also be a list (draft 2019-09 and earlier tuples).
+var subschemaSingles = map[string]bool{
+	"items": true, "additionalItems": true, "contains": true, "not": true, "if": true, "then": true,
+	"else": true, "propertyNames": true, "unevaluatedItems": true,
+}
+
+// booleanKeepers are subschema keywords whose boolean form is idiomatic and
+// accepted everywhere; objects under them are still normalized.
+var booleanKeepers = map[string]bool{"additionalProperties": true, "unevaluatedProperties": true}
+
+// decodeSchema parses a JSON Schema keeping number spellings. Text that is
+// not JSON yields ok false.
+func decodeSchema(raw []byte) (v any, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if dec.More() {
+		return nil, false
+	}
+	return v, true
+}
+
+// objectSchema turns a subschema into its object form: true → {}, false →
+// {"not": {}}; objects are normalized in place. Anything else (a schema
+// that is neither) becomes {}.
+func objectSchema(v any) map[string]any {
+	switch s := v.(type) {
+	case bool:
+		if s {
+			return map[string]any{}
+		}
+		return map[string]any{"not": map[string]any{}}
+	case map[string]any:
+		normalizeKeywords(s)
+		return s
+	default:
+		return map[string]any{}
+	}
+}
+
+// normalizeKeywords rewrites the subschemas of s so that none is a bare
+// boolean (except the booleanKeepers). Values of keywords that are not
+// subschemas (enum, const, default, examples, unknown keywords) are left
+// alone.
+func normalizeKeywords(s map[string]any) {
+	for k, v := range s {
+		switch {
+		case subschemaMaps[k]:
+			if m, ok := v.(map[string]any); ok {
+				for name, sub := range m {
+					m[name] = objectSchema(sub)
+				}
+			}
+		case subschemaLists[k]:
+			if list, ok := v.([]any); ok {
+				for i, sub := range list {
+					list[i] = objectSchema(sub)
+				}
+			}
+		case subschemaSingles[k]:
+			if list, ok := v.([]any); ok && k == "items" {
+				for i, sub := range list {
+					list[i] = objectSchema(sub)
+				}
+				continue
+			}
+			s[k] = objectSchema(v)
+		case booleanKeepers[k]:
+			if m, ok := v.(map[string]any); ok {
+				normalizeKeywords(m)
+			}
+		}
+	}
+}
+
+// marshalSchema encodes a normalized schema. It cannot fail for decoded
+// JSON; the fallback keeps the contract (an object schema) regardless.
+func marshalSchema(s map[string]any) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return b
+}
+
+// inputSchema is a tool's parameter schema as MCP lists it: an object schema
+// with "type": "object" at its root and no bare boolean subschemas.
+func inputSchema(raw json.RawMessage) json.RawMessage {
+	v, ok := decodeSchema(raw)
+	if !ok {
+		v = map[string]any{}
+	}
+	s := objectSchema(v)
+	s["type"] = "object"
+	return marshalSchema(s)
+}
+
+// outputSchema is a tool's value schema as MCP lists it, and whether values
+// are wrapped as {"value": v} (see the rules at the top of this file).
+func outputSchema(raw json.RawMessage) (schema json.RawMessage, wrapped bool) {
+	v, ok := decodeSchema(raw)
+	if !ok {
+		v = true
+	}
+	if m, isObj := v.(map[string]any); isObj && m["type"] == "object" {
+		return marshalSchema(objectSchema(m)), false
+	}
+	inner := objectSchema(v)
+	envelope := map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"value": inner},
+		"required":             []any{"value"},
+		"additionalProperties": false,
+	}
+	for _, k := range [...]string{"$schema", "$defs", "definitions"} {
+		if x, present := inner[k]; present {
+			envelope[k] = x
+			delete(inner, k)
+		}
+	}
+	return marshalSchema(envelope), true
+}
+
+// listedTool is a registry tool as the MCP tool list shows it.
+func listedTool(t *registry.Tool, description string) (tool *sdk.Tool, wrapped bool) {
+	out, wrapped := outputSchema(t.OutputSchema())
+	return &sdk.Tool{
+		Name:         t.Name(),
+		Description:  description,
+		InputSchema:  inputSchema(t.Parameters()),
+		OutputSchema: out,
+	}, wrapped
+}
+
+// mcpContent maps codemode content blocks to MCP content. An image whose
+// data is not valid base64, and a block of an unknown type, become text
+// that says so rather than failing the call.
+func mcpContent(blocks []registry.ContentBlock) []sdk.Content {
+	out := make([]sdk.Content, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, mcpBlock(b))
+	}
+	return out
+}
+
+func mcpBlock(b registry.ContentBlock) sdk.Content {
+	switch b.Type {
+	case "text":
+		return &sdk.TextContent{Text: b.Text}
+	case "image":
+		data, err := base64.StdEncoding.DecodeString(b.Data)
+		if err != nil {
+			return &sdk.TextContent{Text: fmt.Sprintf("[%s image with invalid base64 data]", orUnknown(b.MimeType))}
+		}
+		return &sdk.ImageContent{Data: data, MIMEType: b.MimeType}
+	default:
+		if b.Text != "" {
+			return &sdk.TextContent{Text: b.Text}
+		}
+		return &sdk.TextContent{Text: fmt.Sprintf("[%s content]", orUnknown(b.Type))}
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// resultInfo is what callResult needs beside the result.
+type resultInfo struct {
+	sessionID string
+	// listed reports whether the tool was in the list the client saw, and
+	// wrapped whether its listed output schema is the {"value"} envelope.
+	listed, wrapped bool
+}
+
+// callResult maps a codemode result to an MCP tool result.
+func callResult(res *runtime.Result, info resultInfo) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{
+		Content: mcpContent(res.Content()),
+		IsError: res.IsError(),
+		Meta:    sdk.Meta{metaPrefix + "sessionId": info.sessionID, metaPrefix + "callId": res.CallID()},
+	}
+	for _, c := range res.Contexts() {
+		if c.Text != "" {
+			text := c.Text
+			if c.Source != "" {
+				text = fmt.Sprintf("[context from %s] %s", c.Source, c.Text)
+			}
+			out.Content = append(out.Content, &sdk.TextContent{Text: text})
+		}
+		out.Content = append(out.Content, mcpContent(c.Content)...)
+	}
+	if e := res.Error(); e != nil {
+		errMeta := map[string]any{"code": string(e.Code), "message": e.Message}
+		if e.Kind != "" {
+			errMeta["kind"] = e.Kind
+		}
+		out.Meta[metaPrefix+"error"] = errMeta
+	}
+	if m := res.Meta(); !m.IsZero() {
+		out.Meta[metaPrefix+"meta"] = json.RawMessage(m.Bytes())
+	}
+	if res.ConcludesTurn() {
+		out.Meta[metaPrefix+"concludesTurn"] = true
+	}
+	if !res.IsError() && info.listed {
+		out.StructuredContent = structured(res.Value(), info.wrapped)
+	}
+	return out
+}
+
+// structured is the structuredContent for a value: the value itself when
+// the listed schema is an object schema (and the value an object, which the
+// registry's validation guarantees), {"value": v} when it is the envelope,
+// nil when there is nothing to send.
+func structured(v frozen.Value, wrapped bool) any {
+	switch {
+	case v.IsZero():
+		return nil
+	case wrapped:
+		return map[string]json.RawMessage{"value": v.Bytes()}
+	case v.Kind() == "object":
+		return json.RawMessage(v.Bytes())
+	default:
+		return nil
+	}
+}
+
+// contentArraySchema is the value schema of an upstream tool that declares
+// no output schema: its MCP content as an array of blocks, one branch per
+// block type so the SDK declarations show a discriminated union.
+const contentArraySchema = `{"type":"array","description":"The tool's MCP content blocks.","items":{"oneOf":[` +
+	`{"type":"object","properties":{"type":{"const":"text"},"text":{"type":"string"}},"required":["type","text"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"image"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"}},"required":["type","data","mimeType"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"audio"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"}},"required":["type","data","mimeType"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"resource_link"},"uri":{"type":"string"},"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"mimeType":{"type":"string"}},"required":["type","uri","name"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"resource"},"resource":{"type":"object","properties":{"uri":{"type":"string"},"mimeType":{"type":"string"},"text":{"type":"string"},"blob":{"type":"string","description":"base64"}},"required":["uri"],"additionalProperties":false}},"required":["type","resource"],"additionalProperties":false}` +
+	`]}}`
+
+// contentItem is one block of a content-array value (contentArraySchema).
+type contentItem struct {
+	Type        string        `json:"type"`
+	Text        *string       `json:"text,omitempty"`
+	Data        *string       `json:"data,omitempty"`
+	MimeType    *string       `json:"mimeType,omitempty"`
+	URI         string        `json:"uri,omitempty"`
+	Name        *string       `json:"name,omitempty"`
+	Title       string        `json:"title,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Resource    *resourceItem `json:"resource,omitempty"`
+}
+
+type resourceItem struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+}
+
+// contentValue is the value of an upstream call without an output schema:
+// its content blocks in the shape of contentArraySchema. Blocks of kinds a
+// tool result should not carry are kept as text holding their JSON.
+func contentValue(blocks []sdk.Content) []contentItem {
+	out := make([]contentItem, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, contentItemOf(b))
+	}
+	return out
+}
+
+func contentItemOf(b sdk.Content) contentItem {
+	switch c := b.(type) {
+	case *sdk.TextContent:
+		return contentItem{Type: "text", Text: &c.Text}
+	case *sdk.ImageContent:
+		data, mime := base64.StdEncoding.EncodeToString(c.Data), c.MIMEType
+		return contentItem{Type: "image", Data: &data, MimeType: &mime}
+	case *sdk.AudioContent:
+		data, mime := base64.StdEncoding.EncodeToString(c.Data), c.MIMEType
+		return contentItem{Type: "audio", Data: &data, MimeType: &mime}
+	case *sdk.ResourceLink:
+		name := c.Name
+		var mime *string
+		if c.MIMEType != "" {
+			mime = &c.MIMEType
+		}
+		return contentItem{Type: "resource_link", URI: c.URI, Name: &name, Title: c.Title, Description: c.Description, MimeType: mime}
+	case *sdk.EmbeddedResource:
+		r := resourceItem{}
+		if c.Resource != nil {
+			r = resourceItem{URI: c.Resource.URI, MimeType: c.Resource.MIMEType, Text: c.Resource.Text}
+			if c.Resource.Blob != nil {
+				r.Blob = base64.StdEncoding.EncodeToString(c.Resource.Blob)
+			}
+		}
+		return contentItem{Type: "resource", Resource: &r}
+	default:
+		text := "[content]"
+		if b != nil {
+			if raw, err := b.MarshalJSON(); err == nil {
+				text = string(raw)
+			}
+		}
+		return contentItem{Type: "text", Text: &text}
+	}
+}
+
+// renderContentValue renders a content-array value for the model: text and
+// images as they are, other blocks as a line of text describing them.
+func renderContentValue(_, value frozen.Value) []registry.ContentBlock {
+	var items []contentItem
+	if err := value.Unmarshal(&items); err != nil {
+		return registry.DefaultRender(value)
+	}
+	out := make([]registry.ContentBlock, 0, len(items))
+	for _, it := range items {
+		out = append(out, renderItem(it))
+	}
+	return out
+}
+
+func renderItem(it contentItem) registry.ContentBlock {
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	switch it.Type {
+	case "text":
+		return registry.Text(deref(it.Text))
+	case "image":
+		return registry.Image(deref(it.MimeType), deref(it.Data))
+	case "audio":
+		return registry.Text(fmt.Sprintf("[%s audio, %d bytes]", orUnknown(deref(it.MimeType)), decodedSize(deref(it.Data))))
+	case "resource_link":
+		return registry.Text(fmt.Sprintf("[resource link %s: %s]", deref(it.Name), it.URI))
+	case "resource":
+		if it.Resource == nil {
+			return registry.Text("[resource]")
+		}
+		if it.Resource.Text != "" {
+			return registry.Text(it.Resource.Text)
+		}
+		return registry.Text(fmt.Sprintf("[resource %s (%s), %d bytes]", it.Resource.URI, orUnknown(it.Resource.MimeType), decodedSize(it.Resource.Blob)))
+	default:
+		return registry.Text(fmt.Sprintf("[%s content]", orUnknown(it.Type)))
+	}
+}
+
+// decodedSize is the byte size of base64 data (0 when it is not base64).
+func decodedSize(data string) int {
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// errorText is the message of an upstream failure: its text blocks joined,
+// or a fallback naming the tool when there are none.
+func errorText(blocks []sdk.Content, tool string) string {
+	var parts []string
+	for _, b := range blocks {
+		if t, ok := b.(*sdk.TextContent); ok && strings.TrimSpace(t.Text) != "" {
+			parts = append(parts, t.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return tool + " failed without a message"
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,203 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/config"
+)
+
+// ScopeHeader names the scope of an MCP-over-HTTP request when the URL has
+// no ?scope= parameter.
+const ScopeHeader = "Codemode-Scope"
+
+// sessionHeader is the streamable HTTP transport's session header.
+const sessionHeader = "Mcp-Session-Id"
+
+// DefaultSessionTimeout closes MCP sessions that sent no request for this
+// long, when HandlerOptions leave SessionTimeout zero.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// HandlerOptions configure Handler. The zero value works.
+type HandlerOptions struct {
+	// Logger receives the handler's log lines. Default: the App's logger.
+	Logger *slog.Logger
+	// Version is reported as serverInfo.version. Default "dev".
+	Version string
+	// ScopeAllowed, when set, says whether a request may use a scope (the
+	// HTTP service passes its API-key check). A scope it refuses looks
+	// exactly like one that does not exist.
+	ScopeAllowed func(r *http.Request, scope string) bool
+	// SessionTimeout closes idle MCP sessions. Default DefaultSessionTimeout;
+	// negative: never.
+	SessionTimeout time.Duration
+}
+
+// HTTPHandler serves MCP over streamable HTTP (the service's /mcp), one
+// Server per scope, created on first use.
+//
+// The scope of a new MCP session is the URL's ?scope= parameter, else the
+// Codemode-Scope header, else "default"; an unknown or refused scope is a
+// 404 {"error":{"code":"UNKNOWN_SCOPE",...}}. A session stays in its scope:
+// its id (Mcp-Session-Id) records the scope, every later request of the
+// session is checked against ScopeAllowed for it, and a request that names
+// another scope, or an id that is not one of ours, is answered 404 as an
+// unknown session.
+type HTTPHandler struct {
+	app  *app.App
+	opts HandlerOptions
+	log  *slog.Logger
+	h    *sdk.StreamableHTTPHandler
+
+	mu      sync.Mutex
+	servers map[string]*Server // by scope; guarded by mu
+	closed  bool               // guarded by mu
+}
+
+// Handler returns the streamable-HTTP MCP handler over the app. Close it
+// when the service stops.
+func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
+	log := opts.Logger
+	if log == nil {
+		log = a.Logger
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &HTTPHandler{app: a, opts: opts, log: log, servers: map[string]*Server{}}
+	timeout := opts.SessionTimeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultSessionTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	h.h = sdk.NewStreamableHTTPHandler(h.serverFor, &sdk.StreamableHTTPOptions{Logger: quiet(log), SessionTimeout: timeout})
+	return h
+}
+
+var _ http.Handler = (*HTTPHandler)(nil)
+
+type scopeKey struct{}
+
+// RequestScope is the scope a request names: the ?scope= parameter, else
+// the Codemode-Scope header, else "default".
+func RequestScope(r *http.Request) string {
+	if s := r.URL.Query().Get("scope"); s != "" {
+		return s
+	}
+	if s := r.Header.Get(ScopeHeader); s != "" {
+		return s
+	}
+	return config.DefaultScope
+}
+
+// ServeHTTP routes a request to its scope's server.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	scope := RequestScope(r)
+	if id := r.Header.Get(sessionHeader); id != "" {
+		sessScope, ok := sessionScope(id)
+		named := r.URL.Query().Get("scope") != "" || r.Header.Get(ScopeHeader) != ""
+		if !ok || (named && sessScope != scope) || !h.allowed(r, sessScope) {
+			writeError(w, http.StatusNotFound, "UNKNOWN_SESSION", fmt.Sprintf("unknown MCP session %q", id))
+			return
+		}
+		scope = sessScope
+	} else if !h.allowed(r, scope) {
+		writeError(w, http.StatusNotFound, "UNKNOWN_SCOPE", fmt.Sprintf("unknown scope %q", scope))
+		return
+	}
+	h.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
+}
+
+func (h *HTTPHandler) allowed(r *http.Request, scope string) bool {
+	if scope == "" || !h.app.Registry.HasScope(scope) { // "" is the global layer, not a scope
+		return false
+	}
+	return h.opts.ScopeAllowed == nil || h.opts.ScopeAllowed(r, scope)
+}
+
+// serverFor is the go-sdk handler's getServer: the server of the scope
+// ServeHTTP resolved (nil, a 400, when it cannot be had).
+func (h *HTTPHandler) serverFor(r *http.Request) *sdk.Server {
+	scope, _ := r.Context().Value(scopeKey{}).(string)
+	s, err := h.server(scope)
+	if err != nil {
+		h.log.Warn("no MCP server for the request", "scope", scope, "error", err)
+		return nil
+	}
+	return s.MCP()
+}
+
+func (h *HTTPHandler) server(scope string) (*Server, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("the MCP handler is closed")
+	}
+	if s, ok := h.servers[scope]; ok {
+		return s, nil
+	}
+	s, err := NewServer(h.app, scope, Options{
+		Logger:    h.log,
+		Version:   h.opts.Version,
+		sessionID: func() string { return newSessionID(scope) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.servers[scope] = s
+	return s, nil
+}
+
+// Close stops the per-scope servers from following the registry. Sessions
+// already open are closed by the HTTP server's shutdown.
+func (h *HTTPHandler) Close() error {
+	h.mu.Lock()
+	servers := h.servers
+	h.servers, h.closed = map[string]*Server{}, true
+	h.mu.Unlock()
+	for _, s := range servers {
+		s.Close()
+	}
+	return nil
+}
+
+// newSessionID mints an MCP session id that records its scope:
+// "<random>.<base64url(scope)>".
+func newSessionID(scope string) string {
+	return rand.Text() + "." + base64.RawURLEncoding.EncodeToString([]byte(scope))
+}
+
+// sessionScope reads the scope back from a session id minted by
+// newSessionID.
+func sessionScope(id string) (string, bool) {
+	random, enc, ok := strings.Cut(id, ".")
+	if !ok || random == "" || enc == "" {
+		return "", false
+	}
+	scope, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || len(scope) == 0 {
+		return "", false
+	}
+	return string(scope), true
+}
+
+// writeError writes the service's error shape.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": message}})
+}

@@ -1,0 +1,518 @@
+package mcp
+
+// Tests with the official TypeScript SDK as the peer (testdata/node). They
+// skip when node or testdata/node/node_modules is missing; .ci/node-deps
+// installs the modules.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+	"github.com/codemode/codemode/registry/schema"
+	"github.com/codemode/codemode/session"
+)
+
+// peerServerEnv makes the test binary, re-executed, serve MCP on stdio
+// (see TestMain) for a TypeScript client to drive.
+const peerServerEnv = "CODEMODE_MCP_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(peerServerEnv) == "stdio" {
+		if err := servePeer(); err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// servePeer is `codemode mcp` as the stdio tests run it: the default
+// configuration, the store CODEMODE_MCP_TEST_STORE names, and test_block
+// writing its markers to MARKER_DIR.
+func servePeer() error {
+	ctx := context.Background()
+	cfg := config.Default()
+	cfg.Store = os.Getenv("CODEMODE_MCP_TEST_STORE")
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	a, err := app.New(ctx, cfg, app.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := registerMarkerBlocker(a, "default", os.Getenv("MARKER_DIR")); err != nil {
+		return err
+	}
+	return ServeStdio(ctx, a, "default", os.Stdin, os.Stdout, Options{Logger: log})
+}
+
+// registerMarkerBlocker registers test_block: it writes dir/started when a
+// call begins and dir/cancelled when the call's context ends, so a peer in
+// another process can wait for both without timing.
+func registerMarkerBlocker(a *app.App, scope, dir string) error {
+	if dir == "" {
+		return errors.New("MARKER_DIR is required")
+	}
+	tool, err := registry.Define(registry.Definition{
+		Name:        "test_block",
+		Description: "Waits until cancelled.",
+		Output:      schema.Object(nil, nil, false),
+		Behavior: registry.Behavior{Execute: func(ctx context.Context, _ registry.Exec, _ frozen.Value) (any, error) {
+			if err := os.WriteFile(filepath.Join(dir, "started"), nil, 0o644); err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			_ = os.WriteFile(filepath.Join(dir, "cancelled"), []byte(ctx.Err().Error()), 0o644)
+			return nil, ctx.Err()
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.Registry.Register(scope, tool)
+	return err
+}
+
+// nodeDir holds the TypeScript peers.
+var nodeDir = filepath.Join("testdata", "node")
+
+// requireNode returns the node binary, or skips the test when Node.js or
+// the installed peers are missing. Under CI (CI set) it fails instead, so
+// that a broken install step cannot pass as skipped tests.
+func requireNode(t *testing.T) string {
+	t.Helper()
+	skip := t.Skip
+	if os.Getenv("CI") != "" {
+		skip = t.Fatal
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not installed: the TypeScript SDK peer tests need Node.js")
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		skip("testdata/node/node_modules is missing: run .ci/node-deps (npm ci) to install the TypeScript SDK")
+	}
+	return node
+}
+
+// peerTimeout bounds one peer process: a guard against hangs, not a
+// timing assertion.
+const peerTimeout = 2 * time.Minute
+
+// peerResult is a CallToolResult as the TypeScript client reports it.
+type peerResult struct {
+	Content []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		MimeType string `json:"mimeType"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+	Meta              struct {
+		SessionID string `json:"codemode/sessionId"`
+		CallID    string `json:"codemode/callId"`
+		Error     *struct {
+			Code, Kind, Message string
+		} `json:"codemode/error"`
+	} `json:"_meta"`
+}
+
+func (r peerResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// clientReport is what client.mjs prints.
+type clientReport struct {
+	ListChanged        int        `json:"listChanged"`
+	Tools              []string   `json:"tools"`
+	RunCodeDescription string     `json:"runCodeDescription"`
+	Program            peerResult `json:"program"`
+	Failing            peerResult `json:"failing"`
+	Direct             peerResult `json:"direct"`
+	ToolError          peerResult `json:"toolError"`
+	Cancel             string     `json:"cancel"`
+	CancelReachedTool  bool       `json:"cancelReachedTool"`
+	After              peerResult `json:"after"`
+}
+
+// runClient runs client.mjs with args and returns its report.
+func runClient(t *testing.T, node, markerDir string, serverEnv map[string]string, args ...string) clientReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	envJSON, err := json.Marshal(serverEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, append([]string{"client.mjs"}, args...)...)
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "MARKER_DIR="+markerDir, "SERVER_ENV="+string(envJSON))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("client.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	var rep clientReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("client.mjs report: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	return rep
+}
+
+// checkClientReport asserts the scenario's outcomes, and returns the
+// session the calls were logged in.
+func checkClientReport(t *testing.T, rep clientReport) string {
+	t.Helper()
+	wantTools := []string{"files_edit", "files_list", "files_read", "files_write", "kv_get", "kv_set", "math_add", "run_code", "test_block", "util_echo", "util_fail", "util_sleep", "util_swatch"}
+	if !slices.Equal(rep.Tools, wantTools) {
+		t.Errorf("tools\n got %v\nwant %v", rep.Tools, wantTools)
+	}
+	if !strings.Contains(rep.RunCodeDescription, "declare const tools") || !strings.Contains(rep.RunCodeDescription, "math_add") {
+		t.Errorf("run_code's description lacks the SDK declarations:\n%s", rep.RunCodeDescription)
+	}
+	checkResult := func(name string, r peerResult, isError bool, structured, text string) {
+		t.Helper()
+		if r.IsError != isError {
+			t.Errorf("%s: isError = %v, want %v: %s", name, r.IsError, isError, r.text())
+		}
+		if structured != "" && string(r.StructuredContent) != structured {
+			t.Errorf("%s: structuredContent = %s, want %s", name, r.StructuredContent, structured)
+		}
+		if !strings.Contains(r.text(), text) {
+			t.Errorf("%s: content %q lacks %q", name, r.text(), text)
+		}
+	}
+	checkResult("program", rep.Program, false, `{"logs":["adding"],"result":{"sum":5}}`, "adding")
+	checkResult("failing program", rep.Failing, true, "", "kaput")
+	checkResult("failing program", rep.Failing, true, "", "before")
+	if e := rep.Failing.Meta.Error; e == nil || e.Code != "CODE_RUN_FAILED" || e.Kind != "runtime" {
+		t.Errorf("failing program: _meta error %+v, want CODE_RUN_FAILED runtime", e)
+	}
+	checkResult("direct call", rep.Direct, false, `{"sum":42}`, "42")
+	checkResult("failing tool", rep.ToolError, true, "", "no luck")
+	if !strings.HasPrefix(rep.Cancel, "rejected") || !rep.CancelReachedTool {
+		t.Errorf("cancellation: %q (reached the tool: %v)", rep.Cancel, rep.CancelReachedTool)
+	}
+	checkResult("call after the cancellation", rep.After, false, `{"sum":2}`, "2")
+	sid := rep.After.Meta.SessionID
+	if sid == "" || sid != rep.Program.Meta.SessionID {
+		t.Errorf("calls of one MCP session ran in sessions %q and %q", rep.Program.Meta.SessionID, sid)
+	}
+	return sid
+}
+
+// checkCancelledRunLogged finds the blocking run_code call in the session
+// log and checks its result says the run was cancelled.
+func checkCancelledRunLogged(t *testing.T, store session.Store, sessionID string) {
+	t.Helper()
+	events, err := store.Events(context.Background(), sessionID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var callID string
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeToolCall:
+			var c session.ToolCall
+			if err := json.Unmarshal(e.Data, &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Name == "run_code" && strings.Contains(c.Arguments, "test_block") {
+				callID = c.CallID
+			}
+		case session.TypeToolResult:
+			var r session.ToolResult
+			if err := json.Unmarshal(e.Data, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.CallID == callID && callID != "" {
+				// The run must have failed because of the cancellation. (Its
+				// kind is "cancelled", or "runtime" when the cancelled
+				// sub-call's rejection settles first: a race in the
+				// sandbox, reported.)
+				if !r.IsError || r.Error == nil || string(r.Error.Code) != "CODE_RUN_FAILED" ||
+					(r.Error.Kind != "cancelled" && !strings.Contains(r.Error.Message, "cancel")) {
+					t.Errorf("the cancelled run was logged as %+v, want a CODE_RUN_FAILED cancellation", r.Error)
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("no logged result for the cancelled run (call %q) in session %s", callID, sessionID)
+}
+
+// TestTypeScriptClientStdio drives `codemode mcp` (this test binary,
+// re-executed) over stdio with the TypeScript SDK's client.
+func TestTypeScriptClientStdio(t *testing.T) {
+	node := requireNode(t)
+	dir := t.TempDir()
+	store := "sqlite://" + filepath.Join(dir, "log.db")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{peerServerEnv: "stdio", "CODEMODE_MCP_TEST_STORE": store, "MARKER_DIR": dir}
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "GOCOVERDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	rep := runClient(t, node, dir, env, "stdio", exe, "-test.run=^$")
+	sid := checkClientReport(t, rep)
+	st, err := session.Open(context.Background(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	checkCancelledRunLogged(t, st, sid)
+}
+
+// TestTypeScriptClientHTTP drives the /mcp handler over streamable HTTP
+// with the TypeScript SDK's client.
+func TestTypeScriptClientHTTP(t *testing.T) {
+	node := requireNode(t)
+	dir := t.TempDir()
+	a := newApp(t)
+	if err := registerMarkerBlocker(a, "default", dir); err != nil {
+		t.Fatal(err)
+	}
+	h := Handler(a, HandlerOptions{Logger: discard})
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	rep := runClient(t, node, dir, nil, "http", srv.URL+"/mcp?scope=default")
+	sid := checkClientReport(t, rep)
+	checkCancelledRunLogged(t, a.Store, sid)
+}
+
+// upstreamScript is the TypeScript upstream server.
+func upstreamCommand(t *testing.T, node string, args ...string) []string {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join(nodeDir, "upstream.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{node, script}, args...)
+}
+
+// runProgram runs a program in a scope and returns its result value, or
+// fails the test.
+func runProgram(t *testing.T, a *app.App, code string) json.RawMessage {
+	t.Helper()
+	res, err := a.Run(context.Background(), app.RunRequest{Code: code, Description: "test program", Scope: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("program failed: %+v %v", res.Error, res.Content)
+	}
+	var v struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(res.Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Result
+}
+
+// TestTypeScriptUpstream makes a TypeScript MCP server (stdio) a tool
+// source and calls its tools from programs.
+func TestTypeScriptUpstream(t *testing.T) {
+	node := requireNode(t)
+	dir := t.TempDir()
+	a := newApp(t)
+	stop, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
+		{Name: "notes", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}},
+		// A second instance with a short call timeout for the timeout case;
+		// connecting is not bound by it.
+		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}, Timeout: config.Duration(300 * time.Millisecond)},
+	}, upstreamOptions{Logger: discard, MinBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	t.Run("registered", func(t *testing.T) {
+		v, err := a.Registry.View("default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"notes.add", "notes.echo_text", "notes.fail", "notes.slow", "notes.pid", "notes.picture", "slow.slow"} {
+			if !v.HasSDKTool(name) {
+				t.Errorf("%s is not registered; tools: %v", name, v.Names())
+			}
+		}
+	})
+	t.Run("structured value", func(t *testing.T) {
+		got := runProgram(t, a, `const r = await tools["notes.add"]({a: 2, b: 3}); return r`)
+		if string(got) != `{"sum":5}` {
+			t.Errorf("value %s", got)
+		}
+	})
+	t.Run("content value", func(t *testing.T) {
+		got := runProgram(t, a, `return await tools["notes.echo_text"]({text: "hi there"})`)
+		if string(got) != `[{"type":"text","text":"hi there"}]` {
+			t.Errorf("value %s", got)
+		}
+	})
+	t.Run("image content reaches the run", func(t *testing.T) {
+		res, err := a.Run(context.Background(), app.RunRequest{Code: `const c = await tools["notes.picture"]({}); return c.map(b => b.type)`, Scope: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError || !strings.Contains(string(res.Value), `["text","image"]`) {
+			t.Fatalf("run: %s %+v", res.Value, res.Error)
+		}
+		var images int
+		for _, c := range res.Contexts {
+			for _, b := range c.Content {
+				if b.IsImage() && b.MimeType == "image/png" {
+					images++
+				}
+			}
+		}
+		if images != 1 {
+			t.Errorf("%d images ferried onto the run, want 1: %+v", images, res.Contexts)
+		}
+	})
+	t.Run("isError is a ToolCallError", func(t *testing.T) {
+		got := runProgram(t, a, `try { await tools["notes.fail"]({message: "nope"}); return "no error" } catch (e) { return [e.name, e.toolName, e.message] }`)
+		if string(got) != `["ToolCallError","notes.fail","nope"]` {
+			t.Errorf("value %s", got)
+		}
+	})
+	t.Run("slow call times out and is cancelled upstream", func(t *testing.T) {
+		got := runProgram(t, a, `try { await tools["slow.slow"]({ms: 600000, tag: "t1"}); return "no error" } catch (e) { return e.message }`)
+		if !strings.Contains(string(got), "timed out") {
+			t.Errorf("value %s, want a timeout", got)
+		}
+		waitFor(t, "the upstream to see the cancellation", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "aborted-t1"))
+			return err == nil
+		})
+	})
+	t.Run("list_changed refreshes the SDK", func(t *testing.T) {
+		before := sdkVersion(t, a)
+		runProgram(t, a, `return await tools["notes.add_tool"]({name: "extra"})`)
+		waitFor(t, "notes.extra to be registered", func() bool { return sdkVersion(t, a) != before })
+		got := runProgram(t, a, `return await tools["notes.extra"]({})`)
+		if string(got) != `{"name":"extra"}` {
+			t.Errorf("value %s", got)
+		}
+	})
+	t.Run("a killed upstream is restarted", func(t *testing.T) {
+		var pid struct{ Pid int }
+		if err := json.Unmarshal(runProgram(t, a, `return await tools["notes.pid"]({})`), &pid); err != nil || pid.Pid <= 0 {
+			t.Fatalf("pid: %+v %v", pid, err)
+		}
+		proc, err := os.FindProcess(pid.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := proc.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		// The first call after the kill fails clearly; calls succeed again
+		// once the upstream is back, from a new process.
+		got := runProgram(t, a, `try { await tools["notes.add"]({a: 1, b: 1}); return "ok" } catch (e) { return e.message }`)
+		if !strings.Contains(string(got), "upstream notes is unavailable") {
+			t.Errorf("call right after the kill: %s", got)
+		}
+		var after struct{ Pid int }
+		waitFor(t, "the upstream to come back", func() bool {
+			got := runProgram(t, a, `try { return await tools["notes.pid"]({}) } catch (e) { return {pid: 0} }`)
+			return json.Unmarshal(got, &after) == nil && after.Pid > 0
+		})
+		if after.Pid == pid.Pid {
+			t.Errorf("the upstream answers from the killed process %d", pid.Pid)
+		}
+		if got := runProgram(t, a, `return (await tools["notes.add"]({a: 1, b: 1})).sum`); string(got) != "2" {
+			t.Errorf("after the restart: %s", got)
+		}
+	})
+}
+
+// TestTypeScriptUpstreamHTTP connects to a TypeScript MCP server over
+// streamable HTTP.
+func TestTypeScriptUpstreamHTTP(t *testing.T) {
+	node := requireNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	args := upstreamCommand(t, node, "--http")
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "MARKER_DIR="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("upstream.mjs --http: %v\n%s", err, stderr.String())
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if !ok {
+		t.Fatalf("upstream.mjs --http said %q", line)
+	}
+	a := newApp(t)
+	stop, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, upstreamOptions{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	got := runProgram(t, a, `const [x, y] = await Promise.all([tools["remote.add"]({a: 1, b: 2}), tools["remote.add"]({a: 3, b: 4})]); return x.sum + y.sum`)
+	if string(got) != "10" {
+		t.Errorf("value %s", got)
+	}
+}
+
+func sdkVersion(t *testing.T, a *app.App) string {
+	t.Helper()
+	v, err := a.Registry.View("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bridge.SDK(v).Version()
+}
+
+// waitFor polls cond until it holds, failing after a generous bound (a
+// hang guard, not a timing assertion).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
