@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test bench fuzz lint cover run
+.PHONY: build test bench fuzz lint cover run load
 
 build:
 	$(GO) build -o bin/codemode ./cmd/codemode
@@ -32,3 +32,7 @@ cover:
 
 run: build
 	./bin/codemode serve
+
+# 64 clients for 30 s of mixed runs against a real server on loopback.
+load:
+	$(GO) test ./http -run TestLoad -load -v -count=1 -timeout 10m

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	httpapi "github.com/codemode/codemode/http"
+	"github.com/codemode/codemode/mcp"
 )
 
 // cmdServe runs the HTTP service until ctx ends (SIGINT or SIGTERM), then
@@ -71,14 +73,27 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		}
 		return nil
 	}
-	srv, err := httpapi.New(a, httpapi.Options{Logger: log})
+	stopUpstreams, err := mcp.StartUpstreams(ctx, a, cfg.MCPServers, log)
 	if err != nil {
 		closeApp()
+		return fmt.Errorf("start mcp_servers: %w", err)
+	}
+	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version,
+		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) }})
+	// shutdown stops the MCP sessions and upstreams before the store closes.
+	shutdown := func() error {
+		mh.Close()
+		stopUpstreams()
+		return closeApp()
+	}
+	srv, err := httpapi.New(a, httpapi.Options{Logger: log, MCP: mh})
+	if err != nil {
+		shutdown()
 		return usageError{err.Error()}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		closeApp()
+		shutdown()
 		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "store", redactURL(cfg.Store), "mode", cfg.Mode, "api_keys", len(cfg.APIKeys))
@@ -89,7 +104,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		log.Warn("no api_keys configured and server.allow_non_loopback is set: the API is open to anyone who can connect")
 	}
 	serveErr := srv.Serve(ctx, ln)
-	closeErr := closeApp()
+	closeErr := shutdown()
 	if serveErr != nil {
 		return serveErr
 	}
