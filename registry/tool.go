@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"unicode/utf8"
 	"regexp"
 	"time"
 
@@ -262,14 +264,57 @@ func (t *Tool) Body(ctx context.Context, exec Exec, args frozen.Value) (v any, e
 // ValidateOutput checks a frozen value against the output schema; a non-nil
 // error is an *Error with code INVALID_TOOL_OUTPUT.
 func (t *Tool) ValidateOutput(v frozen.Value) error {
-	tree, err := v.Decode()
-	if err != nil {
-		return &Error{Code: CodeInvalidToolOutput, Message: fmt.Sprintf("%s returned a value that is not JSON: %v", t.name, err)}
+	return t.ValidateOutputOf(nil, v)
+}
+
+// ValidateOutputOf is ValidateOutput for a value frozen from body, the Go
+// value a body returned: when body is already a plain decoded-JSON tree
+// (maps, slices, strings, float64, json.Number, bools, nil) it is validated
+// as is, which means the same as validating its snapshot and saves decoding
+// the snapshot again.
+func (t *Tool) ValidateOutputOf(body any, v frozen.Value) error {
+	tree := body
+	if body == nil || !plainJSON(body, 0) {
+		var err error
+		if tree, err = v.Decode(); err != nil {
+			return &Error{Code: CodeInvalidToolOutput, Message: fmt.Sprintf("%s returned a value that is not JSON: %v", t.name, err)}
+		}
 	}
 	if vs := t.output.Validate(tree); len(vs) > 0 {
 		return &Error{Code: CodeInvalidToolOutput, Message: fmt.Sprintf("%s returned a value that does not match its output schema: %s", t.name, schema.Format(vs))}
 	}
 	return nil
+}
+
+// plainJSON reports whether v is a small tree of decoded-JSON types whose
+// snapshot decodes back to an equal tree. Deep trees take the decode path.
+func plainJSON(v any, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	switch x := v.(type) {
+	case string:
+		return utf8.ValidString(x) // invalid UTF-8 changes when marshalled
+	case bool, json.Number:
+		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) || (e != nil && !plainJSON(e, depth+1)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // Render produces the content for a canonical value.

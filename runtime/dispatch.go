@@ -105,7 +105,7 @@ func settleValue(c Call, t *registry.Tool, v any) (pending, error) {
 	if err != nil {
 		return pending{}, &registry.Error{Code: registry.CodeInvalidToolOutput, Message: fmt.Sprintf("%s returned a value that is not JSON: %v", c.Name, err)}
 	}
-	if err := t.ValidateOutput(val); err != nil {
+	if err := t.ValidateOutputOf(v, val); err != nil {
 		return pending{}, err
 	}
 	content, err := t.Render(c.Args, val)

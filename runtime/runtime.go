@@ -20,6 +20,7 @@ type Runtime struct {
 
 	mu        sync.RWMutex
 	nextID    uint64
+	global    *hookSet // every hook, when none is scoped (nil otherwise); read-only
 	pre       []scoped[PrePolicy]
 	guards    []scoped[Guard]
 	around    []scoped[Around]
@@ -42,7 +43,9 @@ type Options struct {
 
 // New returns a runtime over reg.
 func New(reg *registry.Registry, opts Options) *Runtime {
-	return &Runtime{reg: reg, trace: opts.Trace}
+	rt := &Runtime{reg: reg, trace: opts.Trace}
+	rt.rebuildLocked()
+	return rt
 }
 
 // Registry returns the registry the runtime resolves tools in.
@@ -54,11 +57,44 @@ func add[T any](rt *Runtime, list *[]scoped[T], scope string, fn T) (remove func
 	rt.nextID++
 	id := rt.nextID
 	*list = append(slices.Clip(*list), scoped[T]{id: id, scope: scope, fn: fn})
+	rt.rebuildLocked()
 	return func() {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
 		*list = slices.DeleteFunc(slices.Clone(*list), func(s scoped[T]) bool { return s.id == id })
+		rt.rebuildLocked()
 	}
+}
+
+// rebuildLocked caches the hook set every call shares while no hook is
+// scoped, so that unscoped runtimes pick nothing per call.
+func (rt *Runtime) rebuildLocked() {
+	anyScoped := func(scopes ...[]string) bool {
+		for _, list := range scopes {
+			for _, s := range list {
+				if s != registry.Global {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if anyScoped(scopesOf(rt.pre), scopesOf(rt.guards), scopesOf(rt.post)) {
+		rt.global = nil
+		return
+	}
+	rt.global = &hookSet{
+		pre: pick(rt.pre, nil), guards: pick(rt.guards, nil), around: pick(rt.around, nil),
+		post: pick(rt.post, nil), observers: pick(rt.observers, nil),
+	}
+}
+
+func scopesOf[T any](list []scoped[T]) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.scope
+	}
+	return out
 }
 
 // AddPrePolicy mounts a pre-policy hook. A scoped hook (scope != Global)
@@ -273,6 +309,12 @@ type hookSet struct {
 }
 
 func (rt *Runtime) hooksFor(scope string) hookSet {
+	rt.mu.RLock()
+	if g := rt.global; g != nil {
+		rt.mu.RUnlock()
+		return *g
+	}
+	rt.mu.RUnlock()
 	var chain []string
 	if scope != registry.Global {
 		chain = rt.reg.Ancestry(scope)

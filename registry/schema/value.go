@@ -60,7 +60,7 @@ func literalProblem(s string) string {
 	if len(s) > maxNumberLen {
 		return fmt.Sprintf("number literal is longer than %d characters", maxNumberLen)
 	}
-	invalid := fmt.Sprintf("invalid JSON number %s", quoteJSON(s))
+	invalid := func() string { return fmt.Sprintf("invalid JSON number %s", quoteJSON(s)) }
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
@@ -73,7 +73,7 @@ func literalProblem(s string) string {
 			i++
 		}
 	default:
-		return invalid
+		return invalid()
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
@@ -82,7 +82,7 @@ func literalProblem(s string) string {
 			i++
 		}
 		if i == start {
-			return invalid
+			return invalid()
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -98,14 +98,14 @@ func literalProblem(s string) string {
 			i++
 		}
 		if i == start {
-			return invalid
+			return invalid()
 		}
 		if exp > maxExponent {
 			return fmt.Sprintf("number exponent is beyond ±%d", maxExponent)
 		}
 	}
 	if i != len(s) {
-		return invalid
+		return invalid()
 	}
 	return ""
 }
