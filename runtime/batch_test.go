@@ -1,0 +1,173 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+)
+
+// batchEnv registers "safe" and "excl" tools whose bodies block until the
+// test releases them by id, and records starts, ends and post-policy order.
+type batchEnv struct {
+	rt      *Runtime
+	mu      sync.Mutex
+	log     []string
+	release map[string]chan struct{}
+	running atomic.Int32
+	peak    atomic.Int32
+}
+
+func newBatchEnv(t *testing.T, ids ...string) *batchEnv {
+	reg, rt := newRT(t)
+	b := &batchEnv{rt: rt, release: map[string]chan struct{}{}}
+	for _, id := range ids {
+		b.release[id] = make(chan struct{})
+	}
+	body := func(ctx context.Context, _ registry.Exec, a frozen.Value) (any, error) {
+		var in struct{ ID string }
+		_ = a.Unmarshal(&in)
+		n := b.running.Add(1)
+		for p := b.peak.Load(); n > p && !b.peak.CompareAndSwap(p, n); p = b.peak.Load() {
+		}
+		b.note("start " + in.ID)
+		select {
+		case <-b.release[in.ID]:
+		case <-ctx.Done():
+		}
+		b.running.Add(-1)
+		b.note("end " + in.ID)
+		return in.ID, ctx.Err()
+	}
+	mustRegister(t, reg, registry.Global, anyTool(t, "safe", registry.Behavior{Execute: body, IsConcurrencySafe: func(frozen.Value) bool { return true }}))
+	mustRegister(t, reg, registry.Global, anyTool(t, "excl", registry.Behavior{Execute: body}))
+	rt.AddPostPolicy(registry.Global, func(_ context.Context, c Call, _ PostView) (PostDecision, error) {
+		b.note("post " + c.CallID)
+		return PostDecision{}, nil
+	})
+	return b
+}
+
+func (b *batchEnv) note(s string) {
+	b.mu.Lock()
+	b.log = append(b.log, s)
+	b.mu.Unlock()
+}
+
+func (b *batchEnv) has(s string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.log {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *batchEnv) waitFor(t *testing.T, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b.has(s) {
+			return
+		}
+	}
+	t.Fatalf("never saw %q in %v", s, b.log)
+}
+
+func (b *batchEnv) submit(batch *Batch, name, id string, results map[int]*Result, mu *sync.Mutex) {
+	batch.Go(Request{Name: name, Arguments: fmt.Sprintf(`{"id":%q}`, id)}, Hooks{
+		CallID: func(n int) string { return fmt.Sprintf("c%d", n) },
+		Done: func(n int, r *Result) {
+			mu.Lock()
+			results[n] = r
+			mu.Unlock()
+		},
+	})
+}
+
+func TestBatchOrdersPolicyAndBarriers(t *testing.T) {
+	b := newBatchEnv(t, "s1", "s2", "x", "s3")
+	batch := b.rt.NewBatch(context.Background(), 10)
+	results := map[int]*Result{}
+	var mu sync.Mutex
+	b.submit(batch, "safe", "s1", results, &mu)
+	b.submit(batch, "safe", "s2", results, &mu)
+	b.submit(batch, "excl", "x", results, &mu)
+	b.submit(batch, "safe", "s3", results, &mu)
+	b.waitFor(t, "start s1")
+	b.waitFor(t, "start s2")
+	close(b.release["s2"]) // the second finishes first...
+	b.waitFor(t, "end s2")
+	time.Sleep(10 * time.Millisecond)
+	if b.has("post c2") || b.has("start x") {
+		t.Fatalf("post-policy or the exclusive call ran early: %v", b.log)
+	}
+	close(b.release["s1"]) // ...but post-policy keeps submission order
+	b.waitFor(t, "start x")
+	time.Sleep(10 * time.Millisecond)
+	if b.has("start s3") {
+		t.Fatal("a later call started while the exclusive one ran")
+	}
+	close(b.release["x"])
+	b.waitFor(t, "start s3")
+	close(b.release["s3"])
+	batch.Wait()
+	var order []string
+	for _, l := range b.log {
+		if strings.HasPrefix(l, "post ") {
+			order = append(order, l)
+		}
+	}
+	if strings.Join(order, ",") != "post c1,post c2,post c3,post c4" {
+		t.Fatalf("post-policy order %v", order)
+	}
+	if results[1].CallID() != "c1" || results[4].Value().String() != `"s3"` {
+		t.Fatalf("results %v", results)
+	}
+}
+
+func TestBatchWindowAndClose(t *testing.T) {
+	b := newBatchEnv(t, "a", "b", "c", "d")
+	batch := b.rt.NewBatch(context.Background(), 2)
+	results := map[int]*Result{}
+	var mu sync.Mutex
+	for _, id := range []string{"a", "b", "c", "d"} {
+		b.submit(batch, "safe", id, results, &mu)
+	}
+	b.waitFor(t, "start a")
+	b.waitFor(t, "start b")
+	time.Sleep(10 * time.Millisecond)
+	if b.has("start c") {
+		t.Fatal("the window of 2 was exceeded")
+	}
+	batch.Close() // cancels a and b, abandons c and d
+	if len(results) != 2 || results[1].Code() != registry.CodeAborted || b.has("start c") || b.peak.Load() != 2 {
+		t.Fatalf("results %d peak %d log %v", len(results), b.peak.Load(), b.log)
+	}
+	if _, ok := batch.Go(Request{Name: "safe"}, Hooks{}); ok {
+		t.Fatal("a closed batch accepted a call")
+	}
+}
+
+func TestBatchCancelledContextAbandonsQueued(t *testing.T) {
+	b := newBatchEnv(t, "a", "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	batch := b.rt.NewBatch(ctx, 1)
+	results := map[int]*Result{}
+	var mu sync.Mutex
+	b.submit(batch, "excl", "a", results, &mu)
+	b.submit(batch, "excl", "b", results, &mu)
+	b.waitFor(t, "start a")
+	cancel()
+	batch.Wait()
+	if len(results) != 1 || b.has("start b") || batch.Context().Err() == nil {
+		t.Fatalf("results %d log %v", len(results), b.log)
+	}
+}
