@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/app"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunExamples(t *testing.T) {
+	code, out, errs := runCLI(t, "", "run", "../../examples/scripts/chain.ts")
+	if code != 0 || out != "2 + 3 = 5; + 10 = 15\n{\n  \"sum\": 15\n}\n" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %s", code, out, errs)
+	}
+	// Standard input, JSON output with the run result's shape.
+	code, out, _ = runCLI(t, "return await tools.util_echo({value: 'hi'})", "run", "-", "--json")
+	var res struct {
+		SessionID string          `json:"session_id"`
+		CallID    string          `json:"call_id"`
+		IsError   bool            `json:"is_error"`
+		Value     json.RawMessage `json:"value"`
+		Calls     []struct {
+			SubCallID string `json:"sub_call_id"`
+			Name      string `json:"name"`
+		} `json:"calls"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.IsError || len(res.Calls) != 1 ||
+		res.Calls[0].SubCallID != res.CallID+":code:1" || compact(res.Value) != `{"logs":[],"result":{"value":"hi"}}` {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	code, _, errs := runCLI(t, `throw new Error("nope")`, "run", "-")
+	if code != 1 || !strings.Contains(errs, "run_code failed (runtime)") || !strings.Contains(errs, "nope") {
+		t.Fatalf("failed run: exit %d, %s", code, errs)
+	}
+	for _, args := range [][]string{
+		{"run"}, {"run", "a", "b"}, {"run", "/no/such/file.js"}, {"run", "-", "--scope", "ghost"},
+		{"run", "--bogus", "-"}, {"sdk", "--format", "xml"}, {"tools", "--scope", "ghost"}, {"nope"}, {},
+		{"run", "-", "--config", "/no/such/config.yaml"}, {"replay"},
+	} {
+		if code, _, errs := runCLI(t, "return 1", args...); code != 2 || strings.Count(strings.TrimSpace(errs), "\n") > 12 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
+
+func TestSDKAndTools(t *testing.T) {
+	code, ts, _ := runCLI(t, "", "sdk")
+	if code != 0 || !strings.Contains(ts, "interface ToolArgsMap") || !strings.Contains(ts, "math_add") || strings.Contains(ts, "run_code(") || strings.Contains(ts, `"run_code"`) {
+		t.Fatalf("sdk ts: exit %d", code)
+	}
+	for _, f := range []string{"js", "prompt"} {
+		if code, out, _ := runCLI(t, "", "sdk", "--format", f); code != 0 || len(out) == 0 {
+			t.Errorf("sdk --format %s: exit %d", f, code)
+		}
+	}
+	code, out, _ := runCLI(t, "", "tools", "--json")
+	var list struct {
+		Scope string `json:"scope"`
+		Mode  string `json:"mode"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list.Scope != "default" || list.Mode != "both" || len(list.Tools) != 12 {
+		t.Fatalf("tools --json: exit %d %s", code, out)
+	}
+	if code, out, _ := runCLI(t, "", "tools"); code != 0 || !strings.Contains(out, "run_code") || !strings.Contains(out, "files_edit") {
+		t.Fatalf("tools: %s", out)
+	}
+	if code, out, _ := runCLI(t, "", "version"); code != 0 || !strings.HasPrefix(out, "codemode ") {
+		t.Fatalf("version: %s", out)
+	}
+}
+
+func TestConfigScopesReachTheCLI(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("scopes:\n  agent: {parent: default, mode: code}\n  ro: {parent: default, restrict: {deny: [kv_set]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCLI(t, "", "tools", "--scope", "agent", "--config", cfg); code != 0 || !strings.Contains(out, "mode code") {
+		t.Fatalf("agent scope: %s", out)
+	}
+	if code, out, _ := runCLI(t, "", "sdk", "--scope", "ro", "--config", cfg); code != 0 || strings.Contains(out, "kv_set") || !strings.Contains(out, "kv_get") {
+		t.Fatalf("restricted sdk: exit %d", code)
+	}
+	code, out, _ := runCLI(t, `return Object.keys(tools).includes("kv_set")`, "run", "-", "--scope", "ro", "--config", cfg)
+	if code != 0 || strings.TrimSpace(out) != "false" {
+		t.Fatalf("restricted run: %q", out)
+	}
+	if err := os.WriteFile(cfg, []byte("limits: {timeout: soon}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "", "tools", "--config", cfg); code != 2 || !strings.Contains(errs, "limits.timeout") {
+		t.Fatalf("bad config: exit %d %s", code, errs)
+	}
+}
+
+func TestReplayPrintsTimeline(t *testing.T) {
+	dir := t.TempDir()
+	store := "sqlite://" + filepath.Join(dir, "log.db")
+	a, err := loadApp(context.Background(), "", store, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), runRequest("await tools.math_add({a: 1, b: 2}); return 1"))
+	a.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "replay", res.SessionID, "--store", store)
+	if code != 0 || !strings.Contains(out, "run_code") || !strings.Contains(out, "math_add") {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, _ := runCLI(t, "", "replay", "no-such-session", "--store", store); code != 1 {
+		t.Fatalf("unknown session: exit %d", code)
+	}
+}
+
+func runRequest(code string) app.RunRequest { return app.RunRequest{Code: code, Description: "test"} }
+
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
