@@ -103,7 +103,7 @@ func TestHazardNoAmbientCapabilities(t *testing.T) {
 		}
 	}
 	slices.Sort(added)
-	if want := []string{"ToolCallError", "clearTimeout", "console", "setTimeout", "tools"}; !slices.Equal(added, want) {
+	if want := []string{"ToolCallError", "URL", "URLSearchParams", "clearTimeout", "console", "setTimeout", "tools"}; !slices.Equal(added, want) {
 		t.Fatalf("globals added = %q, want %q", added, want)
 	}
 }

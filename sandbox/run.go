@@ -418,6 +418,7 @@ func (r *run) setup() error {
 		define("console", r.newConsole()),
 		define("setTimeout", r.function("setTimeout", r.setTimeout)),
 		define("clearTimeout", r.function("clearTimeout", r.clearTimeout)),
+		r.installWebAPIs(),
 	)
 }
 
