@@ -12,7 +12,9 @@
 // The log is the only state a session has. [Messages] rebuilds the
 // model-facing conversation from it, [Timeline] the human view that
 // `codemode replay` prints, and [Store.OpenCalls] lists the calls a crashed
-// process left without a result so that recovery can close them.
+// process left without a result so that recovery can close them. Writers
+// give every model response its own (turn, step): replay groups the
+// tool/calls of one response into one assistant message by that pair.
 //
 // # JSON
 //

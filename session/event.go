@@ -228,7 +228,8 @@ type prepared struct {
 }
 
 // prepare validates events for appending and normalizes them: Time in UTC,
-// microsecond precision (what every backend keeps), now when zero; empty Data
+// microsecond precision (what every backend keeps), now when zero, within the
+// years 1 to 9999 (what JSON can carry); empty Data
 // becomes {}. tool/call and tool/result events must carry a non-empty string
 // call_id. Seq is ignored: the store assigns it.
 func prepare(events []Event, now time.Time) ([]prepared, error) {
@@ -252,6 +253,9 @@ func prepare(events []Event, now time.Time) ([]prepared, error) {
 			p.Time = now
 		}
 		p.Time = p.Time.UTC().Truncate(time.Microsecond)
+		if y := p.Time.Year(); y < 1 || y > 9999 {
+			return nil, fmt.Errorf("session: event %d (%s): time %v is outside the years 1 to 9999", i, e.Type, e.Time)
+		}
 		if e.Type == TypeToolCall || e.Type == TypeToolResult {
 			if p.callID, err = callIDOf(data); err != nil {
 				return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)

@@ -128,10 +128,15 @@ func (p *Postgres) migrate(ctx context.Context) error {
 	return tx.Commit(ctx)
 }
 
+// listenerAppName names the listener's connection in pg_stat_activity.
+const listenerAppName = "codemode-listener"
+
 // listenConn opens the listener's own connection (outside the pool: it
 // blocks in WaitForNotification) and subscribes to the channel.
 func (p *Postgres) listenConn(ctx context.Context, connConfig *pgx.ConnConfig) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, connConfig.Copy())
+	cfg := connConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenerAppName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +260,9 @@ func (p *Postgres) Append(ctx context.Context, sessionID string, events ...Event
 		return nil, ErrNotFound
 	}
 	if err != nil {
+		if p.closed.Load() {
+			return nil, ErrClosed
+		}
 		return nil, fmt.Errorf("session: append to %q: %w", sessionID, err)
 	}
 	if inserted != int64(len(ps)) {

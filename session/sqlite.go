@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,11 +22,15 @@ import (
 // pure-Go modernc.org/sqlite driver (no cgo).
 //
 // Durability: synchronous=FULL, so every commit syncs the WAL before Append
-// returns; with NORMAL a power loss could drop the last commits. Sequence
-// numbers: an append runs in a BEGIN IMMEDIATE transaction, which takes the
-// database's write lock before it reads the session's MAX(seq), so appenders
-// in other processes on the same file wait (busy_timeout) rather than collide;
-// UNIQUE(session_id, seq) backs that up. Within one process appends are
+// returns; with NORMAL a power loss could drop the last commits.
+//
+// Sequence numbers: an append is one INSERT … SELECT statement (committing by
+// itself) that reads the session's MAX(seq) through the unique index and
+// inserts the next numbers. SQLite takes the database's write lock before the
+// statement reads anything, so appenders in other processes on the same file
+// wait (busy_timeout) rather than collide; UNIQUE(session_id, seq) backs that
+// up. An append of more than sqliteChunk events runs several such statements
+// in one BEGIN IMMEDIATE transaction. Within one process appends are
 // serialized in Go first, which is cheaper than contending for the file lock.
 //
 // Wait is woken in-process at once, and by other processes' appends through a
@@ -35,7 +40,8 @@ type SQLite struct {
 	hub    *hub
 	closed atomic.Bool
 
-	writeMu sync.Mutex // serializes this process's write transactions
+	writeMu sync.Mutex        // serializes this process's writes
+	stmts   map[int]*sql.Stmt // INSERTs by number of events; guarded by writeMu
 
 	stopPoll context.CancelFunc // nil for :memory:
 	polled   chan struct{}      // closed when the poller has stopped
@@ -48,9 +54,10 @@ const (
 	sqliteBusyTimeout = 10 * time.Second
 	// sqlitePollInterval bounds how late Wait sees another process's append.
 	sqlitePollInterval = 200 * time.Millisecond
-	// sqliteChunk is how many events one INSERT carries (6 parameters each,
-	// well under SQLite's 32766-parameter limit).
-	sqliteChunk = 256
+	// sqliteChunk is how many events one INSERT carries; a bigger Append runs
+	// several in a transaction. Statements for 1..sqliteChunk events are
+	// prepared as needed and kept.
+	sqliteChunk = 32
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
@@ -69,6 +76,9 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session: sqlite path %q: %w", path, err)
 		}
+		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("session: open sqlite %s: directory %s does not exist", path, filepath.Dir(abs))
+		}
 		params.Add("_pragma", "synchronous(FULL)")
 		dsn = "file://" + (&url.URL{Path: filepath.ToSlash(abs)}).EscapedPath() + "?" + params.Encode()
 	}
@@ -82,7 +92,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	s := &SQLite{db: db, hub: newHub()}
+	s := &SQLite{db: db, hub: newHub(), stmts: map[int]*sql.Stmt{}}
 	if err := s.init(ctx, memory); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
@@ -287,9 +297,16 @@ func (s *SQLite) Append(ctx context.Context, sessionID string, events ...Event) 
 		return nil, err
 	}
 	s.writeMu.Lock()
-	err = s.appendTx(ctx, sessionID, ps)
+	if len(ps) <= sqliteChunk {
+		err = s.insert(ctx, nil, sessionID, ps)
+	} else {
+		err = s.insertTx(ctx, sessionID, ps)
+	}
 	s.writeMu.Unlock()
 	if err != nil {
+		if s.closed.Load() {
+			return nil, ErrClosed
+		}
 		return nil, err
 	}
 	s.hub.notify(sessionID)
@@ -300,27 +317,23 @@ func (s *SQLite) Append(ctx context.Context, sessionID string, events ...Event) 
 	return out, nil
 }
 
-// appendTx numbers ps and inserts them in one write transaction.
-func (s *SQLite) appendTx(ctx context.Context, sessionID string, ps []prepared) error {
+// insertTx appends more events than one statement carries, in chunks inside
+// one write transaction.
+func (s *SQLite) insertTx(ctx context.Context, sessionID string, ps []prepared) error {
+	// Prepare first: with ":memory:" the transaction holds the only connection.
+	for _, n := range []int{sqliteChunk, len(ps) % sqliteChunk} {
+		if _, err := s.insertStmt(ctx, n); n > 0 && err != nil {
+			return fmt.Errorf("session: append to %q: %w", sessionID, err)
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return fmt.Errorf("session: append to %q: %w", sessionID, err)
 	}
 	defer tx.Rollback()
-	var last int64
-	if err := tx.QueryRowContext(ctx, lastSeqSQL, sessionID).Scan(&last); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		return fmt.Errorf("session: append to %q: %w", sessionID, err)
-	}
-	for i := range ps {
-		ps[i].Seq = last + int64(i) + 1
-	}
 	for start := 0; start < len(ps); start += sqliteChunk {
-		chunk := ps[start:min(start+sqliteChunk, len(ps))]
-		if _, err := tx.ExecContext(ctx, insertSQL(len(chunk)), insertArgs(sessionID, chunk)...); err != nil {
-			return fmt.Errorf("session: append to %q: %w", sessionID, err)
+		if err := s.insert(ctx, tx, sessionID, ps[start:min(start+sqliteChunk, len(ps))]); err != nil {
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -329,36 +342,94 @@ func (s *SQLite) appendTx(ctx context.Context, sessionID string, ps []prepared) 
 	return nil
 }
 
-var insertSQLCache sync.Map // int → string
-
-// insertSQL returns the multi-row INSERT for n events.
-func insertSQL(n int) string {
-	if q, ok := insertSQLCache.Load(n); ok {
-		return q.(string)
+// insert numbers ps after the session's last seq and inserts them with one
+// statement: outside a transaction it commits by itself, and SQLite takes the
+// write lock before the statement reads MAX(seq), so no other process can
+// slip in between. It sets ps[i].Seq.
+func (s *SQLite) insert(ctx context.Context, tx *sql.Tx, sessionID string, ps []prepared) error {
+	stmt, err := s.insertStmt(ctx, len(ps))
+	if err != nil {
+		return fmt.Errorf("session: append to %q: %w", sessionID, err)
 	}
-	var b strings.Builder
-	b.WriteString("INSERT INTO events (session_id, seq, type, time, call_id, data) VALUES ")
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?,?,?,?,?,?)")
+	if tx != nil {
+		stmt = tx.StmtContext(ctx, stmt)
 	}
-	q := b.String()
-	insertSQLCache.Store(n, q)
-	return q
-}
-
-func insertArgs(sessionID string, ps []prepared) []any {
-	args := make([]any, 0, 6*len(ps))
+	args := make([]any, 0, 1+5*len(ps))
+	args = append(args, sessionID)
 	for _, p := range ps {
 		var callID any
 		if p.callID != "" {
 			callID = p.callID
 		}
-		args = append(args, sessionID, p.Seq, p.Type, p.Time.UnixMicro(), callID, string(p.Data))
+		args = append(args, p.Type, p.Time.UnixMicro(), callID, string(p.Data))
 	}
-	return args
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("session: append to %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var first int64
+	n := 0
+	for rows.Next() { // to the end: the statement commits on its last step
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return fmt.Errorf("session: append to %q: %w", sessionID, err)
+		}
+		if n == 0 || seq < first {
+			first = seq
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("session: append to %q: %w", sessionID, err)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("session: append to %q: %w", sessionID, err)
+	}
+	switch n {
+	case 0:
+		return ErrNotFound // no session row, nothing inserted
+	case len(ps):
+	default:
+		return fmt.Errorf("session: append to %q: inserted %d of %d events", sessionID, n, len(ps))
+	}
+	for i := range ps {
+		ps[i].Seq = first + int64(i) // v.column1 numbers them in order
+	}
+	return nil
+}
+
+// insertStmt returns the prepared INSERT for n events. database/sql prepares
+// it once per pooled connection.
+func (s *SQLite) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	if stmt := s.stmts[n]; stmt != nil {
+		return stmt, nil
+	}
+	var b strings.Builder
+	b.WriteString(`WITH base AS MATERIALIZED (
+    SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0) AS last FROM sessions WHERE id = ?1
+)
+INSERT INTO events (session_id, seq, type, time, call_id, data)
+SELECT ?1, base.last + v.column1, v.column2, v.column3, v.column4, v.column5
+FROM base, (VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		p := 2 + 4*i
+		fmt.Fprintf(&b, "(%d, ?%d, ?%d, ?%d, ?%d)", i+1, p, p+1, p+2, p+3)
+	}
+	b.WriteString(`) AS v
+RETURNING seq`)
+	stmt, err := s.db.PrepareContext(ctx, b.String())
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[n] = stmt
+	return stmt, nil
 }
 
 // Events implements Store.
@@ -471,5 +542,8 @@ func (s *SQLite) Close() error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	for _, stmt := range s.stmts {
+		stmt.Close()
+	}
 	return s.db.Close()
 }

@@ -55,7 +55,7 @@ type Store interface {
 	// fails with ErrNotFound for an unknown session, and without appending
 	// anything when an event is malformed (empty or non-ASCII type; Data that
 	// is not a UTF-8 JSON object or repeats seq, type or time; a tool/call or
-	// tool/result without a string call_id).
+	// tool/result without a string call_id; a Time outside the years 1-9999).
 	Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error)
 
 	// Events returns the session's events with Seq > after, in order, at most

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -131,6 +132,7 @@ func TestOpenURL(t *testing.T) {
 		{"sqlite://" + filepath.Join(dir, "with space ?#%.db"), "*session.SQLite", ""},
 		{"SQLite://" + filepath.Join(dir, "b.db"), "*session.SQLite", ""},
 		{"sqlite://", "", "names no file"},
+		{"sqlite://" + filepath.Join(dir, "missing", "c.db"), "", "does not exist"},
 		{"codemode.db", "", "no scheme"},
 		{"mysql://x", "", `unknown scheme "mysql"`},
 		{"memory://x", "", "takes no path"},
@@ -299,6 +301,49 @@ func TestErrorsAreDistinct(t *testing.T) {
 			if (i == j) != errors.Is(a, b) {
 				t.Errorf("errors.Is(%v, %v) = %v", a, b, errors.Is(a, b))
 			}
+		}
+	}
+}
+
+// TestPostgresListenerReconnect kills one replica's LISTEN connection; an
+// append on another replica still wakes that replica's waiters.
+func TestPostgresListenerReconnect(t *testing.T) {
+	u := postgresSchema(t)
+	a, b := openPostgres(t, u), openPostgres(t, u)
+	ctx := context.Background()
+	if err := a.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var schema string
+	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	var killed int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'codemode-listener' AND query LIKE '%' || $1 || '%'`, schema).Scan(&killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed != 2 {
+		t.Fatalf("terminated %d listener connections, want 2", killed)
+	}
+	for after := int64(0); after < 3; after++ {
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			done <- a.Wait(ctx, "s", after)
+		}()
+		if _, err := b.Append(ctx, "s", ctxEvent("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Wait(after %d) on a after its listener was killed: %v", after, err)
 		}
 	}
 }

@@ -34,6 +34,7 @@ func RunConformance(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Sessions", testSessions},
 		{"SeqAssignment", testSeqAssignment},
 		{"TimeAssignment", testTimeAssignment},
+		{"LargeBatch", testLargeBatch},
 		{"EventsAfterLimit", testEventsAfterLimit},
 		{"UnknownSession", testUnknownSession},
 		{"RejectsMalformed", testRejectsMalformed},
@@ -205,6 +206,40 @@ func testSeqAssignment(t *testing.T, s session.Store) {
 	}
 }
 
+func testLargeBatch(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	mustAppend(t, s, "s", contextEvent("first"))
+	for _, n := range []int{2, 31, 32, 33, 100, 1000} {
+		batch := make([]session.Event, n)
+		for i := range batch {
+			batch[i] = contextEvent(fmt.Sprintf("%d/%d", n, i))
+		}
+		got := mustAppend(t, s, "s", batch...)
+		for i := 1; i < n; i++ {
+			if got[i].Seq != got[0].Seq+int64(i) {
+				t.Fatalf("batch of %d: event %d has seq %d after %d", n, i, got[i].Seq, got[0].Seq)
+			}
+		}
+		stored := mustEvents(t, s, "s", got[0].Seq-1, n)
+		for i, e := range stored {
+			if e.Seq != got[i].Seq || string(e.Data) != string(batch[i].Data) {
+				t.Fatalf("batch of %d: stored event %d is %d %s, want %d %s", n, i, e.Seq, e.Data, got[i].Seq, batch[i].Data)
+			}
+		}
+	}
+	checkSeqs(t, s, "s", 1+2+31+32+33+100+1000)
+	// A malformed event anywhere in a big batch leaves nothing behind.
+	batch := make([]session.Event, 100)
+	for i := range batch {
+		batch[i] = contextEvent("x")
+	}
+	batch[70].Data = json.RawMessage(`[]`)
+	if _, err := s.Append(context.Background(), "s", batch...); err == nil {
+		t.Fatal("a batch with a malformed event was appended")
+	}
+	checkSeqs(t, s, "s", 1+2+31+32+33+100+1000)
+}
+
 func testTimeAssignment(t *testing.T, s session.Store) {
 	create(t, s, "s")
 	given := time.Date(2024, 1, 2, 3, 4, 5, 678912345, time.FixedZone("Y", -7200))
@@ -299,6 +334,7 @@ func testRejectsMalformed(t *testing.T, s session.Store) {
 		{"call without call_id", session.Event{Type: session.TypeToolCall, Data: json.RawMessage(`{"name":"x"}`)}},
 		{"call with empty call_id", session.Event{Type: session.TypeToolCall, Data: json.RawMessage(`{"call_id":""}`)}},
 		{"result with numeric call_id", session.Event{Type: session.TypeToolResult, Data: json.RawMessage(`{"call_id":7}`)}},
+		{"time past year 9999", session.Event{Type: session.TypeUserContext, Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tt := range tests {
 		if _, err := s.Append(context.Background(), "s", good, tt.e); err == nil {

@@ -5,10 +5,10 @@ CREATE TABLE sessions (
     created_at INTEGER NOT NULL
 );
 
--- One row per event. seq is per session, 1, 2, 3, … without gaps: an append
--- takes the write lock (BEGIN IMMEDIATE), reads MAX(seq) through the unique
--- index and inserts the next numbers in the same transaction. call_id is
--- copied out of data for tool/call and tool/result, for crash recovery.
+-- One row per event. seq is per session, 1, 2, 3, … without gaps: an append,
+-- holding the write lock, reads MAX(seq) through the unique index and inserts
+-- the next numbers in the same transaction. call_id is copied out of data for
+-- tool/call and tool/result, for crash recovery.
 CREATE TABLE events (
     session_id TEXT NOT NULL,
     seq        INTEGER NOT NULL,
