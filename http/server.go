@@ -181,6 +181,7 @@ func (s *Server) routes(opts Options) http.Handler {
 
 		r.Group(func(r chi.Router) {
 			r.Use(s.withTimeout)
+			r.Get("/scopes", s.scopes)
 			r.Get("/tools", s.tools)
 			r.Get("/sdk", s.sdk)
 			r.Post("/run", s.run)

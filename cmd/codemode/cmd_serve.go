@@ -13,6 +13,7 @@ import (
 	"github.com/codemode/codemode/config"
 	httpapi "github.com/codemode/codemode/http"
 	"github.com/codemode/codemode/mcp"
+	"github.com/codemode/codemode/playground"
 )
 
 // cmdServe runs the HTTP service until ctx ends (SIGINT or SIGTERM), then
@@ -86,7 +87,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		stopUpstreams()
 		return closeApp()
 	}
-	srv, err := httpapi.New(a, httpapi.Options{Logger: log, MCP: mh})
+	srv, err := httpapi.New(a, httpapi.Options{Logger: log, MCP: mh, Playground: playground.Handler()})
 	if err != nil {
 		shutdown()
 		return usageError{err.Error()}

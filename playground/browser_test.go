@@ -1,0 +1,210 @@
+package playground
+
+// The tests here run Node.js: the page's scripts under node's test runner,
+// and the end-to-end test, which drives Debian's Chromium with
+// playwright-core (installed in testdata/node by .ci/node-deps; Chromium by
+// .ci/run). They skip when node, the installed packages or the browser are
+// missing, except under CI (CI set), where they fail instead so that a
+// broken install step cannot pass as skipped tests.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/config"
+	httpapi "github.com/codemode/codemode/http"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+	"github.com/codemode/codemode/registry/schema"
+	"github.com/codemode/codemode/sdkgen"
+	"github.com/codemode/codemode/session"
+)
+
+// chromiumPath is Debian's Chromium, which .ci/run installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// nodeTimeout bounds one node process: a guard against hangs, not a timing
+// assertion.
+const nodeTimeout = 3 * time.Minute
+
+// missing skips the test, or fails it under CI.
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(why + " (CI is set: this test must run)")
+	}
+	t.Skip(why)
+}
+
+func requireNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed: the playground's script and browser tests need Node.js")
+	}
+	return node
+}
+
+// requireBrowser returns node and Chromium, or skips.
+func requireBrowser(t *testing.T) (node, chromium string) {
+	t.Helper()
+	node = requireNode(t)
+	if _, err := os.Stat(filepath.Join("testdata", "node", "node_modules", "playwright-core", "package.json")); err != nil {
+		missing(t, "testdata/node/node_modules is missing: run .ci/node-deps (npm ci) to install playwright-core")
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		missing(t, chromiumPath+" is missing: install Debian's chromium package (.ci/run does)")
+	}
+	return node, chromiumPath
+}
+
+// runNode runs node with args in dir and env, logging its output; it fails
+// the test when node fails.
+func runNode(t *testing.T, node, dir string, env []string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node %s:\n%s", strings.Join(args, " "), out)
+	if err != nil {
+		t.Fatalf("node %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+func TestScriptsInNode(t *testing.T) {
+	node := requireNode(t)
+	a := newApp(t, "")
+	v, err := a.Registry.View(config.DefaultScope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := bridge.SDK(v)
+	dir := t.TempDir()
+	ts, prompt := filepath.Join(dir, "sdk.d.ts"), filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(ts, sdkgen.TypeScript(set), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prompt, sdkgen.Prompt(set), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runNode(t, node, "testdata", []string{"SDK_TS=" + ts, "SDK_PROMPT=" + prompt}, "--test", "unit.mjs")
+}
+
+// browserKey is the API key of the end-to-end test's server.
+const browserKey = "playground-e2e-key"
+
+// browserConfig is the end-to-end test's server: API keys, a restricted
+// scope the key may use and one it may not, and a policy that asks a person
+// before any files_* call in default and its descendants.
+func browserConfig() string {
+	sum := sha256.Sum256([]byte(browserKey))
+	return fmt.Sprintf(`
+scopes:
+  readonly: {parent: default, restrict: {deny: [kv_set, files_write, files_edit]}}
+  agent:    {parent: default, mode: code}
+policies:
+  - {scope: default, tool: "files_*", decision: ask, reason: "writes need a person"}
+api_keys:
+  - {sha256: %s, scopes: [default, readonly]}
+`, hex.EncodeToString(sum[:]))
+}
+
+func newApp(t *testing.T, yml string) *app.App {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Isolation = "inproc"
+	a, err := app.New(context.Background(), cfg, app.Options{Store: session.NewMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// addedTool is what POST /test/tools registers: a change of the default
+// scope's tool set, which the page must show as an SDK diff.
+func addedTool(t *testing.T) *registry.Tool {
+	t.Helper()
+	tool, err := registry.Define(registry.Definition{
+		Name:        "test_added",
+		Description: "Added while the page is open.",
+		Output:      schema.Object(nil, nil, false),
+		Behavior: registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+			return map[string]any{}, nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// TestBrowser is the end-to-end test: the real service (app.New and
+// httpapi.New with this package's page) on loopback, and testdata/node/e2e.mjs
+// driving Chromium through it: the API key, the scope picker, the SDK with
+// its sizes and a live diff, an example run with its nested calls, approvals
+// answered from the page, and direct tool calls. It keeps a screenshot in
+// testdata/artifacts/ (git-ignored).
+func TestBrowser(t *testing.T) {
+	node, chromium := requireBrowser(t)
+	a := newApp(t, browserConfig())
+	srv, err := httpapi.New(a, httpapi.Options{Playground: Handler(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := addedTool(t)
+	mux := http.NewServeMux()
+	mux.Handle("/", srv)
+	mux.HandleFunc("POST /test/tools", func(w http.ResponseWriter, _ *http.Request) {
+		if _, err := a.Registry.Register(config.DefaultScope, tool); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+
+	artifacts, err := filepath.Abs(filepath.Join("testdata", "artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(artifacts, "playground.png")
+	for _, stale := range []string{shot, filepath.Join(artifacts, "playground-failed.png")} {
+		_ = os.Remove(stale)
+	}
+	runNode(t, node, filepath.Join("testdata", "node"), []string{
+		"PLAYGROUND_URL=" + hs.URL,
+		"PLAYGROUND_KEY=" + browserKey,
+		"CHROMIUM=" + chromium,
+		"USER_DATA_DIR=" + t.TempDir(),
+		"SCREENSHOT=" + shot,
+	}, "e2e.mjs")
+	if _, err := os.Stat(shot); err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
