@@ -121,6 +121,7 @@ type Schema struct {
 	root  *jsonschema.Schema            // chunk 0, or the standard schema
 	index map[string]*jsonschema.Schema // compiled subschemas by Location, for messages
 	dsl   bool                          // chunk boundaries may appear in errors
+	fast  *fastNode                     // DSL schemas: the fast path for valid input (nil otherwise)
 }
 
 // JSON returns the model-facing JSON Schema, a fresh copy on every call. For
@@ -165,7 +166,7 @@ func Compile(n *Node, kind Kind) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile generated JSON Schema: %w", err)
 	}
-	return &Schema{doc: renderer{}.node(nil, n, 0), root: root, index: index, dsl: true}, nil
+	return &Schema{doc: renderer{}.node(nil, n, 0), root: root, index: index, dsl: true, fast: buildFast(n, kind == Parameters, 0)}, nil
 }
 
 // checker walks a Node graph once, enforcing the DSL rules.

@@ -63,6 +63,9 @@ func (s *Schema) Validate(v any) (vs []Violation) {
 	if s == nil || s.root == nil {
 		return []Violation{{Message: "no schema to validate against"}}
 	}
+	if s.fast != nil && s.fast.check(v, 0) == valid {
+		return nil
+	}
 	if !jsonOK(v, 0) {
 		w := valueWalker{maxDepth: maxValueDepth, deepHint: " (or is cyclic)", limit: 1000}
 		w.walk(v, 0)

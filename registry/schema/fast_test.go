@@ -1,0 +1,96 @@
+package schema
+
+import (
+	"testing"
+)
+
+// fastSchemas exercise every construct the fast path judges.
+var fastSchemas = []string{
+	`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
+	`{"type":"object","additionalProperties":false,"properties":{"s":{"type":"string","minLength":2,"maxLength":4,"pattern":"^x"},"i":{"type":"integer","minimum":0,"maximum":10}}}`,
+	`{"type":"object","properties":{"e":{"type":"string","enum":["a","b"]},"c":{"type":"boolean","const":true},"n":{"type":"null"}}}`,
+	`{"type":"object","properties":{"arr":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"object","additionalProperties":true,"properties":{"k":{"type":"string"}},"required":["k"]}}}}`,
+	`{"type":"object","properties":{"o":{"oneOf":[{"type":"string"},{"type":"number"}]},"one":{"oneOf":[{"type":"integer"},{"type":"number","minimum":5}]}}}`,
+	`{"type":"object","properties":{"x":{"type":"number","exclusiveMinimum":1,"exclusiveMaximum":2},"any":{},"list":{"type":"array"}}}`,
+}
+
+func compiled(t testing.TB) []*Schema {
+	t.Helper()
+	var out []*Schema
+	for _, src := range fastSchemas {
+		s, err := CompileJSON([]byte(src), Parameters)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestFastPathTable(t *testing.T) {
+	ss := compiled(t)
+	cases := []struct {
+		schema int
+		value  string
+		fast   bool // the fast path answers "valid"
+		ok     bool // jsonschema's verdict
+	}{
+		{0, `{"a":1,"b":2.5}`, true, true},
+		{0, `{"a":1,"b":2,"extra":[1,{"x":null}]}`, true, true}, // the root is open
+		{0, `{"a":1}`, false, false},
+		{0, `{"a":"1","b":2}`, false, false},
+		{0, `{"a":1e400,"b":2}`, false, true}, // a valid (huge) number: jsonschema decides
+		{0, `{"a":123456789012345678901234567890,"b":1}`, false, true}, // too long to judge: jsonschema decides
+		{1, `{"s":"xab","i":3}`, true, true},
+		{1, `{"s":"ab"}`, false, false},
+		{1, `{"i":3.0}`, false, true}, // 3.0 is an integer; the fast path leaves it to jsonschema
+		{1, `{"i":11}`, false, false},
+		{1, `{"z":1}`, false, false}, // closed
+		{2, `{"e":"a","c":true,"n":null}`, true, true},
+		{2, `{"e":"c"}`, false, false},
+		{2, `{"c":false}`, false, false},
+		{3, `{"arr":[{"k":"v","more":1}]}`, true, true},
+		{3, `{"arr":[]}`, false, false},
+		{3, `{"arr":[{"k":1}]}`, false, false},
+		{4, `{"o":"s"}`, false, true}, // several branches: exactly-one is jsonschema's to judge
+		{4, `{"one":7}`, false, false}, // matches both branches
+		{5, `{"x":1.5,"any":{"a":[true]},"list":[1,"a",null]}`, true, true},
+		{5, `{"x":1}`, false, false},
+	}
+	for _, tc := range cases {
+		v := decode(t, tc.value)
+		s := ss[tc.schema]
+		if got := s.fast.check(v, 0) == valid; got != tc.fast {
+			t.Errorf("schema %d %s: fast path valid=%v, want %v", tc.schema, tc.value, got, tc.fast)
+		}
+		if got := len(s.Validate(v)) == 0; got != tc.ok {
+			t.Errorf("schema %d %s: Validate ok=%v, want %v", tc.schema, tc.value, got, tc.ok)
+		}
+	}
+}
+
+// FuzzFastPathNeverAcceptsInvalid checks the fast path's one promise: when
+// it says valid, jsonschema agrees.
+func FuzzFastPathNeverAcceptsInvalid(f *testing.F) {
+	for _, v := range []string{`{"a":1,"b":2}`, `{"s":"xa","i":0}`, `{"e":"b","c":true}`, `{"arr":[{"k":""}]}`, `{"o":1}`, `{"x":1.9}`, `[]`, `null`} {
+		for i := range fastSchemas {
+			f.Add(i, v)
+		}
+	}
+	ss := compiled(f)
+	f.Fuzz(func(t *testing.T, i int, value string) {
+		if i < 0 {
+			i = -i
+		}
+		s := ss[i%len(ss)]
+		v, err := decodeJSON([]byte(value))
+		if err != nil {
+			return
+		}
+		if s.fast.check(v, 0) == valid && jsonOK(v, 0) {
+			if err := s.root.Validate(v); err != nil {
+				t.Fatalf("fast path accepted %s, jsonschema says %v", value, err)
+			}
+		}
+	})
+}
