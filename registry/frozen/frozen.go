@@ -9,10 +9,10 @@ package frozen
 
 import (
 	"bytes"
-	"strings"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Value is an immutable JSON value. The zero Value is "absent" (no value),

@@ -39,7 +39,7 @@ func TestFastPathTable(t *testing.T) {
 		{0, `{"a":1,"b":2,"extra":[1,{"x":null}]}`, true, true}, // the root is open
 		{0, `{"a":1}`, false, false},
 		{0, `{"a":"1","b":2}`, false, false},
-		{0, `{"a":1e400,"b":2}`, false, true}, // a valid (huge) number: jsonschema decides
+		{0, `{"a":1e400,"b":2}`, false, true},                          // a valid (huge) number: jsonschema decides
 		{0, `{"a":123456789012345678901234567890,"b":1}`, false, true}, // too long to judge: jsonschema decides
 		{1, `{"s":"xab","i":3}`, true, true},
 		{1, `{"s":"ab"}`, false, false},
@@ -52,7 +52,7 @@ func TestFastPathTable(t *testing.T) {
 		{3, `{"arr":[{"k":"v","more":1}]}`, true, true},
 		{3, `{"arr":[]}`, false, false},
 		{3, `{"arr":[{"k":1}]}`, false, false},
-		{4, `{"o":"s"}`, false, true}, // several branches: exactly-one is jsonschema's to judge
+		{4, `{"o":"s"}`, false, true},  // several branches: exactly-one is jsonschema's to judge
 		{4, `{"one":7}`, false, false}, // matches both branches
 		{5, `{"x":1.5,"any":{"a":[true]},"list":[1,"a",null]}`, true, true},
 		{5, `{"x":1}`, false, false},
