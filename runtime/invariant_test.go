@@ -88,4 +88,6 @@ type fakeT struct {
 	errs []string
 }
 
-func (f *fakeT) Errorf(format string, args ...any) { f.errs = append(f.errs, fmt.Sprintf(format, args...)) }
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}

@@ -255,7 +255,10 @@ func TestCodeOnlyGate(t *testing.T) {
 	var policy atomic.Int32
 	rt.AddPrePolicy(registry.Global, func(context.Context, Call) (Decision, error) { policy.Add(1); return Allow(), nil })
 	rt.AddGuard(registry.Global, func(context.Context, Call) string { policy.Add(1); return "" })
-	approver := approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { policy.Add(1); return ApprovalAnswer{Outcome: ApprovalAllowOnce} })
+	approver := approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer {
+		policy.Add(1)
+		return ApprovalAnswer{Outcome: ApprovalAllowOnce}
+	})
 
 	r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Scope: "agent", Approver: approver})
 	wantCode(t, r, registry.CodeUnknownTool)
@@ -285,7 +288,9 @@ func TestCodeOnlyGate(t *testing.T) {
 
 type approverFunc func(context.Context, ApprovalRequest) ApprovalAnswer
 
-func (f approverFunc) Approve(ctx context.Context, r ApprovalRequest) ApprovalAnswer { return f(ctx, r) }
+func (f approverFunc) Approve(ctx context.Context, r ApprovalRequest) ApprovalAnswer {
+	return f(ctx, r)
+}
 
 func TestPrePolicy(t *testing.T) {
 	cases := []struct {
@@ -331,11 +336,15 @@ func TestAskRouting(t *testing.T) {
 		want     string
 	}{
 		{"no approver fails closed", nil, registry.CodeDenied, "no one to ask"},
-		{"allow once", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { return ApprovalAnswer{Outcome: ApprovalAllowOnce} }), "", ""},
+		{"allow once", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer {
+			return ApprovalAnswer{Outcome: ApprovalAllowOnce}
+		}), "", ""},
 		{"rejected with reason", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer {
 			return ApprovalAnswer{Outcome: ApprovalRejected, Reason: "not today"}
 		}), registry.CodeApprovalRejected, "not today"},
-		{"cancelled", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { return ApprovalAnswer{Outcome: ApprovalCancelled} }), registry.CodeDenied, "cancelled"},
+		{"cancelled", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer {
+			return ApprovalAnswer{Outcome: ApprovalCancelled}
+		}), registry.CodeDenied, "cancelled"},
 		{"nobody answers", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { return ApprovalAnswer{} }), registry.CodeDenied, "nobody answered"},
 		{"approver panics", approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { panic("x") }), registry.CodeDenied, "approver failed"},
 	}
@@ -804,7 +813,9 @@ func TestFinalizeContent(t *testing.T) {
 				}}))
 				return map[string]any{"sum": 3}, nil
 			},
-			FinalizeContent: func(frozen.Value, registry.Final) []registry.ContentBlock { return []registry.ContentBlock{registry.Text("old finalizer")} },
+			FinalizeContent: func(frozen.Value, registry.Final) []registry.ContentBlock {
+				return []registry.ContentBlock{registry.Text("old finalizer")}
+			},
 		})
 		un = mustRegister(t, reg, registry.Global, first)
 		if r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`}); text(r) != "old finalizer" {
