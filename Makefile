@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test bench fuzz lint cover run load
+.PHONY: build test bench bench-table fuzz lint cover run load
 
 build:
 	$(GO) build -o bin/codemode ./cmd/codemode
@@ -13,6 +13,10 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# One table: every figure beside its floor, with ratios and targets (BENCHMARKS.md).
+bench-table:
+	$(GO) run ./bench
 
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:

@@ -1,7 +1,8 @@
 // Package app assembles a codemode service from a configuration: the
 // registry with its scopes and the demo tools, the runtime with policies,
-// guards and the timeout wrapper, the run_code bridge, the session store and
-// the agent loop. The CLI, the HTTP service and the MCP server all start
+// guards and the timeout wrapper, the run_code bridge (running programs in
+// worker processes with isolation "process", the default, or in this process
+// with "inproc"), the session store and the agent loop. The CLI, the HTTP service and the MCP server all start
 // from an App, so they serve the same thing.
 package app
 
@@ -21,6 +22,7 @@ import (
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sandbox/worker"
 	"github.com/codemode/codemode/session"
 )
 
@@ -34,6 +36,8 @@ type App struct {
 	Agent    *agent.Agent
 	Demo     *tools.Pack
 	Logger   *slog.Logger
+	// Workers runs the programs with isolation "process"; nil with "inproc".
+	Workers *worker.Pool
 }
 
 // Options adjust New. The zero value works.
@@ -53,9 +57,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	if cfg.Isolation == "process" {
-		return nil, errors.New("config: isolation: process isolation is not available in this build; use inproc")
-	}
 	a := &App{Config: cfg, Registry: registry.New(), Logger: log}
 	if err := a.buildScopes(); err != nil {
 		return nil, err
@@ -63,15 +64,27 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.Runtime = runtime.New(a.Registry, runtime.Options{})
 	a.Runtime.AddAround(runtime.Timeout(cfg.Limits.Timeout.Std()))
 	a.mountPolicies()
+	var runner sandbox.Runner = sandbox.InProcess{}
+	if cfg.Isolation == "process" {
+		// The pool starts its workers on the first run, so an App that runs no program
+		// starts no process.
+		pool, err := worker.New(worker.Options{Memory: int64(cfg.Limits.Memory), Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("isolation: process: %w", err)
+		}
+		a.Workers, runner = pool, pool
+	}
 	a.Bridge = bridge.Install(a.Runtime, bridge.Options{
 		Limits:              Limits(cfg.Limits),
 		MaxParallelSubCalls: cfg.Limits.MaxParallelSubCalls,
+		Runner:              runner,
 	})
 
 	store := opts.Store
 	if store == nil {
 		var err error
 		if store, err = session.Open(ctx, cfg.Store); err != nil {
+			a.closeWorkers()
 			return nil, err
 		}
 	}
@@ -85,6 +98,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		n, err := a.Agent.Recover(ctx, a.RecoveryAge())
 		if err != nil {
 			store.Close()
+			a.closeWorkers()
 			return nil, fmt.Errorf("recover open calls: %w", err)
 		}
 		if n > 0 {
@@ -113,6 +127,7 @@ func Limits(l config.Limits) sandbox.Options {
 		MaxCalls:       l.MaxSubCalls,
 		MaxLogBytes:    int(l.MaxLogBytes),
 		MaxResultBytes: int(l.MaxResultBytes),
+		Memory:         int64(l.Memory),
 	}
 }
 
@@ -193,8 +208,17 @@ func (a *App) mountPolicies() {
 	}
 }
 
-// Close releases the store.
-func (a *App) Close() error { return a.Store.Close() }
+// Close stops the worker processes (a run still in one fails) and closes the store.
+func (a *App) Close() error {
+	a.closeWorkers()
+	return a.Store.Close()
+}
+
+func (a *App) closeWorkers() {
+	if a.Workers != nil {
+		a.Workers.Close()
+	}
+}
 
 // RunRequest is a client's program (POST /v1/run, codemode run).
 type RunRequest struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/dop251/goja"
@@ -13,16 +14,22 @@ import (
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/registry/schema"
 	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sandbox/worker"
 )
 
 func benchEnv(b *testing.B, tools int) *runtime.Runtime {
+	return benchEnvWith(b, tools, bridge.Options{})
+}
+
+func benchEnvWith(b *testing.B, tools int, opts bridge.Options) *runtime.Runtime {
 	b.Helper()
 	reg := registry.New()
 	if err := reg.CreateScope("s", registry.Global, registry.ModeCode); err != nil {
 		b.Fatal(err)
 	}
 	rt := runtime.New(reg, runtime.Options{})
-	bridge.Install(rt, bridge.Options{})
+	bridge.Install(rt, opts)
 	for i := range tools {
 		name := fmt.Sprintf("tool_%04d", i)
 		if i == 0 {
@@ -125,4 +132,44 @@ func parentToken(rt *runtime.Runtime) runtime.Token {
 	rt.Execute(context.Background(), runtime.Request{Name: registry.RunCode, Arguments: runArgs("return 1"), Scope: "s"})
 	rem()
 	return tok
+}
+
+// BenchmarkIsolation measures, in one run, the same programs through the whole pipeline in
+// process and in a warm pool of worker processes: a trivial program, and programs making 1
+// and 11 nested calls (one nested call costs the difference of those two over 10). The
+// extra cost of isolation is process/X minus inproc/X.
+func BenchmarkIsolation(b *testing.B) {
+	pool, err := worker.New(worker.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	programs := []struct{ name, code, want string }{
+		{"trivial", "return 1", `{"logs":[],"result":1}`},
+		{"1call", "return (await tools.add({a: 1, b: 2})).sum", `{"logs":[],"result":3}`},
+		{"11calls", "let s = 0; for (let i = 0; i < 11; i++) s += (await tools.add({a: i, b: 2})).sum; return s", `{"logs":[],"result":77}`},
+	}
+	for _, runner := range []struct {
+		name string
+		r    sandbox.Runner
+	}{{"inproc", sandbox.InProcess{}}, {"process", pool}} {
+		rt := benchEnvWith(b, 10, bridge.Options{Runner: runner.r})
+		for _, p := range programs {
+			req := runtime.Request{Name: registry.RunCode, Arguments: runArgs(p.code), Scope: "s"}
+			run := func(b *testing.B) {
+				if r := rt.Execute(context.Background(), req); r.IsError() || r.Value().String() != p.want {
+					b.Fatalf("%s: %s %v", p.name, r.Value().String(), r.Error())
+				}
+			}
+			for range 20 { // warm: workers started, programs compiled
+				run(b)
+			}
+			b.Run(runner.name+"/"+p.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					run(b)
+				}
+			})
+		}
+	}
 }

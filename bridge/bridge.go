@@ -27,6 +27,10 @@ const NoOutput = "(run_code completed with no output)"
 type Options struct {
 	Limits              sandbox.Options // per run; zero fields take the sandbox defaults
 	MaxParallelSubCalls int             // default DefaultMaxParallelSubCalls
+	// Runner runs the programs: sandbox.InProcess{} when nil, or a pool of worker
+	// processes (package sandbox/worker). Either way the sub-calls, their scheduling and
+	// the log stay in this process.
+	Runner sandbox.Runner
 }
 
 // Bridge is the run_code tool bound to a runtime.
@@ -41,6 +45,9 @@ type Bridge struct {
 func New(rt *runtime.Runtime, opts Options) *Bridge {
 	if opts.MaxParallelSubCalls <= 0 {
 		opts.MaxParallelSubCalls = DefaultMaxParallelSubCalls
+	}
+	if opts.Runner == nil {
+		opts.Runner = sandbox.InProcess{}
 	}
 	b := &Bridge{rt: rt, opts: opts}
 	b.tool = registry.MustDefine(b.definition())
@@ -116,12 +123,8 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 	if fn, ok := ctx.Value(limitsKey{}).(func(*sandbox.Options)); ok && fn != nil {
 		fn(&limits)
 	}
-	prog, err := compile(in.Code)
-	if err != nil {
-		return nil, failure(err, nil)
-	}
 	r := b.newRun(ctx, exec, view)
-	res := sandbox.Run(ctx, prog, r, limits)
+	res := b.opts.Runner.Run(ctx, in.Code, r, limits)
 	r.settle()
 	concluded := r.ferry(exec)
 	if res.Err != nil {
@@ -147,25 +150,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// compile reads the program as JavaScript, and as TypeScript when it is not
-// valid JavaScript (types are advisory and stripped).
-func compile(code string) (*sandbox.Program, error) {
-	p, err := sandbox.Compile(code, sandbox.JavaScript)
-	if err == nil {
-		return p, nil
-	}
-	var f *sandbox.Failure
-	if !errors.As(err, &f) || f.Kind != sandbox.KindSyntax {
-		return nil, err
-	}
-	if tp, terr := sandbox.Compile(code, sandbox.TypeScript); terr == nil {
-		return tp, nil
-	} else if errors.As(terr, &f) && f.Kind == sandbox.KindSyntax {
-		return nil, terr
-	}
-	return nil, err
 }
 
 // failure is the CODE_RUN_FAILED error of a failed run; its content states

@@ -14,4 +14,9 @@
 // inside the open turn. Sub-call contexts and image content are ferried onto
 // the run_code result in submission order; a sub-call's conclusion is
 // forwarded when the run succeeds.
+//
+// The program itself runs in a sandbox.Runner (Options.Runner): in this
+// process, or in a worker process (package sandbox/worker) from which every
+// SDK call crosses back here. Scheduling, the pipeline and the log are the
+// same either way.
 package bridge

@@ -25,7 +25,7 @@ type Config struct {
 	Listen     string                 `yaml:"listen"`
 	Store      string                 `yaml:"store"`
 	Mode       string                 `yaml:"mode"`
-	Isolation  string                 `yaml:"isolation"`
+	Isolation  string                 `yaml:"isolation"` // "process" (worker processes, the default) or "inproc"
 	Demo       *bool                  `yaml:"demo"`
 	Limits     Limits                 `yaml:"limits"`
 	Server     Server                 `yaml:"server"`
@@ -119,7 +119,7 @@ func Default() Config {
 		Listen:    "127.0.0.1:8080",
 		Store:     "sqlite://codemode.db",
 		Mode:      "both",
-		Isolation: "inproc",
+		Isolation: "process",
 		Limits: Limits{
 			Timeout:             Duration(30 * time.Second),
 			MaxSubCalls:         1000,

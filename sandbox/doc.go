@@ -1,7 +1,9 @@
 // Package sandbox runs one run_code program in a fresh goja runtime.
 //
-// Place in the pipeline: the bridge compiles a model's program with [Compile] (TypeScript is
-// stripped in-process with esbuild; compiled programs are cached) and runs it with [Run]. Every
+// Place in the pipeline: the bridge hands a model's program to a [Runner]: [InProcess]
+// compiles it with [CompileAuto] (TypeScript is stripped in-process with esbuild; compiled
+// programs are cached) and runs it with [Run]; package sandbox/worker does the same in a
+// supervised worker process, with the Host left in the caller's process. Every
 // tools.<name>(args) call in the program leaves the VM as a [Call] message whose argument is a
 // lossless JSON snapshot taken in the sandbox; the bridge ([Host]) runs the tool pipeline on
 // another goroutine and hands a [Settlement] (JSON value or error) back, which the sandbox
@@ -11,8 +13,10 @@
 // The sandbox knows nothing about tools, policy or logging. It owns the goja lifecycle: program
 // wrapping (the source is the body of an async function), console capture, the job queue that
 // applies settlements and timers, limits (wall time, call-stack depth, tool calls, log and
-// result bytes) and the closing of known goja hazards (source maps read from disk, catastrophic
-// regular expressions, deeply nested source, Go panics, ambient capabilities).
+// result bytes, memory: caps on the built-ins that allocate in one step and a heap watchdog)
+// and the closing of known goja hazards (source maps read from disk, catastrophic regular
+// expressions, deeply nested source, Go panics, ambient capabilities). What one process cannot
+// bound (see guards.go) is why hostile programs run in worker processes.
 //
 // What a program sees:
 //   - tools: a read-only object with a null prototype, answered by the Host on access, so

@@ -66,9 +66,10 @@ const (
 
 // Program is a compiled run_code program, immutable and safe to run in many runtimes at once.
 type Program struct {
-	lang Lang
-	prg  *goja.Program
-	size int // bytes of user source, for the cache's budget
+	lang   Lang
+	prg    *goja.Program
+	size   int      // bytes of user source, for the cache's budget
+	guards guardSet // the built-ins the program's runtime guards
 }
 
 // Lang reports the language the program was compiled from.
@@ -180,7 +181,7 @@ func compile(source string, lang Lang) (p *Program, err error) {
 		}
 		return nil, &Failure{Kind: KindSyntax, Message: cerr.Error()}
 	}
-	return &Program{lang: lang, prg: prg, size: len(source)}, nil
+	return &Program{lang: lang, prg: prg, size: len(source), guards: guardsFor(wrapped)}, nil
 }
 
 // syntaxFailure reports msg at a position of the wrapped source, translated to the user's

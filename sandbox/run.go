@@ -21,6 +21,7 @@ const (
 	DefaultMaxResultBytes    = 4 << 20
 	DefaultMaxArgBytes       = 4 << 20
 	DefaultMaxCalls          = 1000
+	DefaultMemory            = 512 << 20
 )
 
 const (
@@ -58,7 +59,19 @@ type Options struct {
 	// dispatched and the run ends at once with kind "limit": a program cannot catch it, so a
 	// retry loop cannot spin until the timeout.
 	MaxCalls int
+	// Memory is the run's memory budget in bytes → kind "limit". goja has no allocator cap,
+	// so it is enforced in two ways: the built-ins that allocate in one step are capped in
+	// proportion to it (strings built by repeat, padStart, padEnd and join to Memory/16
+	// UTF-16 code units; arrays made by Array(n), filled by fill or joined to Memory/32
+	// elements; ArrayBuffers and typed arrays to Memory/4 bytes; going past a cap fails the
+	// run at once, uncatchably), and a heap watchdog fails the run when the Go heap growth
+	// attributed to it passes Memory (see [Run]). A worker process adds hard caps of its own
+	// (package sandbox/worker).
+	Memory int64
 }
+
+// WithDefaults returns o with every field left at zero (or set negative) at its default.
+func (o Options) WithDefaults() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -79,6 +92,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxCalls <= 0 {
 		o.MaxCalls = DefaultMaxCalls
 	}
+	if o.Memory <= 0 {
+		o.Memory = DefaultMemory
+	}
 	return o
 }
 
@@ -93,6 +109,12 @@ type Result struct {
 	Value []byte
 	// Err is nil on success.
 	Err *Failure
+	// Abandoned reports that Run returned before the program's goroutine stopped: it was
+	// stopped from outside (timeout, cancellation, memory) while in native code that ignores
+	// Interrupt, such as a huge Array.prototype.join. The goroutine ends at its next
+	// JavaScript instruction, unable to reach the Host or the logs, but until then it holds
+	// CPU and memory; a worker process that reports it is replaced.
+	Abandoned bool
 }
 
 // errStopped is the value the VM is interrupted with; the reason is in run.failure.
@@ -103,6 +125,12 @@ var errStopped = errors.New("sandbox: run stopped")
 // timeout passes, ctx is cancelled or a limit is hit. A context already cancelled fails the
 // run with kind "cancelled" before anything runs. Run is safe to call from many goroutines at
 // once. It never panics because of the program or the Host: every failure is in Result.Err.
+//
+// While runs are active, a heap watchdog samples the Go heap every few milliseconds and
+// attributes its growth to the runs that were executing JavaScript meanwhile; a run whose
+// share passes Options.Memory (confirmed after a forced collection) fails with kind "limit".
+// In one process shared by many runs the attribution is an estimate; in a worker process,
+// which runs one program at a time, it is the run's own growth.
 func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 	if p == nil || p.prg == nil {
 		return Result{Err: &Failure{Kind: KindRuntime, Message: "no program to run"}}
@@ -114,6 +142,8 @@ func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 		return Result{Err: cancelled(ctx)}
 	}
 	r := newRun(p, host, opts.withDefaults())
+	watchdog.add(r)
+	defer watchdog.remove(r)
 	go r.main()
 
 	deadline := time.NewTimer(r.opts.Timeout)
@@ -121,20 +151,29 @@ func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 	select {
 	case <-r.done:
 	case <-deadline.C:
-		r.fail(&Failure{Kind: KindTimeout, Message: fmt.Sprintf("the program ran longer than its %v limit", r.opts.Timeout)})
+		r.fail(TimeoutFailure(r.opts.Timeout))
 	case <-ctx.Done():
 		r.fail(cancelled(ctx))
 	}
 	return r.close()
 }
 
-func cancelled(ctx context.Context) *Failure {
+// TimeoutFailure is the failure of a run that passed its wall-clock limit.
+func TimeoutFailure(limit time.Duration) *Failure {
+	return &Failure{Kind: KindTimeout, Message: fmt.Sprintf("the program ran longer than its %v limit", limit)}
+}
+
+// CancelledFailure is the failure of a run whose context was cancelled with cause (nil for
+// none).
+func CancelledFailure(cause error) *Failure {
 	msg := "the run was cancelled"
-	if err := context.Cause(ctx); err != nil {
-		msg += ": " + err.Error()
+	if cause != nil {
+		msg += ": " + cause.Error()
 	}
 	return &Failure{Kind: KindCancelled, Message: msg}
 }
+
+func cancelled(ctx context.Context) *Failure { return CancelledFailure(context.Cause(ctx)) }
 
 // run is the state of one Run. Fields without a guard note belong to the VM goroutine.
 type run struct {
@@ -149,6 +188,7 @@ type run struct {
 	trampoline    goja.Callable // runs next as a top-level call into the VM
 	next          func()
 
+	caps         caps                  // built-in caps derived from opts.Memory
 	bindings     map[string]goja.Value // tool functions made so far, by name
 	calls        int                   // calls dispatched
 	inflight     int                   // dispatched calls not yet settled in the VM
@@ -156,6 +196,8 @@ type run struct {
 	timers       map[int]timer // pending timers by id
 	value        []byte        // the result's JSON; read by Run only after done is closed
 	stopped      atomic.Bool   // set with failure; the loop runs no more JavaScript
+	idle         atomic.Bool   // the VM goroutine is waiting for a job (for the watchdog)
+	ranJS        atomic.Bool   // JavaScript ran since the watchdog last looked
 	wake         chan struct{} // capacity 1: a job was queued or the run was stopped
 	done         chan struct{} // closed when the VM goroutine returns
 	callsClosed  bool          // guarded by callMu
@@ -176,6 +218,7 @@ func newRun(p *Program, host Host, opts Options) *run {
 		prog:         p,
 		host:         host,
 		opts:         opts,
+		caps:         capsFor(opts.Memory),
 		wake:         make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		timerHandles: make(map[int]*time.Timer),
@@ -241,7 +284,7 @@ func (r *run) close() Result {
 	}
 	r.timerHandles = nil
 	r.queue = nil
-	res := Result{Logs: r.logs, Err: r.failure}
+	res := Result{Logs: r.logs, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
 
 	if res.Err == nil {
@@ -258,6 +301,8 @@ func (r *run) close() Result {
 // main is the VM goroutine: set up, start the program, run the loop, settle the result.
 func (r *run) main() {
 	defer close(r.done)
+	defer r.idle.Store(true)
+	r.ranJS.Store(true)
 	defer func() {
 		// The last net: a panic here is a bug in goja or in this package, never the program's
 		// doing, and it must not take the process down.
@@ -322,7 +367,10 @@ func (r *run) loop(p *goja.Promise) {
 				r.fail(&Failure{Kind: KindRuntime, Message: "the program's promise never settled: it awaits something that nothing will resolve (no tool call or timer is pending)"})
 				return
 			}
+			r.idle.Store(true)
 			<-r.wake
+			r.idle.Store(false)
+			r.ranJS.Store(true)
 			continue
 		}
 		for _, job := range jobs {
@@ -402,6 +450,9 @@ func (r *run) setup() error {
 	// eval and new Function parse at run time; never let them read source maps from disk.
 	rt.SetParserOptions(parser.WithDisableSourceMaps)
 	rt.SetMaxCallStackSize(r.opts.MaxCallStackDepth)
+	if err := r.installGuards(r.prog.guards); err != nil {
+		return err
+	}
 	r.trampoline, _ = goja.AssertFunction(r.function("sandbox", func(goja.FunctionCall) goja.Value {
 		r.next()
 		return goja.Undefined()

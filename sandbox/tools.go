@@ -278,9 +278,9 @@ func must(err error) {
 	}
 }
 
-// jsonDepth returns the deepest array/object nesting in JSON text, stopping early once it
-// passes MaxDataDepth.
-func jsonDepth(b []byte) int {
+// jsonDepth returns the deepest array/object nesting in JSON text (valid or not), stopping
+// early once it passes MaxDataDepth.
+func jsonDepth[T string | []byte](b T) int {
 	depth, deepest := 0, 0
 	for i := 0; i < len(b); i++ {
 		switch b[i] {

@@ -28,7 +28,7 @@ type exitError int
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
 type command struct {
-	name, summary string
+	name, summary string // a command without a summary is not listed in the usage
 	run           func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
@@ -41,6 +41,7 @@ func commands() []command {
 		{"mcp", "serve MCP on stdio", cmdMCP},
 		{"replay", "print a session's timeline from the log", cmdReplay},
 		{"version", "print version and build info", cmdVersion},
+		{"worker", "", cmdWorker}, // a sandbox worker process, started by the pool
 	}
 }
 
@@ -88,7 +89,9 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: codemode <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		if c.summary != "" {
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		}
 	}
 	fmt.Fprintln(w, "\nRun 'codemode <command> -h' for a command's flags.")
 }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	httpapi "github.com/codemode/codemode/http"
+)
+
+// load sends requests made by newReq over conns keep-alive connections for
+// d and returns the completed requests per second. Every response must be
+// 200 with its body read.
+func load(ctx context.Context, client *http.Client, conns int, d time.Duration, newReq func(context.Context) (*http.Request, error)) (float64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var done atomic.Int64
+	var once sync.Once
+	var firstErr error
+	fail := func(err error) { once.Do(func() { firstErr = err; cancel() }) }
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				req, err := newReq(ctx)
+				if err != nil {
+					fail(err)
+					return
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					fail(err)
+					return
+				}
+				if resp.StatusCode != http.StatusOK {
+					fail(fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, body))
+					return
+				}
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(done.Load()) / elapsed.Seconds(), nil
+}
+
+// server is the real HTTP service over an App, on a loopback listener.
+type server struct {
+	base string
+	stop func()
+}
+
+// serve starts httpapi.New over app.New with store and isolation, as
+// `codemode serve` does, and returns its base URL.
+func serve(ctx context.Context, store, isolation string) (*server, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	a, err := newApp(ctx, appConfig(store, isolation, true))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	srv, err := httpapi.New(a, httpapi.Options{Logger: discard})
+	if err != nil {
+		a.Close()
+		cancel()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		a.Close()
+		cancel()
+		return nil, err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	return &server{base: "http://" + ln.Addr().String(), stop: func() {
+		cancel()
+		<-served
+		a.Close()
+	}}, nil
+}
+
+// httpFigures serves the real HTTP service (httpapi.New over app.New with
+// a SQLite store, on a loopback listener) and drives POST /v1/run of the
+// trivial program and GET /healthz with the same load generator and the
+// same connections, alternating rounds. The same runs against a store on
+// tmpfs and in memory split the log's share. Process isolation is measured
+// afterwards, against its own healthz rounds, so that its pool's
+// background process starts do not slow the other rounds.
+func httpFigures(e *env) ([]Row, error) {
+	type variant struct{ name, url, isolation string }
+	variants := []variant{{"", "sqlite://" + filepath.Join(e.dir, "http.db"), inproc}}
+	if e.o.tmpfs != "" {
+		dir, err := os.MkdirTemp(e.o.tmpfs, "codemode-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("-tmpfs: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		variants = append(variants, variant{"SQLite on tmpfs (no fsync)", "sqlite://" + filepath.Join(dir, "http.db"), inproc})
+	}
+	variants = append(variants, variant{"memory store (no log I/O)", "memory://", inproc})
+
+	var servers []*server
+	for _, v := range variants {
+		srv, err := serve(e.ctx, v.url, v.isolation)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.stop()
+		servers = append(servers, srv)
+	}
+	h := newHTTPLoad(e, servers[0])
+	defer h.close()
+	rates, err := h.measure(servers...)
+	if err != nil {
+		return nil, err
+	}
+	health := rates[0]
+	row := Row{Figure: fmt.Sprintf("HTTP POST /v1/run (trivial, in-process, SQLite log), %d conns", e.o.conns), Value: rates[1], Floor: health,
+		FloorName: "GET /healthz", Unit: "/s", Target: "≥ 0.25×"}.withRatio()
+	rows := []Row{row.judge(row.Ratio >= 0.25)}
+	for i := 1; i < len(variants); i++ {
+		rows = append(rows, Row{Figure: "  same, " + variants[i].name, Value: rates[i+1], Floor: health,
+			FloorName: "GET /healthz", Unit: "/s"}.withRatio())
+	}
+
+	const isoFigure = "  same, process isolation (SQLite log)"
+	srv, err := serve(e.ctx, "sqlite://"+filepath.Join(e.dir, "http-process.db"), process)
+	if err != nil {
+		return append(rows, skipped(isoFigure, err.Error())), nil
+	}
+	defer srv.stop()
+	rates, err = h.measure(srv)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, Row{Figure: isoFigure, Value: rates[1], Floor: rates[0], FloorName: "GET /healthz", Unit: "/s"}.withRatio()), nil
+}
+
+// httpLoad is the load generator's client and the healthz target.
+type httpLoad struct {
+	e       *env
+	client  *http.Client
+	healthz func(context.Context) (*http.Request, error)
+}
+
+func newHTTPLoad(e *env, health *server) *httpLoad {
+	return &httpLoad{
+		e: e,
+		client: &http.Client{Transport: &http.Transport{
+			MaxIdleConns: 4 * e.o.conns, MaxIdleConnsPerHost: e.o.conns, MaxConnsPerHost: e.o.conns, DisableCompression: true,
+		}},
+		healthz: func(ctx context.Context) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, health.base+"/healthz", nil)
+		},
+	}
+}
+
+func (h *httpLoad) close() { h.client.CloseIdleConnections() }
+
+// measure returns the median rates of GET /healthz and of POST /v1/run on
+// each server, in that order, over rounds that alternate between them
+// after a warm-up of each.
+func (h *httpLoad) measure(servers ...*server) ([]float64, error) {
+	const runBody = `{"code": "return 1"}`
+	loads := []func(context.Context) (*http.Request, error){h.healthz}
+	for _, srv := range servers {
+		loads = append(loads, func(ctx context.Context) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+"/v1/run", strings.NewReader(runBody))
+			if err == nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			return req, err
+		})
+	}
+	ctx, conns := h.e.ctx, h.e.o.conns
+	for _, l := range loads {
+		if _, err := load(ctx, h.client, conns, 200*time.Millisecond, l); err != nil {
+			return nil, err
+		}
+	}
+	rates := make([][]float64, len(loads))
+	for range max(h.e.o.rounds-2, 1) {
+		for i, l := range loads {
+			r, err := load(ctx, h.client, conns, h.e.o.httpTime, l)
+			if err != nil {
+				return nil, err
+			}
+			rates[i] = append(rates[i], r)
+		}
+	}
+	out := make([]float64, len(rates))
+	for i, r := range rates {
+		out[i] = median(r)
+	}
+	return out, nil
+}

@@ -1,0 +1,3 @@
+// expect: timeout
+// A plain busy loop: Interrupt stops it at the deadline.
+for (;;) {}

@@ -1,0 +1,3 @@
+// expect: timeout
+// Returning a thenable makes the runtime call its then, which never returns.
+return { then() { for (;;) {} } };

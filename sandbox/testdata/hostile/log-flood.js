@@ -1,0 +1,3 @@
+// expect: limit
+// Captured logs are bounded.
+for (;;) console.log("spam ".repeat(200));

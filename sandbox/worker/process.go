@@ -1,0 +1,423 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codemode/codemode/sandbox"
+)
+
+// maxSettleBytes is the largest tool value a settle frame carries, leaving room for the rest
+// of the frame.
+const maxSettleBytes = MaxFrameBytes - 64<<10
+
+// process is one worker process, seen from the pool. It runs one program at a time; the pool
+// hands it to one Run at a time.
+type process struct {
+	cmd      *exec.Cmd
+	pid      int
+	out      *frameWriter // the worker's stdin
+	in       *frameReader // the worker's stdout; read by readLoop only
+	stderr   *stderrTail
+	limits   string                                    // what the worker applied, from its hello
+	died     func(w *process, killed bool, why string) // called once if it ends other than by retiring
+	hard     int64                                     // the hard memory cap it applied, from its hello
+	grace    time.Duration                             // Options.KillGrace
+	maxStack int64                                     // Options.MaxStack
+
+	hello    chan *message // the worker's hello, once
+	helloErr chan error    // or why there was none
+	exited   chan struct{} // closed when the process has exited and its output is read
+	waitErr  error         // how it exited; read after exited is closed
+	killOnce sync.Once
+	ready    atomic.Bool // said hello
+
+	mu         sync.Mutex
+	killReason string   // why the pool killed it; guarded by mu
+	cur        *procRun // the run in progress; guarded by mu
+
+	// Owned by the Run that holds the worker (and by the pool between runs).
+	runs    int
+	memory  int64 // the memory it held after its last run, as it reported
+	namesID uint64
+}
+
+// Kill reasons that are not the worker's fault: it ends without being reported as dead.
+const (
+	killRetired = "retired"
+	killClosed  = "pool closed"
+)
+
+// launch starts a worker process and its reader; awaitHello then waits until it is ready.
+func launch(opts Options, env []string, died func(*process, bool, string)) (*process, error) {
+	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
+	cmd.Env = env
+	cmd.Dir = opts.Dir
+	setProcAttr(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	tail := &stderrTail{}
+	cmd.Stderr = tail
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := &process{
+		cmd:      cmd,
+		pid:      cmd.Process.Pid,
+		out:      newFrameWriter(stdin),
+		in:       newFrameReader(stdout, MaxFrameBytes),
+		stderr:   tail,
+		died:     died,
+		grace:    opts.KillGrace,
+		maxStack: opts.MaxStack,
+		exited:   make(chan struct{}),
+		hello:    make(chan *message, 1),
+		helloErr: make(chan error, 1),
+	}
+	go w.readLoop()
+	return w, nil
+}
+
+// awaitHello waits for the worker's hello; a worker that does not say it in time is killed.
+func (w *process) awaitHello(timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case m := <-w.hello:
+		w.limits, w.hard = m.Limits, m.Hard
+		return nil
+	case err := <-w.helloErr:
+		w.kill("start failed")
+		w.wait(5 * time.Second)
+		return fmt.Errorf("the worker did not start (%v; %s): %s", err, describeExit(w.waitErr), w.stderr.excerpt())
+	case <-timer.C:
+		w.kill("start timed out")
+		w.wait(5 * time.Second)
+		return fmt.Errorf("the worker did not start within %v: %s", timeout, w.stderr.excerpt())
+	}
+}
+
+// readLoop reads the worker's frames until its stdout ends, then reaps it.
+func (w *process) readLoop() {
+	defer func() {
+		w.waitErr = w.cmd.Wait()
+		close(w.exited)
+		w.reportEnd()
+	}()
+	m, err := w.in.read()
+	if err == nil && m.Type != msgHello {
+		err = fmt.Errorf("first frame is %q, not hello", m.Type)
+	}
+	if err != nil {
+		w.helloErr <- err
+		return
+	}
+	w.ready.Store(true)
+	w.hello <- m
+	for {
+		m, err := w.in.read()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				w.kill("protocol error: " + err.Error())
+			}
+			return
+		}
+		switch m.Type {
+		case msgCall:
+			if r := w.current(m.Run); r != nil {
+				r.call(m)
+			}
+		case msgDone:
+			if r := w.current(m.Run); r != nil {
+				select {
+				case r.done <- m:
+				default:
+					w.kill("protocol error: a second done frame for one run")
+					return
+				}
+			}
+		default:
+			w.kill(fmt.Sprintf("protocol error: unexpected %q frame", m.Type))
+			return
+		}
+	}
+}
+
+// reportEnd tells the pool about a worker that ended other than by being retired.
+func (w *process) reportEnd() {
+	w.mu.Lock()
+	reason := w.killReason
+	w.mu.Unlock()
+	if !w.ready.Load() || reason == killRetired || reason == killClosed || w.died == nil {
+		return
+	}
+	if reason != "" {
+		w.died(w, true, reason)
+		return
+	}
+	w.died(w, false, describeExit(w.waitErr)+": "+w.stderr.excerpt())
+}
+
+func (w *process) current(id uint64) *procRun {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cur == nil || w.cur.id != id {
+		return nil // a late frame of a run that has ended
+	}
+	return w.cur
+}
+
+// alive reports whether the worker is running and not being killed.
+func (w *process) alive() bool {
+	select {
+	case <-w.exited:
+		return false
+	default:
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.killReason == ""
+}
+
+// kill sends the worker SIGKILL once, recording why.
+func (w *process) kill(reason string) {
+	w.killOnce.Do(func() {
+		w.mu.Lock()
+		w.killReason = reason
+		w.mu.Unlock()
+		_ = w.cmd.Process.Kill()
+	})
+}
+
+// wait waits up to d for the worker to exit.
+func (w *process) wait(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+	case <-t.C:
+	}
+}
+
+// procRun is one program running in a worker, seen from the pool.
+type procRun struct {
+	id       uint64
+	w        *process
+	host     sandbox.Host
+	done     chan *message // the done frame
+	finished atomic.Bool   // Run is returning: no more Calls, settlements are dropped
+	callMu   sync.Mutex    // held while host.Call runs, so that none runs after finish
+}
+
+// run runs one program on the worker and reports its result and whether the worker can be
+// used again.
+func (w *process) run(ctx context.Context, id uint64, source string, host sandbox.Host, names []string, namesID uint64, opts sandbox.Options) (sandbox.Result, bool) {
+	r := &procRun{id: id, w: w, host: host, done: make(chan *message, 1)}
+	w.mu.Lock()
+	w.cur = r
+	w.mu.Unlock()
+	defer func() {
+		r.finish()
+		w.mu.Lock()
+		w.cur = nil
+		w.mu.Unlock()
+	}()
+	w.runs++
+
+	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID}
+	if namesID != w.namesID {
+		m.Names = names
+	}
+	if err := w.out.write(m); err != nil {
+		if errors.Is(err, errFrameTooLarge) {
+			return sandbox.Result{Err: &sandbox.Failure{Kind: sandbox.KindSyntax, Message: "the program is too large to send to a worker process"}}, true
+		}
+		w.wait(time.Second)
+		return sandbox.Result{Err: w.deathFailure(opts)}, false
+	}
+	w.namesID = namesID
+
+	deadline := time.NewTimer(opts.Timeout + deadlineSlack)
+	defer deadline.Stop()
+	graceTimer := time.NewTimer(time.Hour)
+	graceTimer.Stop()
+	defer graceTimer.Stop()
+	var grace <-chan time.Time
+	ctxDone := ctx.Done()
+	stopping := "" // the reason cancel was sent for
+	stop := func(reason, detail string) {
+		ctxDone = nil
+		if stopping != "" {
+			return
+		}
+		stopping = reason
+		_ = w.out.write(&message{Type: msgCancel, Run: id, Reason: reason, Detail: detail})
+		graceTimer.Reset(w.grace)
+		grace = graceTimer.C
+	}
+	for {
+		select {
+		case d := <-r.done:
+			w.memory = d.Memory
+			return d.Result.sandbox(), !d.Result.Abandoned
+		case <-w.exited:
+			select {
+			case d := <-r.done: // it answered before it went
+				return d.Result.sandbox(), false
+			default:
+			}
+			return sandbox.Result{Err: w.deathFailure(opts)}, false
+		case <-deadline.C:
+			stop(reasonTimeout, "")
+		case <-ctxDone:
+			detail := ""
+			if cause := context.Cause(ctx); cause != nil {
+				detail = cause.Error()
+			}
+			stop(reasonCancelled, detail)
+		case <-grace:
+			w.kill(fmt.Sprintf("run %s: the program did not stop within %v of being cancelled", stopping, w.grace))
+			w.wait(5 * time.Second)
+			if stopping == reasonTimeout {
+				return sandbox.Result{Err: sandbox.TimeoutFailure(opts.Timeout)}, false
+			}
+			return sandbox.Result{Err: sandbox.CancelledFailure(context.Cause(ctx))}, false
+		}
+	}
+}
+
+// finish ends the run on the pool's side: it waits for a Call in progress and makes every
+// later settlement a no-op.
+func (r *procRun) finish() {
+	r.finished.Store(true)
+	r.callMu.Lock()
+	defer r.callMu.Unlock() // an empty critical section: it waits out a Call in progress
+}
+
+// call hands one of the program's tool calls to the host. It runs on the reader goroutine;
+// the host returns promptly and settles later, from any goroutine.
+func (r *procRun) call(m *message) {
+	r.callMu.Lock()
+	defer r.callMu.Unlock()
+	if r.finished.Load() {
+		return
+	}
+	var settled atomic.Bool
+	settle := func(s sandbox.Settlement) {
+		if settled.CompareAndSwap(false, true) && !r.finished.Load() {
+			r.w.settle(r.id, m.Seq, m.Name, s)
+		}
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: fmt.Sprintf("internal error: dispatching the call panicked: %v", x)}})
+		}
+	}()
+	r.host.Call(sandbox.Call{Seq: m.Seq, Name: m.Name, Args: m.Args}, settle)
+}
+
+// settle sends a call's outcome to the worker. A value that is not JSON, or too large for a
+// frame, rejects the call instead.
+func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement) {
+	m := &message{Type: msgSettle, Run: run, Seq: seq}
+	switch {
+	case s.Err != nil:
+		m.Error = &callError{ToolName: s.Err.ToolName, Message: s.Err.Message}
+	case len(s.Value) > maxSettleBytes:
+		m.Error = &callError{ToolName: name, Message: fmt.Sprintf("the tool's value is too large to enter a worker process (%d bytes; the limit is %d)", len(s.Value), maxSettleBytes)}
+	case len(s.Value) > 0 && !json.Valid(s.Value):
+		m.Error = &callError{ToolName: name, Message: "the tool's value is not valid JSON"}
+	default:
+		m.Value = s.Value
+	}
+	// A write error means the worker is gone; the run sees it exit.
+	_ = w.out.write(m)
+}
+
+// deathFailure says why a worker that exited during a run ended, for the model that wrote the
+// program. Called after exited is closed.
+func (w *process) deathFailure(opts sandbox.Options) *sandbox.Failure {
+	w.mu.Lock()
+	reason := w.killReason
+	w.mu.Unlock()
+	text := w.stderr.String()
+	switch {
+	case reason == killClosed:
+		return &sandbox.Failure{Kind: sandbox.KindRuntime, Message: "the run was stopped: the worker pool was closed"}
+	case reason != "":
+		return &sandbox.Failure{Kind: sandbox.KindRuntime, Message: "the worker process was stopped (" + reason + ")"}
+	case strings.Contains(text, "stack overflow") || strings.Contains(text, "stack exceeds"):
+		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: fmt.Sprintf(
+			"the program exceeded the worker's stack limit of %s (native recursion on deeply nested data or source); the worker process died and was replaced",
+			formatBytes(w.maxStack))}
+	case strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory"):
+		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: fmt.Sprintf(
+			"the program exceeded its memory limit of %s: its worker process ran out of memory and was replaced", formatBytes(opts.Memory))}
+	case w.hard > 0 && runtimeCrash(text):
+		// At the hard cap the allocation that fails is not always the program's: a thread
+		// the runtime starts, or the collector's own work buffers, and the runtime then
+		// crashes instead of reporting "out of memory". A Go program (goja included) cannot
+		// otherwise crash the runtime itself.
+		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: fmt.Sprintf(
+			"the program exceeded its memory limit of %s: its worker process crashed at its hard memory cap of %s (%s) and was replaced",
+			formatBytes(opts.Memory), formatBytes(w.hard), w.stderr.excerpt())}
+	case killedBySignal(w.waitErr):
+		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: "the worker process was killed from outside (by the system's out-of-memory killer?) and was replaced"}
+	default:
+		return &sandbox.Failure{Kind: sandbox.KindRuntime, Message: fmt.Sprintf(
+			"the worker process died (%s) and was replaced: %s", describeExit(w.waitErr), w.stderr.excerpt())}
+	}
+}
+
+// runtimeCrash reports whether a worker's stderr shows the Go runtime itself failing (a
+// fatal signal in runtime code, a thread it could not create), rather than a Go panic or
+// fatal error of code it runs.
+func runtimeCrash(stderr string) bool {
+	for _, s := range []string{"SIGSEGV", "SIGABRT", "SIGBUS", "pthread_create failed", "failed to create new OS thread"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// describeExit renders how a process exited.
+func describeExit(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "exit status 0"
+	case errors.As(err, &ee):
+		return ee.ProcessState.String()
+	default:
+		return err.Error()
+	}
+}
+
+// formatBytes renders a byte count in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d %s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

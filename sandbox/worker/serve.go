@@ -1,0 +1,295 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+
+	"github.com/codemode/codemode/sandbox"
+)
+
+// EnvVar is the environment variable that makes a process a worker. The pool sets it, to the
+// worker's configuration as JSON, on every process it starts; a process that imports this
+// package and finds it set turns into a worker before main runs (see the package doc).
+const EnvVar = "CODEMODE_SANDBOX_WORKER"
+
+// config is a worker's configuration, passed in EnvVar.
+type config struct {
+	Version    int   `json:"v"`
+	Memory     int64 `json:"memory"`      // soft limit for the Go runtime, bytes
+	HardMemory int64 `json:"hard_memory"` // RLIMIT_DATA, bytes; 0 for none
+	MaxStack   int64 `json:"max_stack"`   // debug.SetMaxStack, bytes
+}
+
+func init() {
+	v, ok := os.LookupEnv(EnvVar)
+	if !ok {
+		return
+	}
+	var cfg config
+	if json.Unmarshal([]byte(v), &cfg) != nil || cfg.Version != protocolVersion {
+		return // not set by a pool of this version: leave the process alone
+	}
+	os.Exit(serveProcess(cfg))
+}
+
+// Main serves the worker protocol on the process's stdin and stdout with the configuration
+// in EnvVar, or the pool's defaults when it is unset, and returns the exit status: 0 when the
+// parent closed stdin, 1 on a protocol error. It is what `codemode worker` runs; a process
+// started by a pool becomes a worker before main, through this package's init.
+func Main() int {
+	cfg := Options{}.withDefaults().workerConfig()
+	if v, ok := os.LookupEnv(EnvVar); ok {
+		if err := json.Unmarshal([]byte(v), &cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "worker: %s: %v\n", EnvVar, err)
+			return 1
+		}
+	}
+	return serveProcess(cfg)
+}
+
+// serveProcess applies cfg's caps to this process and serves the protocol on stdin and
+// stdout. Nothing else may write to stdout, so os.Stdout is pointed at stderr first.
+func serveProcess(cfg config) int {
+	limits, hard := applyLimits(cfg)
+	in, out := protocolFiles()
+	os.Stdout = os.Stderr
+	if null, err := os.Open(os.DevNull); err == nil {
+		os.Stdin = null
+	}
+	if err := serve(in, out, limits, hard); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// applyLimits sets the Go runtime's stack and soft memory limits and the hard memory cap,
+// and describes what it applied, with the hard cap in bytes (0 when none).
+func applyLimits(cfg config) (string, int64) {
+	// One program at a time needs one P; with one, the goroutine a frame wakes runs on the
+	// thread that read it, where a second P would have a sleeping thread woken for it, which
+	// costs tens of microseconds per tool call on a virtual machine. Pool.Options.Env can set
+	// GOMAXPROCS otherwise.
+	if _, ok := os.LookupEnv("GOMAXPROCS"); !ok {
+		runtime.GOMAXPROCS(1)
+	}
+	if cfg.MaxStack > 0 {
+		debug.SetMaxStack(int(cfg.MaxStack))
+	}
+	if cfg.Memory > 0 {
+		debug.SetMemoryLimit(cfg.Memory)
+	}
+	hard, applied := "none", int64(0)
+	switch {
+	case cfg.HardMemory <= 0:
+	case raceEnabled:
+		hard = "none (the race detector maps its shadow memory as data)"
+	default:
+		if err := setDataLimit(cfg.HardMemory); err != nil {
+			hard = "none (" + err.Error() + ")"
+		} else {
+			hard, applied = fmt.Sprintf("RLIMIT_DATA %d", cfg.HardMemory), cfg.HardMemory
+		}
+	}
+	return fmt.Sprintf("stack %d, soft memory %d, hard memory %s", cfg.MaxStack, cfg.Memory, hard), applied
+}
+
+// server is the worker side of the protocol.
+type server struct {
+	out *frameWriter
+
+	mu     sync.Mutex
+	active *workerRun // the run in progress; guarded by mu
+	names  nameSet    // the last set of tool names the parent sent; guarded by mu
+}
+
+type nameSet struct {
+	id   uint64
+	list []string
+	set  map[string]struct{}
+}
+
+// serve runs the protocol until in ends (nil) or a frame is bad (an error).
+func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
+	s := &server{out: newFrameWriter(out)}
+	if err := s.out.write(&message{Type: msgHello, Version: protocolVersion, PID: os.Getpid(), Limits: limits, Hard: hard}); err != nil {
+		return err
+	}
+	fr := newFrameReader(in, MaxFrameBytes)
+	for {
+		m, err := fr.read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch m.Type {
+		case msgRun:
+			if err := s.start(m); err != nil {
+				return err
+			}
+		case msgSettle:
+			s.settle(m)
+		case msgCancel:
+			s.cancel(m)
+		default:
+			return fmt.Errorf("unexpected %q frame", m.Type)
+		}
+	}
+}
+
+// workerRun is one program running in the worker; it is the sandbox's Host and forwards
+// every call to the parent.
+type workerRun struct {
+	id     uint64
+	s      *server
+	names  nameSet
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	reason  string                           // the cancel reason received; guarded by mu
+	pending map[int]func(sandbox.Settlement) // calls awaiting a settle; guarded by mu
+}
+
+func (s *server) start(m *message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		return fmt.Errorf("run %d started while run %d is in progress", m.Run, s.active.id)
+	}
+	if m.Names != nil || m.NamesID != s.names.id {
+		set := make(map[string]struct{}, len(m.Names))
+		for _, n := range m.Names {
+			set[n] = struct{}{}
+		}
+		s.names = nameSet{id: m.NamesID, list: m.Names, set: set}
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, pending: make(map[int]func(sandbox.Settlement))}
+	s.active = r
+	go r.execute(m.Source, *m.Options)
+	return nil
+}
+
+func (r *workerRun) execute(source string, opts sandbox.Options) {
+	res := sandbox.InProcess{}.Run(r.ctx, source, r, opts)
+	r.mu.Lock()
+	reason := r.reason
+	r.mu.Unlock()
+	if reason == reasonTimeout && res.Err != nil && res.Err.Kind == sandbox.KindCancelled {
+		// The parent's clock ran out a moment before the sandbox's own.
+		res.Err = sandbox.TimeoutFailure(opts.WithDefaults().Timeout)
+	}
+	r.cancel(nil)
+	held := tidyAfterRun()
+	r.s.mu.Lock()
+	r.s.active = nil
+	r.s.mu.Unlock()
+	// A write error means the parent is gone; the read loop sees the end of stdin and exits.
+	_ = r.s.out.write(&message{Type: msgDone, Run: r.id, Result: toWire(res), Memory: held})
+}
+
+// tidyAfterRun returns a large heap left by a run to the operating system, so that the
+// worker is judged by its own size, and reports the memory it holds: what the Go runtime has
+// mapped and not released, which for a pure-Go process is its resident size without the
+// executable, and costs a fraction of a microsecond to read (/proc/self/statm costs tens).
+func tidyAfterRun() int64 {
+	const big = 64 << 20
+	sample := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(sample)
+	if sample[0].Value.Uint64() > big {
+		debug.FreeOSMemory()
+		metrics.Read(sample)
+	}
+	return int64(sample[1].Value.Uint64() - sample[2].Value.Uint64())
+}
+
+// Call implements sandbox.Host: the call goes to the parent, and its settle comes back.
+func (r *workerRun) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
+	r.mu.Lock()
+	r.pending[c.Seq] = settle
+	r.mu.Unlock()
+	err := r.s.out.write(&message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args})
+	if err == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.pending, c.Seq)
+	r.mu.Unlock()
+	msg := "the worker could not reach its parent: " + err.Error()
+	if errors.Is(err, errFrameTooLarge) {
+		msg = fmt.Sprintf("the argument is too large to leave a worker process (%d bytes; the limit is %d)", len(c.Args), MaxFrameBytes)
+	}
+	settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: msg}})
+}
+
+// Has implements sandbox.Host from the names the parent sent with the run.
+func (r *workerRun) Has(name string) bool {
+	_, ok := r.names.set[name]
+	return ok
+}
+
+// Names implements sandbox.Host.
+func (r *workerRun) Names() []string { return r.names.list }
+
+func (s *server) current(id uint64) *workerRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil || s.active.id != id {
+		return nil // a late message for a run that has ended
+	}
+	return s.active
+}
+
+func (s *server) settle(m *message) {
+	r := s.current(m.Run)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	settle := r.pending[m.Seq]
+	delete(r.pending, m.Seq)
+	r.mu.Unlock()
+	if settle == nil {
+		return
+	}
+	st := sandbox.Settlement{Value: m.Value}
+	if m.Error != nil {
+		st = sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Error.ToolName, Message: m.Error.Message}}
+	}
+	settle(st)
+}
+
+func (s *server) cancel(m *message) {
+	r := s.current(m.Run)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.reason == "" {
+		r.reason = m.Reason
+	}
+	r.mu.Unlock()
+	var cause error
+	if m.Detail != "" {
+		cause = errors.New(m.Detail)
+	}
+	if cause == nil {
+		cause = context.Canceled
+	}
+	r.cancel(cause)
+}
