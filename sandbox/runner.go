@@ -43,6 +43,21 @@ func (InProcess) Run(ctx context.Context, source string, host Host, opts Options
 // the TypeScript reading's syntax error, which knows annotations and so points at the real
 // mistake.
 func CompileAuto(source string) (*Program, error) {
+	key := cacheKey(source, autoLang)
+	if p := programs.get(key); p != nil {
+		return p, nil // whichever language it compiled as, without failing as JavaScript again
+	}
+	p, err := compileAuto(source)
+	if err == nil {
+		programs.put(key, p)
+	}
+	return p, err
+}
+
+// autoLang keys CompileAuto's cache entries apart from Compile's.
+const autoLang Lang = 255
+
+func compileAuto(source string) (*Program, error) {
 	p, err := Compile(source, JavaScript)
 	if err == nil {
 		return p, nil
