@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
-	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/mcp"
 )
@@ -49,12 +47,9 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	log := newLogger(stderr)
-	a, err := app.New(ctx, cfg, app.Options{Logger: log})
+	a, err := startApp(ctx, cfg, log)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "config: ") {
-			return usageError{err.Error()}
-		}
-		return fmt.Errorf("start: %w", err)
+		return err
 	}
 	defer a.Close()
 	stop, err := mcp.StartUpstreams(ctx, a, cfg.MCPServers, log)

@@ -7,9 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
-	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	httpapi "github.com/codemode/codemode/http"
 	"github.com/codemode/codemode/mcp"
@@ -61,12 +59,9 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	}
 
 	log := newLogger(stderr)
-	a, err := app.New(ctx, cfg, app.Options{Logger: log})
+	a, err := startApp(ctx, cfg, log)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "config: ") {
-			return usageError{err.Error()}
-		}
-		return fmt.Errorf("start: %w", err)
+		return err
 	}
 	closeApp := func() error {
 		if err := a.Close(); err != nil {

@@ -12,7 +12,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/config"
 )
 
 // usageError is a bad command line: one clear line and exit 2.
@@ -124,4 +128,18 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// startApp assembles the service; a configuration it rejects (such as a
+// restriction naming an unknown tool) is a usage error, anything else a
+// start-up failure.
+func startApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app.App, error) {
+	a, err := app.New(ctx, cfg, app.Options{Logger: log})
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "config: ") {
+			return nil, usageError{err.Error()}
+		}
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	return a, nil
 }
