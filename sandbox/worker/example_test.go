@@ -18,8 +18,10 @@ func ExamplePool() {
 	res := pool.Run(context.Background(), `console.log("in a worker"); return 6 * 7`, nil, sandbox.Options{})
 	fmt.Println(res.Logs, string(res.Value), res.Err)
 	res = pool.Run(context.Background(), `new globalThis["Array" + "Buffer"](2 ** 40)`, nil, sandbox.Options{})
-	fmt.Println(res.Err.Kind, pool.Stats().Died)
+	// Whether the worker died (at its hard memory cap) or a guard stopped the
+	// allocation first depends on the machine; either way the run is a limit.
+	fmt.Println(res.Err.Kind)
 	// Output:
 	// [in a worker] 42 <nil>
-	// limit 1
+	// limit
 }

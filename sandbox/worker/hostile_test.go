@@ -49,8 +49,11 @@ func TestHostileInWorkers(t *testing.T) {
 	}
 	s := pool.Stats()
 	t.Logf("pool after the suite: %+v", s)
-	if s.Died < 2 {
-		t.Errorf("%d workers died (%+v): the stack and memory programs end theirs", s.Died, s)
+	// The deep-stack programs always end their worker (a fatal Go stack
+	// overflow); the memory bombs may instead be stopped by a guard or the
+	// watchdog before the hard cap, depending on the machine.
+	if s.Died < 1 {
+		t.Errorf("%d workers died (%+v): the deep-stack programs end theirs", s.Died, s)
 	}
 	if grown := int64(heapAfterGC()) - int64(baseline); grown > 64<<20 {
 		t.Errorf("this process's heap grew by %d MiB over the suite", grown>>20)
