@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sandbox/sandboxtest"
 	"github.com/codemode/codemode/sandbox/worker"
 )
 
@@ -204,10 +204,10 @@ func isolationFigures(e *env) ([]Row, error) {
 	return rows, nil
 }
 
-// runnerOp runs code with r against addHost and checks its value.
+// runnerOp runs code with r against sandboxtest.Host and checks its value.
 func runnerOp(ctx context.Context, r sandbox.Runner, code, want string) op {
 	return func() error {
-		res := r.Run(ctx, code, addHost{}, sandbox.Options{})
+		res := r.Run(ctx, code, sandboxtest.Host{}, sandbox.Options{})
 		if res.Err != nil {
 			return fmt.Errorf("run %q: %s", code, res.Err.Message)
 		}
@@ -216,21 +216,6 @@ func runnerOp(ctx context.Context, r sandbox.Runner, code, want string) op {
 		}
 		return nil
 	}
-}
-
-// addHost offers math_add and settles each call at once with {"sum": a+b}.
-type addHost struct{}
-
-func (addHost) Has(name string) bool { return name == "math_add" }
-func (addHost) Names() []string      { return []string{"math_add"} }
-func (addHost) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
-	var in struct{ A, B float64 }
-	if err := json.Unmarshal(c.Args, &in); err != nil {
-		settle(sandbox.Settlement{Err: &sandbox.CallError{Message: err.Error()}})
-		return
-	}
-	out, _ := json.Marshal(map[string]float64{"sum": in.A + in.B})
-	settle(sandbox.Settlement{Value: out})
 }
 
 // env is what every figure shares.

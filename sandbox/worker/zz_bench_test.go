@@ -2,27 +2,12 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sandbox/sandboxtest"
 	"github.com/codemode/codemode/sandbox/worker"
 )
-
-// benchHost offers math_add and settles each call at once with {"sum": a+b}.
-type benchHost struct{}
-
-func (benchHost) Has(name string) bool { return name == "math_add" }
-func (benchHost) Names() []string      { return []string{"math_add"} }
-func (benchHost) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
-	var in struct{ A, B float64 }
-	if err := json.Unmarshal(c.Args, &in); err != nil {
-		settle(sandbox.Settlement{Err: &sandbox.CallError{Message: err.Error()}})
-		return
-	}
-	out, _ := json.Marshal(map[string]float64{"sum": in.A + in.B})
-	settle(sandbox.Settlement{Value: out})
-}
 
 // BenchmarkIsolation runs a trivial program and a 20-call program in a
 // worker process (a Pool with default options: warm workers, recycled every
@@ -54,7 +39,7 @@ func BenchmarkIsolation(b *testing.B) {
 				ctx := context.Background()
 				b.ReportAllocs()
 				for b.Loop() {
-					res := rn.r.Run(ctx, p.code, benchHost{}, sandbox.Options{})
+					res := rn.r.Run(ctx, p.code, sandboxtest.Host{}, sandbox.Options{})
 					if res.Err != nil || string(res.Value) != p.want {
 						b.Fatalf("%s: %s %v", p.name, res.Value, res.Err)
 					}
