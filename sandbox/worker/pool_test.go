@@ -105,6 +105,7 @@ func TestPoolKillsAWorkerThatDoesNotStop(t *testing.T) {
 		t.Errorf("the run took %v to end: the kill did not cut the stuck match short", elapsed)
 	}
 	wantValue(t, pool.Run(context.Background(), `return 2`, nil, sandbox.Options{}), `2`)
+	waitFor(t, func() bool { return pool.Stats().Killed == 1 }, "the kill to be recorded")
 	if s := pool.Stats(); s.Killed != 1 || s.Started != 2 {
 		t.Fatalf("stats %+v, want one worker killed and one started in its place", s)
 	}
@@ -180,9 +181,9 @@ func TestPoolReportsSignals(t *testing.T) {
 			time.AfterFunc(200*time.Millisecond, func() { syscall.Kill(pid, tt.sig) })
 			res := pool.Run(context.Background(), `for (;;) {}`, nil, sandbox.Options{Timeout: 20 * time.Second})
 			wantKind(t, res, tt.kind, tt.message)
-			if s := pool.Stats(); s.Died != 1 {
-				t.Fatalf("stats %+v, want one death", s)
-			}
+			// The run's failure can reach the caller a moment before the
+			// reader goroutine records the death in the counters.
+			waitFor(t, func() bool { return pool.Stats().Died == 1 }, "one recorded death")
 		})
 	}
 }
