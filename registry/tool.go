@@ -91,6 +91,29 @@ type Behavior struct {
 	// Timeout is enforced by the runtime's timeout wrapper; 0 means none.
 	// It is never shown to a model.
 	Timeout time.Duration
+	// Hints describe the tool's effects (MCP's tool annotations).
+	Hints Hints
+}
+
+// Hints describe what a tool does to the world, with the meanings and
+// defaults of MCP's tool annotations. They are advisory for clients, with one
+// exception: the session log skips the write-ahead wait for a sub-call of a
+// ReadOnly tool (its dispatch-start need not be durable before its body
+// runs), so ReadOnly must only be set on tools without effects.
+type Hints struct {
+	// Title is a human-readable name for user interfaces ("" when none).
+	Title string
+	// ReadOnly: the tool does not modify its environment. Default false.
+	ReadOnly bool
+	// Destructive: the tool may destroy or overwrite data (meaningful only
+	// when not ReadOnly). Nil means unknown, which clients read as true.
+	Destructive *bool
+	// Idempotent: calling it again with the same arguments has no further
+	// effect. Nil means unknown (false).
+	Idempotent *bool
+	// OpenWorld: the tool reaches entities outside a closed domain (the web,
+	// another service). Nil means unknown (true).
+	OpenWorld *bool
 }
 
 // Definition declares a tool with the schema DSL. See Define.
@@ -218,6 +241,9 @@ func (t *Tool) ValidatesArgs() bool { return t.validatesArgs }
 
 // Timeout is the tool's timeout (0: none).
 func (t *Tool) Timeout() time.Duration { return t.b.Timeout }
+
+// Hints returns the tool's effect hints.
+func (t *Tool) Hints() Hints { return t.b.Hints }
 
 // HasPresentationMeta reports whether the tool declares presentationMeta.
 func (t *Tool) HasPresentationMeta() bool { return t.b.PresentationMeta != nil }

@@ -112,6 +112,7 @@ var mathAdd = registry.MustDefine(registry.Definition{
 	Parameters:  params(map[string]*schema.Node{"a": num("The first addend."), "b": num("The second addend.")}, "a", "b"),
 	Output:      closed(map[string]*schema.Node{"sum": num("a + b")}, "sum"),
 	Behavior: registry.Behavior{
+		Hints:             readOnly,
 		IsConcurrencySafe: always,
 		Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
 			in, err := decode[struct{ A, B float64 }](args)
@@ -129,6 +130,7 @@ var utilEcho = registry.MustDefine(registry.Definition{
 	Parameters:  params(map[string]*schema.Node{"value": anyv("Any JSON value.")}, "value"),
 	Output:      closed(map[string]*schema.Node{"value": anyv("The same value.")}, "value"),
 	Behavior: registry.Behavior{
+		Hints:             readOnly,
 		IsConcurrencySafe: always,
 		Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
 			tree, err := args.Decode()
@@ -147,6 +149,7 @@ var utilSleep = registry.MustDefine(registry.Definition{
 		Minimum: ptr(0.0), Maximum: ptr(60000.0)}}, "ms"),
 	Output: closed(map[string]*schema.Node{"slept_ms": integer("How long it waited.")}, "slept_ms"),
 	Behavior: registry.Behavior{
+		Hints:             readOnly,
 		IsConcurrencySafe: always,
 		Execute: func(ctx context.Context, _ registry.Exec, args frozen.Value) (any, error) {
 			in, err := decode[struct{ Ms int64 }](args)
@@ -167,12 +170,24 @@ var utilSleep = registry.MustDefine(registry.Definition{
 
 func ptr[T any](v T) *T { return &v }
 
+// readOnly marks the tools that change nothing (their sub-calls need not
+// wait for a durable dispatch-start before running).
+var readOnly = registry.Hints{ReadOnly: true, OpenWorld: ptr(false)}
+
+// overwrites marks kv_set and files_write (writing the same value again
+// changes nothing more); edits marks files_edit.
+var (
+	overwrites = registry.Hints{Destructive: ptr(true), Idempotent: ptr(true), OpenWorld: ptr(false)}
+	edits      = registry.Hints{Destructive: ptr(true), Idempotent: ptr(false), OpenWorld: ptr(false)}
+)
+
 var utilFail = registry.MustDefine(registry.Definition{
 	Name:        "util_fail",
 	Description: "Always fails with the given message (for trying out error handling).",
 	Parameters:  params(map[string]*schema.Node{"message": str("The failure message.")}, "message"),
 	Output:      closed(map[string]*schema.Node{}),
 	Behavior: registry.Behavior{
+		Hints: readOnly,
 		Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
 			in, err := decode[struct{ Message string }](args)
 			if err != nil {
@@ -193,6 +208,7 @@ var utilSwatch = registry.MustDefine(registry.Definition{
 		"height": integer("Pixels."),
 	}, "mime", "width", "height"),
 	Behavior: registry.Behavior{
+		Hints:             readOnly,
 		IsConcurrencySafe: always,
 		Execute: func(_ context.Context, _ registry.Exec, _ frozen.Value) (any, error) {
 			return map[string]any{"mime": "image/png", "width": 8, "height": 8}, nil
@@ -275,6 +291,7 @@ func (p *Pack) kvSet() *registry.Tool {
 		Parameters:  params(map[string]*schema.Node{"key": str("The key."), "value": anyv("Any JSON value.")}, "key", "value"),
 		Output:      closed(map[string]*schema.Node{"ok": {Type: "boolean", Const: true, HasConst: true}}, "ok"),
 		Behavior: registry.Behavior{
+			Hints: overwrites,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 				tree, err := args.Decode()
 				if err != nil {
@@ -307,6 +324,7 @@ func (p *Pack) kvGet() *registry.Tool {
 			"value": anyv("The stored value, when found."),
 		}, "found"),
 		Behavior: registry.Behavior{
+			Hints:             readOnly,
 			IsConcurrencySafe: always,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 				in, err := decode[struct{ Key string }](args)
@@ -336,6 +354,7 @@ func (p *Pack) filesWrite() *registry.Tool {
 		Parameters:  params(map[string]*schema.Node{"path": str("The file path."), "content": str("The whole file content.")}, "path", "content"),
 		Output:      closed(map[string]*schema.Node{"path": str(""), "bytes": integer("Bytes written.")}, "path", "bytes"),
 		Behavior: registry.Behavior{
+			Hints: overwrites,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 				in, err := decode[struct{ Path, Content string }](args)
 				if err != nil {
@@ -384,6 +403,7 @@ func (p *Pack) filesRead() *registry.Tool {
 		Parameters:  params(map[string]*schema.Node{"path": str("The file path.")}, "path"),
 		Output:      closed(map[string]*schema.Node{"path": str(""), "content": str(""), "lines": integer("Number of lines.")}, "path", "content", "lines"),
 		Behavior: registry.Behavior{
+			Hints:             readOnly,
 			IsConcurrencySafe: always,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 				in, err := decode[struct{ Path string }](args)
@@ -410,6 +430,7 @@ func (p *Pack) filesEdit() *registry.Tool {
 		}, "path", "old", "new"),
 		Output: closed(map[string]*schema.Node{"path": str(""), "replaced": integer("How many occurrences were replaced.")}, "path", "replaced"),
 		Behavior: registry.Behavior{
+			Hints: edits,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 				in, err := decode[editArgs](args)
 				if err != nil {
@@ -467,6 +488,7 @@ func (p *Pack) filesList() *registry.Tool {
 		Parameters:  params(map[string]*schema.Node{"prefix": str("Only paths starting with this.")}),
 		Output:      closed(map[string]*schema.Node{"paths": {Type: "array", Items: str("")}}, "paths"),
 		Behavior: registry.Behavior{
+			Hints:             readOnly,
 			IsConcurrencySafe: always,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 				in, err := decode[struct{ Prefix string }](args)

@@ -62,6 +62,18 @@ func TestPackMatchesTheContract(t *testing.T) {
 			t.Errorf("%s concurrency-safe = %v", n, got)
 		}
 	}
+	// Only the tools that change nothing are read-only: their sub-calls skip
+	// the log's write-ahead wait.
+	readOnly := map[string]bool{"math_add": true, "util_echo": true, "util_sleep": true, "util_fail": true, "util_swatch": true, "kv_get": true, "files_read": true, "files_list": true}
+	for _, tool := range v.SDKTools() {
+		h := tool.Hints()
+		if h.ReadOnly != readOnly[tool.Name()] {
+			t.Errorf("%s read-only = %v", tool.Name(), h.ReadOnly)
+		}
+		if !h.ReadOnly && (h.Destructive == nil || !*h.Destructive) {
+			t.Errorf("%s writes but is not marked destructive", tool.Name())
+		}
+	}
 }
 
 func TestStatelessTools(t *testing.T) {
