@@ -149,11 +149,3 @@ func (a *Agent) appendEvents(ctx context.Context, sessionID, what string, entrie
 	}
 	return out, nil
 }
-
-// errorInfo converts a runtime failure to its logged form.
-func errorInfo(e *runtime.ErrorInfo) *session.ErrorInfo {
-	if e == nil {
-		return nil
-	}
-	return &session.ErrorInfo{Code: string(e.Code), Kind: e.Kind, Message: e.Message}
-}

@@ -33,17 +33,11 @@ func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingAppro
 	var asked []PendingApproval
 	answered := map[string]bool{}
 	for _, e := range events {
-		switch e.Type {
-		case session.TypeApprovalAsked:
-			var p session.ApprovalAsked
-			if e.Decode(&p) == nil {
-				asked = append(asked, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
-			}
-		case session.TypeApprovalAnswered:
-			var p session.ApprovalAnswered
-			if e.Decode(&p) == nil {
-				answered[p.ApprovalID] = true
-			}
+		switch p := e.Payload().(type) {
+		case *session.ApprovalAsked:
+			asked = append(asked, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
+		case *session.ApprovalAnswered:
+			answered[p.ApprovalID] = true
 		}
 	}
 	out := []PendingApproval{}
@@ -71,15 +65,14 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	}
 	var ask *session.ApprovalAsked
 	for _, e := range events {
-		switch e.Type {
-		case session.TypeApprovalAsked:
-			var p session.ApprovalAsked
-			if e.Decode(&p) == nil && p.ApprovalID == approvalID && ask == nil {
-				ask = &p
+		switch p := e.Payload().(type) {
+		case *session.ApprovalAsked:
+			if p.ApprovalID == approvalID && ask == nil {
+				ask = p
 			}
-		case session.TypeApprovalAnswered:
-			if ans, ok := answerTo(e, approvalID); ok {
-				return fmt.Errorf("%w: approval %q was already answered (%s)", ErrNotFound, approvalID, ans.Decision)
+		case *session.ApprovalAnswered:
+			if p.ApprovalID == approvalID {
+				return fmt.Errorf("%w: approval %q was already answered (%s)", ErrNotFound, approvalID, p.Decision)
 			}
 		}
 	}
@@ -110,14 +103,10 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 
 // answerTo decodes e when it answers the approval id.
 func answerTo(e session.Event, approvalID string) (session.ApprovalAnswered, bool) {
-	if e.Type != session.TypeApprovalAnswered {
-		return session.ApprovalAnswered{}, false
+	if p, ok := e.Payload().(*session.ApprovalAnswered); ok && p.ApprovalID == approvalID {
+		return *p, true
 	}
-	var p session.ApprovalAnswered
-	if e.Decode(&p) != nil || p.ApprovalID != approvalID {
-		return session.ApprovalAnswered{}, false
-	}
-	return p, true
+	return session.ApprovalAnswered{}, false
 }
 
 // answer is an approval/answered found in the log.

@@ -145,7 +145,7 @@ func TestCrashMidStepRecovers(t *testing.T) {
 		t.Fatalf("recovery appended %v", added)
 	}
 	r := decode[session.ToolResult](t, recovered[len(recovered)-1])
-	if !r.IsError || r.Error.Code != string(registry.CodeAborted) || r.Error.Message != agent.Interrupted {
+	if !r.IsError || r.Error.Code != registry.CodeAborted || r.Error.Message != agent.Interrupted {
 		t.Fatalf("run_code closed as %+v", r)
 	}
 

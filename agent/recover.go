@@ -73,10 +73,9 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 		for _, d := range lg.dispatches {
 			if d.RootCallID == id {
 				entries = append(entries, entry{session.TypeCodeDispatch, session.CodeDispatch{
-					RootCallID: d.RootCallID, ParentCallID: d.ParentCallID, SubCallID: d.SubCallID,
-					Name: d.Name, Arguments: d.Arguments,
-					IsError: true, Content: []registry.ContentBlock{registry.Text(Interrupted)},
-					Error:     &session.ErrorInfo{Code: string(registry.CodeAborted), Message: Interrupted},
+					CodeDispatchStart: d.CodeDispatchStart,
+					IsError:           true, Content: []registry.ContentBlock{registry.Text(Interrupted)},
+					Error:     &session.ErrorInfo{Code: registry.CodeAborted, Message: Interrupted},
 					StartedAt: d.startedAt, EndedAt: now,
 				}})
 			}
@@ -88,11 +87,11 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 				}})
 			}
 		}
-		entries = append(entries, entry{session.TypeToolResult, session.ToolResult{
-			CallID: id, IsError: true,
+		entries = append(entries, entry{session.TypeToolResult, session.ToolResult{CallID: id, Result: session.Result{
+			IsError: true,
 			Content: []registry.ContentBlock{registry.Text(Interrupted)},
-			Error:   &session.ErrorInfo{Code: string(registry.CodeAborted), Message: Interrupted},
-		}})
+			Error:   &session.ErrorInfo{Code: registry.CodeAborted, Message: Interrupted},
+		}}})
 		closed++
 	}
 	if closed == 0 {
@@ -121,34 +120,30 @@ func scanOpen(events []session.Event) openLog {
 	lg := openLog{times: map[int64]time.Time{}}
 	settled := map[string]bool{}
 	answered := map[string]bool{}
+	var started []openDispatch
+	var asked []session.ApprovalAsked
 	for _, e := range events {
-		switch e.Type {
-		case session.TypeToolCall:
+		switch p := e.Payload().(type) {
+		case *session.ToolCall:
 			lg.times[e.Seq] = e.Time
-		case session.TypeCodeDispatch:
-			var d session.CodeDispatch
-			if e.Decode(&d) == nil {
-				settled[d.SubCallID] = true
-			}
-		case session.TypeApprovalAnswered:
-			var p session.ApprovalAnswered
-			if e.Decode(&p) == nil {
-				answered[p.ApprovalID] = true
-			}
+		case *session.CodeDispatchStart:
+			started = append(started, openDispatch{*p, e.Time})
+		case *session.CodeDispatch:
+			settled[p.SubCallID] = true
+		case *session.ApprovalAsked:
+			asked = append(asked, *p)
+		case *session.ApprovalAnswered:
+			answered[p.ApprovalID] = true
 		}
 	}
-	for _, e := range events {
-		switch e.Type {
-		case session.TypeCodeDispatchStart:
-			var d session.CodeDispatchStart
-			if e.Decode(&d) == nil && !settled[d.SubCallID] {
-				lg.dispatches = append(lg.dispatches, openDispatch{d, e.Time})
-			}
-		case session.TypeApprovalAsked:
-			var p session.ApprovalAsked
-			if e.Decode(&p) == nil && !answered[p.ApprovalID] {
-				lg.approvals = append(lg.approvals, p)
-			}
+	for _, d := range started {
+		if !settled[d.SubCallID] {
+			lg.dispatches = append(lg.dispatches, d)
+		}
+	}
+	for _, p := range asked {
+		if !answered[p.ApprovalID] {
+			lg.approvals = append(lg.approvals, p)
 		}
 	}
 	return lg

@@ -58,14 +58,14 @@ func TestRecoverClosesOpenCalls(t *testing.T) {
 		t.Fatalf("recovery appended %v, want %v", got, want)
 	}
 	d := decode[session.CodeDispatch](t, added[0])
-	if !d.IsError || d.Error.Code != string(registry.CodeAborted) || d.Name != "util_sleep" || string(d.Arguments) != string(args) || d.StartedAt.IsZero() {
+	if !d.IsError || d.Error.Code != registry.CodeAborted || d.Name != "util_sleep" || string(d.Arguments) != string(args) || d.StartedAt.IsZero() {
 		t.Fatalf("dispatch closed as %+v", d)
 	}
 	if a := decode[session.ApprovalAnswered](t, added[1]); a.ApprovalID != "ap1" || a.Decision != session.DecisionCancelled || a.Reason != "process stopped" {
 		t.Fatalf("approval closed as %+v", a)
 	}
 	r := decode[session.ToolResult](t, added[2])
-	if !r.IsError || r.Error == nil || r.Error.Code != string(registry.CodeAborted) || r.Error.Message != agent.Interrupted ||
+	if !r.IsError || r.Error == nil || r.Error.Code != registry.CodeAborted || r.Error.Message != agent.Interrupted ||
 		len(r.Content) != 1 || r.Content[0].Text != agent.Interrupted {
 		t.Fatalf("call closed as %+v", r)
 	}

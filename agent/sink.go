@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/codemode/codemode/bridge"
-	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
 )
 
@@ -26,24 +25,13 @@ type sink struct {
 var _ bridge.EventSink = (*sink)(nil)
 
 // DispatchStarted implements bridge.EventSink.
-func (s *sink) DispatchStarted(ctx context.Context, ev bridge.DispatchStart) {
-	s.append(ctx, ev.SubCallID, entry{session.TypeCodeDispatchStart, session.CodeDispatchStart{
-		RootCallID: ev.RootCallID, ParentCallID: ev.ParentCallID, SubCallID: ev.SubCallID,
-		Name: ev.Name, Arguments: ev.Arguments,
-	}})
+func (s *sink) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) {
+	s.append(ctx, ev.SubCallID, entry{session.TypeCodeDispatchStart, ev})
 }
 
 // DispatchSettled implements bridge.EventSink.
-func (s *sink) DispatchSettled(ctx context.Context, ev bridge.Dispatch) {
-	if ev.Content == nil {
-		ev.Content = []registry.ContentBlock{}
-	}
-	s.append(ctx, ev.SubCallID, entry{session.TypeCodeDispatch, session.CodeDispatch{
-		RootCallID: ev.RootCallID, ParentCallID: ev.ParentCallID, SubCallID: ev.SubCallID,
-		Name: ev.Name, Arguments: ev.Arguments,
-		IsError: ev.IsError, Content: ev.Content, Error: errorInfo(ev.Error),
-		StartedAt: ev.StartedAt, EndedAt: ev.EndedAt,
-	}})
+func (s *sink) DispatchSettled(ctx context.Context, ev session.CodeDispatch) {
+	s.append(ctx, ev.SubCallID, entry{session.TypeCodeDispatch, ev})
 }
 
 func (s *sink) append(ctx context.Context, subCallID string, en entry) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,7 +82,7 @@ const defaultRunDescription = "program run by a client"
 // call and resolved in the session's scope whatever its mode. It returns the
 // run_code result and the program's settled SDK calls in submission order.
 // Errors are Step's.
-func (a *Agent) Run(ctx context.Context, sessionID, code, description string, opts RunOptions) (*runtime.Result, []bridge.Dispatch, error) {
+func (a *Agent) Run(ctx context.Context, sessionID, code, description string, opts RunOptions) (*runtime.Result, []session.CodeDispatch, error) {
 	if strings.TrimSpace(description) == "" {
 		description = defaultRunDescription
 	}
@@ -216,31 +215,22 @@ func foldLog(events []session.Event) *logState {
 func (st *logState) apply(events []session.Event) {
 	for _, e := range events {
 		st.seq = max(st.seq, e.Seq)
-		switch e.Type {
-		case session.TypeToolCall:
-			var c session.ToolCall
-			if e.Decode(&c) != nil {
+		switch p := e.Payload().(type) {
+		case *session.ToolCall:
+			st.callIDs[p.CallID] = true
+			if p.Turn != st.turn || p.Step != st.step {
+				st.turn, st.step, st.concluded = p.Turn, p.Step, false
+			}
+		case *session.ToolResult:
+			for _, c := range p.Contexts {
+				st.pending = append(st.pending, pendingContext{callID: p.CallID, ctx: c})
+			}
+			st.concluded = st.concluded || p.ConcludesTurn
+		case *session.UserContext:
+			if p.CallID == "" {
 				continue
 			}
-			st.callIDs[c.CallID] = true
-			if c.Turn != st.turn || c.Step != st.step {
-				st.turn, st.step, st.concluded = c.Turn, c.Step, false
-			}
-		case session.TypeToolResult:
-			var r session.ToolResult
-			if e.Decode(&r) != nil {
-				continue
-			}
-			for _, c := range r.Contexts {
-				st.pending = append(st.pending, pendingContext{callID: r.CallID, ctx: c})
-			}
-			st.concluded = st.concluded || r.ConcludesTurn
-		case session.TypeUserContext:
-			var c session.UserContext
-			if e.Decode(&c) != nil || c.CallID == "" {
-				continue
-			}
-			if i := slices.IndexFunc(st.pending, func(p pendingContext) bool { return p.callID == c.CallID }); i >= 0 {
+			if i := slices.IndexFunc(st.pending, func(q pendingContext) bool { return q.callID == p.CallID }); i >= 0 {
 				st.pending = slices.Delete(st.pending, i, i+1)
 			}
 		}
@@ -434,7 +424,7 @@ func (r *stepRun) logResult(i int, res *runtime.Result) {
 	if !logged {
 		return
 	}
-	if _, err := r.a.appendEvents(r.logCtx, r.sessionID, "tool/result", entry{session.TypeToolResult, resultPayload(r.calls[i].ID, res)}); err != nil {
+	if _, err := r.a.appendEvents(r.logCtx, r.sessionID, "tool/result", entry{session.TypeToolResult, session.ToolResultOf(r.calls[i].ID, res)}); err != nil {
 		r.fail(err)
 	}
 }
@@ -444,7 +434,7 @@ func (r *stepRun) logResult(i int, res *runtime.Result) {
 func (r *stepRun) logAbandoned(c ToolCall, res *runtime.Result) {
 	_, err := r.a.appendEvents(r.logCtx, r.sessionID, "aborted call",
 		entry{session.TypeToolCall, r.callPayload(c)},
-		entry{session.TypeToolResult, resultPayload(c.ID, res)})
+		entry{session.TypeToolResult, session.ToolResultOf(c.ID, res)})
 	if err != nil {
 		r.fail(err)
 	}
@@ -466,25 +456,6 @@ func (r *stepRun) failure() error {
 	return r.err
 }
 
-// resultPayload is a result's durable form.
-func resultPayload(callID string, res *runtime.Result) session.ToolResult {
-	p := session.ToolResult{
-		CallID:        callID,
-		Content:       res.Content(),
-		IsError:       res.IsError(),
-		Error:         errorInfo(res.Error()),
-		Contexts:      res.Contexts(),
-		ConcludesTurn: res.ConcludesTurn(),
-	}
-	if p.Content == nil {
-		p.Content = []registry.ContentBlock{}
-	}
-	if m := res.Meta(); !m.IsZero() {
-		p.Meta = m.Bytes()
-	}
-	return p
-}
-
 // neverStarted returns the ABORTED_BEFORE_DISPATCH result of a call that
 // never started.
 func neverStarted(c ToolCall) *runtime.Result {
@@ -494,27 +465,22 @@ func neverStarted(c ToolCall) *runtime.Result {
 // collector gathers the settled SDK calls of one run for Run's caller.
 type collector struct {
 	mu    sync.Mutex
-	calls []bridge.Dispatch // guarded by mu
+	calls []session.CodeDispatch // guarded by mu
 }
 
-func (c *collector) DispatchStarted(context.Context, bridge.DispatchStart) {}
+func (c *collector) DispatchStarted(context.Context, session.CodeDispatchStart) {}
 
-func (c *collector) DispatchSettled(_ context.Context, d bridge.Dispatch) {
+func (c *collector) DispatchSettled(_ context.Context, d session.CodeDispatch) {
 	c.mu.Lock()
 	c.calls = append(c.calls, d)
 	c.mu.Unlock()
 }
 
-// sorted returns the calls in submission order (the n of "<id>:code:<n>").
-func (c *collector) sorted() []bridge.Dispatch {
+// sorted returns the calls in submission order.
+func (c *collector) sorted() []session.CodeDispatch {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := slices.Clone(c.calls)
-	slices.SortStableFunc(out, func(x, y bridge.Dispatch) int { return subCallNumber(x.SubCallID) - subCallNumber(y.SubCallID) })
+	slices.SortStableFunc(out, func(x, y session.CodeDispatch) int { return x.Number - y.Number })
 	return out
-}
-
-func subCallNumber(id string) int {
-	n, _ := strconv.Atoi(id[strings.LastIndexByte(id, ':')+1:])
-	return n
 }

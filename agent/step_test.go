@@ -258,7 +258,7 @@ func TestStepCancelledMidStepAbortsTheRest(t *testing.T) {
 		t.Fatalf("log:\n got %v\nwant %v", got, want)
 	}
 	res := decode[session.ToolResult](t, evs[3])
-	if !res.IsError || res.Error == nil || res.Error.Code != string(registry.CodeAbortedBeforeDispatch) {
+	if !res.IsError || res.Error == nil || res.Error.Code != registry.CodeAbortedBeforeDispatch {
 		t.Fatalf("synthetic result: %+v", res)
 	}
 	if c := decode[session.ToolCall](t, evs[2]); c.Arguments != calls[1].Arguments || c.Turn != 1 || c.Step != 1 {

@@ -229,7 +229,9 @@ type RunRequest struct {
 	Timeout     time.Duration
 }
 
-// RunResult is the run result of CONTRACT.md.
+// RunResult is the run result of CONTRACT.md: the run_code result in its
+// wire form, with its value and its settled SDK calls (each the payload of
+// its tool/code-dispatch event) in submission order.
 type RunResult struct {
 	SessionID     string                  `json:"session_id"`
 	CallID        string                  `json:"call_id"`
@@ -237,21 +239,9 @@ type RunResult struct {
 	Value         json.RawMessage         `json:"value"`
 	Content       []registry.ContentBlock `json:"content"`
 	Error         *runtime.ErrorInfo      `json:"error"`
-	Calls         []Call                  `json:"calls"`
+	Calls         []session.CodeDispatch  `json:"calls"`
 	Contexts      []registry.Context      `json:"contexts"`
 	ConcludesTurn bool                    `json:"concludes_turn"`
-}
-
-// Call is one nested call of a run.
-type Call struct {
-	SubCallID string                  `json:"sub_call_id"`
-	Name      string                  `json:"name"`
-	Arguments json.RawMessage         `json:"arguments"`
-	IsError   bool                    `json:"is_error"`
-	Content   []registry.ContentBlock `json:"content"`
-	Error     *runtime.ErrorInfo      `json:"error,omitempty"`
-	StartedAt time.Time               `json:"started_at"`
-	EndedAt   time.Time               `json:"ended_at"`
 }
 
 // ErrUnknownScope reports a scope that does not exist.
@@ -284,38 +274,25 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
+	wire := session.ResultOf(res)
 	out := RunResult{
 		SessionID:     sessionID,
 		CallID:        res.CallID(),
-		IsError:       res.IsError(),
-		Content:       nonNilContent(res.Content()),
-		Error:         res.Error(),
-		Calls:         make([]Call, 0, len(calls)),
-		Contexts:      res.Contexts(),
-		ConcludesTurn: res.ConcludesTurn(),
+		IsError:       wire.IsError,
+		Value:         json.RawMessage("null"),
+		Content:       wire.Content,
+		Error:         wire.Error,
+		Calls:         calls,
+		Contexts:      wire.Contexts,
+		ConcludesTurn: wire.ConcludesTurn,
 	}
-	if out.Contexts == nil {
-		out.Contexts = []registry.Context{}
+	if out.Calls == nil {
+		out.Calls = []session.CodeDispatch{}
 	}
 	if !res.Value().IsZero() {
 		out.Value = res.Value().Bytes()
-	} else {
-		out.Value = json.RawMessage("null")
-	}
-	for _, c := range calls {
-		out.Calls = append(out.Calls, Call{
-			SubCallID: c.SubCallID, Name: c.Name, Arguments: c.Arguments, IsError: c.IsError,
-			Content: nonNilContent(c.Content), Error: c.Error, StartedAt: c.StartedAt, EndedAt: c.EndedAt,
-		})
 	}
 	return out, nil
-}
-
-func nonNilContent(c []registry.ContentBlock) []registry.ContentBlock {
-	if c == nil {
-		return []registry.ContentBlock{}
-	}
-	return c
 }
 
 // NewSession creates a session in a scope ("" means default).

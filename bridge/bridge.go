@@ -14,6 +14,7 @@ import (
 	"github.com/codemode/codemode/registry/schema"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/session"
 )
 
 // DefaultMaxParallelSubCalls is the overlap window for concurrency-safe
@@ -230,7 +231,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code was cancelled; the call was not dispatched"}})
 		return
 	}
-	var start DispatchStart
+	var start session.CodeDispatchStart
 	var startedAt time.Time
 	subID := func(n int) string { return fmt.Sprintf("%s:code:%d", r.exec.CallID(), n) }
 	n, ok := r.batch.Go(runtime.Request{
@@ -243,7 +244,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 	}, runtime.Hooks{
 		CallID: subID,
 		Start: func(n int) {
-			start = DispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Name: c.Name, Arguments: json.RawMessage(c.Args)}
+			start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
 			startedAt = time.Now()
 			if r.sink != nil {
 				r.sink.DispatchStarted(r.logCtx, start)
@@ -251,8 +252,9 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		},
 		Done: func(n int, res *runtime.Result) {
 			if r.sink != nil {
-				r.sink.DispatchSettled(r.logCtx, Dispatch{
-					DispatchStart: start, IsError: res.IsError(), Content: res.Content(), Error: res.Error(),
+				wire := session.ResultOf(res)
+				r.sink.DispatchSettled(r.logCtx, session.CodeDispatch{
+					CodeDispatchStart: start, IsError: wire.IsError, Content: wire.Content, Error: wire.Error,
 					StartedAt: startedAt, EndedAt: time.Now(),
 				})
 			}

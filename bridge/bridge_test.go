@@ -17,6 +17,7 @@ import (
 	"github.com/codemode/codemode/registry/schema"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/session"
 )
 
 // recorder is an EventSink that keeps every event in order, with a clock
@@ -24,18 +25,18 @@ import (
 type recorder struct {
 	mu     sync.Mutex
 	events []string // "start name id" / "end name id error?"
-	starts []bridge.DispatchStart
-	ends   []bridge.Dispatch
+	starts []session.CodeDispatchStart
+	ends   []session.CodeDispatch
 }
 
-func (r *recorder) DispatchStarted(_ context.Context, ev bridge.DispatchStart) {
+func (r *recorder) DispatchStarted(_ context.Context, ev session.CodeDispatchStart) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, "start "+ev.Name+" "+ev.SubCallID)
 	r.starts = append(r.starts, ev)
 }
 
-func (r *recorder) DispatchSettled(_ context.Context, ev bridge.Dispatch) {
+func (r *recorder) DispatchSettled(_ context.Context, ev session.CodeDispatch) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := "end " + ev.Name + " " + ev.SubCallID
@@ -309,8 +310,8 @@ func TestSubCallIDsAndEventContent(t *testing.T) {
 	}
 	for i, ev := range e.sink.ends {
 		wantID := fmt.Sprintf("call_1:code:%d", i+1)
-		if ev.SubCallID != wantID || ev.RootCallID != "call_1" || ev.ParentCallID != "call_1" || ev.IsError {
-			t.Errorf("event %d: %+v", i, ev.DispatchStart)
+		if ev.SubCallID != wantID || ev.Number != i+1 || ev.RootCallID != "call_1" || ev.ParentCallID != "call_1" || ev.IsError {
+			t.Errorf("event %d: %+v", i, ev.CodeDispatchStart)
 		}
 		if ev.EndedAt.Before(ev.StartedAt) || len(ev.Content) == 0 {
 			t.Errorf("event %d times %v %v content %v", i, ev.StartedAt, ev.EndedAt, ev.Content)

@@ -2,39 +2,18 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	"github.com/codemode/codemode/registry"
-	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/session"
 )
 
-// DispatchStart is logged when a sub-call enters the pipeline.
-type DispatchStart struct {
-	RootCallID   string
-	ParentCallID string
-	SubCallID    string
-	Name         string
-	Arguments    json.RawMessage
-}
-
-// Dispatch is logged when a sub-call settles.
-type Dispatch struct {
-	DispatchStart
-	IsError   bool
-	Content   []registry.ContentBlock
-	Error     *runtime.ErrorInfo
-	StartedAt time.Time
-	EndedAt   time.Time
-}
-
-// EventSink receives the nested dispatch events of run_code programs. The
+// EventSink receives the nested dispatch events of run_code programs, in
+// the log's own payload types. The
 // agent loop supplies one that appends them to the session log; calls for
 // one run arrive in order per sub-call (start before settlement) and may
 // come from several goroutines at once.
 type EventSink interface {
-	DispatchStarted(ctx context.Context, ev DispatchStart)
-	DispatchSettled(ctx context.Context, ev Dispatch)
+	DispatchStarted(ctx context.Context, ev session.CodeDispatchStart)
+	DispatchSettled(ctx context.Context, ev session.CodeDispatch)
 }
 
 type sinkKey struct{}
@@ -64,13 +43,13 @@ func Tee(sinks ...EventSink) EventSink {
 
 type tee []EventSink
 
-func (t tee) DispatchStarted(ctx context.Context, ev DispatchStart) {
+func (t tee) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) {
 	for _, s := range t {
 		s.DispatchStarted(ctx, ev)
 	}
 }
 
-func (t tee) DispatchSettled(ctx context.Context, ev Dispatch) {
+func (t tee) DispatchSettled(ctx context.Context, ev session.CodeDispatch) {
 	for _, s := range t {
 		s.DispatchSettled(ctx, ev)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/registry"
-	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
 )
 
@@ -125,13 +124,10 @@ type stepCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// stepResult is one result of a step, in model order.
+// stepResult is one result of a step, in model order: its wire form.
 type stepResult struct {
-	ToolCallID string                  `json:"tool_call_id"`
-	IsError    bool                    `json:"is_error"`
-	Content    []registry.ContentBlock `json:"content"`
-	Error      *runtime.ErrorInfo      `json:"error,omitempty"`
-	Meta       json.RawMessage         `json:"meta,omitempty"`
+	ToolCallID string `json:"tool_call_id"`
+	session.Result
 }
 
 // stepResponse is the response of POST /v1/sessions/{id}/steps.
@@ -188,17 +184,11 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 	outcome := outcomeOK
 	var codes []string
 	for i, cr := range out.Results {
-		res := cr.Result
-		sr := stepResult{ToolCallID: cr.ToolCallID, IsError: res.IsError(), Content: res.Content(), Error: res.Error()}
-		if sr.Content == nil {
-			sr.Content = []registry.ContentBlock{}
-		}
-		if m := res.Meta(); !m.IsZero() {
-			sr.Meta = m.Bytes()
-		}
+		sr := stepResult{ToolCallID: cr.ToolCallID, Result: session.ResultOf(cr.Result)}
+		sr.Contexts = nil // the step's contexts are listed once, below
 		if sr.IsError {
 			outcome = outcomeError
-			codes = append(codes, string(res.Code()))
+			codes = append(codes, string(cr.Result.Code()))
 		}
 		resp.Results[i] = sr
 	}

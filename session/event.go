@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
 )
 
 // The event types of the log (CONTRACT.md).
@@ -298,8 +299,15 @@ type ToolCall struct {
 
 // ToolResult is the payload of tool/result: the durable result of a call.
 type ToolResult struct {
-	CallID  string                  `json:"call_id"`
-	Content []registry.ContentBlock `json:"content"`
+	CallID string `json:"call_id"`
+	Result
+}
+
+// Result is a call's durable wire form: what tool/result records, and what
+// HTTP and MCP clients receive. [ResultOf] is the one mapping from a runtime
+// result to it.
+type Result struct {
+	Content []registry.ContentBlock `json:"content"` // never nil from ResultOf
 	IsError bool                    `json:"is_error"`
 	Error   *ErrorInfo              `json:"error,omitempty"`
 	Meta    json.RawMessage         `json:"meta,omitempty"`
@@ -310,37 +318,34 @@ type ToolResult struct {
 	ConcludesTurn bool               `json:"concludes_turn,omitempty"`
 }
 
-// ErrorInfo describes a failed result: a registry result code (e.g. "ABORTED"),
-// the kind for CODE_RUN_FAILED, and a message.
-type ErrorInfo struct {
-	Code    string `json:"code"`
-	Kind    string `json:"kind,omitempty"`
-	Message string `json:"message"`
-}
+// ErrorInfo describes a failed result: a registry result code (e.g.
+// "ABORTED"), the kind for CODE_RUN_FAILED, and a message. It is the
+// runtime's own type: the log records what the pipeline produced.
+type ErrorInfo = runtime.ErrorInfo
 
 // CodeDispatchStart is the payload of tool/code-dispatch-start: an SDK call of
 // a run_code program has started. ParentCallID is the call that made it (the
 // run_code call, or a sub-call for nested runs); RootCallID the top-level call.
+// Number is the call's place in the program's submission order (1, 2, 3…);
+// SubCallID is "<parent call id>:code:<Number>".
 type CodeDispatchStart struct {
 	RootCallID   string          `json:"root_call_id"`
 	ParentCallID string          `json:"parent_call_id"`
 	SubCallID    string          `json:"sub_call_id"`
+	Number       int             `json:"number,omitempty"`
 	Name         string          `json:"name"`
 	Arguments    json.RawMessage `json:"arguments"`
 }
 
-// CodeDispatch is the payload of tool/code-dispatch: an SDK call settled.
+// CodeDispatch is the payload of tool/code-dispatch: an SDK call settled. It
+// repeats its start's fields, so a settlement reads on its own.
 type CodeDispatch struct {
-	RootCallID   string                  `json:"root_call_id"`
-	ParentCallID string                  `json:"parent_call_id"`
-	SubCallID    string                  `json:"sub_call_id"`
-	Name         string                  `json:"name"`
-	Arguments    json.RawMessage         `json:"arguments"`
-	IsError      bool                    `json:"is_error"`
-	Content      []registry.ContentBlock `json:"content"`
-	Error        *ErrorInfo              `json:"error,omitempty"`
-	StartedAt    time.Time               `json:"started_at"`
-	EndedAt      time.Time               `json:"ended_at"`
+	CodeDispatchStart
+	IsError   bool                    `json:"is_error"`
+	Content   []registry.ContentBlock `json:"content"`
+	Error     *ErrorInfo              `json:"error,omitempty"`
+	StartedAt time.Time               `json:"started_at"`
+	EndedAt   time.Time               `json:"ended_at"`
 }
 
 // UserContext is the payload of user/context: an additional context committed

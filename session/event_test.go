@@ -2,12 +2,17 @@ package session_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
+	"github.com/codemode/codemode/registry/schema"
+	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
 )
 
@@ -116,12 +121,12 @@ func TestPayloadJSONNames(t *testing.T) {
 		payload any
 		want    string
 	}{
-		{session.ToolResult{CallID: "c", Content: []registry.ContentBlock{registry.Text("t")}, IsError: true,
-			Error: &session.ErrorInfo{Code: "ABORTED", Message: "m"}, Meta: json.RawMessage(`{"k":1}`)},
+		{session.ToolResult{CallID: "c", Result: session.Result{Content: []registry.ContentBlock{registry.Text("t")}, IsError: true,
+			Error: &session.ErrorInfo{Code: "ABORTED", Message: "m"}, Meta: json.RawMessage(`{"k":1}`)}},
 			`{"call_id":"c","content":[{"type":"text","text":"t"}],"is_error":true,"error":{"code":"ABORTED","message":"m"},"meta":{"k":1}}`},
-		{session.CodeDispatch{RootCallID: "r", ParentCallID: "p", SubCallID: "s", Name: "n", Arguments: json.RawMessage(`{}`),
+		{session.CodeDispatch{CodeDispatchStart: session.CodeDispatchStart{RootCallID: "r", ParentCallID: "p", SubCallID: "s", Number: 1, Name: "n", Arguments: json.RawMessage(`{}`)},
 			Content: []registry.ContentBlock{}, StartedAt: at, EndedAt: at},
-			`{"root_call_id":"r","parent_call_id":"p","sub_call_id":"s","name":"n","arguments":{},"is_error":false,"content":[],"started_at":"2025-01-01T00:00:00Z","ended_at":"2025-01-01T00:00:00Z"}`},
+			`{"root_call_id":"r","parent_call_id":"p","sub_call_id":"s","number":1,"name":"n","arguments":{},"is_error":false,"content":[],"started_at":"2025-01-01T00:00:00Z","ended_at":"2025-01-01T00:00:00Z"}`},
 		{session.CodeDispatchStart{RootCallID: "r", ParentCallID: "p", SubCallID: "s", Name: "n", Arguments: json.RawMessage(`{"a":1}`)},
 			`{"root_call_id":"r","parent_call_id":"p","sub_call_id":"s","name":"n","arguments":{"a":1}}`},
 		{session.UserContext{Source: "src", Text: "t", CallID: "c"}, `{"source":"src","text":"t","call_id":"c"}`},
@@ -174,4 +179,66 @@ func FuzzEventJSON(f *testing.F) {
 			t.Fatalf("round trip changed the event:\n%+v\n%+v", e1, e2)
 		}
 	})
+}
+
+func TestPayloadDecodesEveryType(t *testing.T) {
+	tests := []struct {
+		typ  string
+		data string
+		want any
+	}{
+		{session.TypeToolCall, `{"turn":1,"step":2,"call_id":"c","name":"n","arguments":"{}"}`, &session.ToolCall{Turn: 1, Step: 2, CallID: "c", Name: "n", Arguments: "{}"}},
+		{session.TypeToolResult, `{"call_id":"c","content":[],"is_error":true}`, &session.ToolResult{CallID: "c", Result: session.Result{Content: []registry.ContentBlock{}, IsError: true}}},
+		{session.TypeCodeDispatchStart, `{"sub_call_id":"c:code:3","number":3,"name":"n","arguments":{}}`, &session.CodeDispatchStart{SubCallID: "c:code:3", Number: 3, Name: "n", Arguments: json.RawMessage(`{}`)}},
+		{session.TypeCodeDispatch, `{"sub_call_id":"c:code:1","number":1,"is_error":false,"content":[]}`, &session.CodeDispatch{CodeDispatchStart: session.CodeDispatchStart{SubCallID: "c:code:1", Number: 1}, Content: []registry.ContentBlock{}}},
+		{session.TypeUserContext, `{"source":"s","text":"t","call_id":"c"}`, &session.UserContext{Source: "s", Text: "t", CallID: "c"}},
+		{session.TypeApprovalAsked, `{"approval_id":"a","call_id":"c","tool":"t","arguments":{},"reason":"r"}`, &session.ApprovalAsked{ApprovalID: "a", CallID: "c", Tool: "t", Arguments: json.RawMessage(`{}`), Reason: "r"}},
+		{session.TypeApprovalAnswered, `{"approval_id":"a","call_id":"c","decision":"allow"}`, &session.ApprovalAnswered{ApprovalID: "a", CallID: "c", Decision: "allow"}},
+	}
+	for _, tt := range tests {
+		got := session.Event{Type: tt.typ, Data: json.RawMessage(tt.data)}.Payload()
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: Payload() = %#v, want %#v", tt.typ, got, tt.want)
+		}
+	}
+	// A newer writer's type, and data that does not fit its type, decode to nil.
+	if p := (session.Event{Type: "tool/new-kind", Data: json.RawMessage(`{}`)}).Payload(); p != nil {
+		t.Errorf("unknown type: %#v", p)
+	}
+	bad := session.Event{Type: session.TypeToolCall, Data: json.RawMessage(`{"turn":"one"}`)}
+	if p := bad.Payload(); p != nil {
+		t.Errorf("malformed tool/call: %#v", p)
+	}
+	if _, err := bad.DecodePayload(); err == nil {
+		t.Error("DecodePayload of a malformed tool/call did not fail")
+	}
+}
+
+func TestResultOfIsTheWireForm(t *testing.T) {
+	reg := registry.New()
+	_, err := reg.Register(registry.Global, registry.MustDefine(registry.Definition{
+		Name:   "meta",
+		Output: &schema.Node{Type: "json"},
+		Behavior: registry.Behavior{
+			Execute:          func(context.Context, registry.Exec, frozen.Value) (any, error) { return 1, nil },
+			Render:           func(_, _ frozen.Value) []registry.ContentBlock { return nil },
+			PresentationMeta: func(_, _ frozen.Value) (any, error) { return map[string]any{"k": 1}, nil },
+		},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runtime.New(reg, runtime.Options{}).Execute(context.Background(), runtime.Request{CallID: "c", Name: "meta"})
+	got, err := json.Marshal(session.ToolResultOf("c", res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Content and contexts are never null; meta is carried.
+	if want := `{"call_id":"c","content":[],"is_error":false,"meta":{"k":1}}`; string(got) != want {
+		t.Errorf("ToolResultOf = %s, want %s", got, want)
+	}
+	w := session.ResultOf(runtime.NotStarted("c", "x", "never ran"))
+	if !w.IsError || w.Error.Code != registry.CodeAbortedBeforeDispatch || len(w.Content) != 1 || w.Contexts == nil {
+		t.Errorf("ResultOf(NotStarted) = %+v", w)
+	}
 }

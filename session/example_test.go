@@ -24,7 +24,7 @@ func Example() {
 	}
 
 	call, _ := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "math_add", Arguments: `{"a":2,"b":3}`})
-	result, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: "c1", Content: []registry.ContentBlock{registry.Text(`{"sum":5}`)}})
+	result, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: "c1", Result: session.Result{Content: []registry.ContentBlock{registry.Text(`{"sum":5}`)}}})
 	for _, e := range []session.Event{call, result} {
 		if _, err := store.Append(ctx, "s1", e); err != nil {
 			panic(err)
@@ -59,10 +59,10 @@ func ExampleStore_OpenCalls() {
 	open, _ := store.OpenCalls(ctx)
 	for _, oc := range open {
 		closed, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{
-			CallID: oc.Call.CallID, IsError: true,
-			Content: []registry.ContentBlock{registry.Text("interrupted: the process stopped")},
-			Error:   &session.ErrorInfo{Code: string(registry.CodeAborted), Message: "the process stopped"},
-		})
+			CallID: oc.Call.CallID, Result: session.Result{IsError: true,
+				Content: []registry.ContentBlock{registry.Text("interrupted: the process stopped")},
+				Error:   &session.ErrorInfo{Code: registry.CodeAborted, Message: "the process stopped"},
+			}})
 		store.Append(ctx, oc.SessionID, closed)
 		fmt.Println("closed", oc.SessionID, oc.Call.CallID, oc.Call.Name)
 	}

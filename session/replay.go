@@ -53,37 +53,25 @@ func Messages(events []Event) []Message {
 	open := -1 // index in out of the assistant message of the open step
 	var openTurn, openStep int
 	for _, e := range events {
-		switch e.Type {
-		case TypeToolCall:
-			var c ToolCall
-			if e.Decode(&c) != nil {
-				continue
-			}
-			call := MessageToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments}
-			if open >= 0 && c.Turn == openTurn && c.Step == openStep {
+		switch p := e.Payload().(type) {
+		case *ToolCall:
+			call := MessageToolCall{ID: p.CallID, Name: p.Name, Arguments: p.Arguments}
+			if open >= 0 && p.Turn == openTurn && p.Step == openStep {
 				out[open].ToolCalls = append(out[open].ToolCalls, call)
 				continue
 			}
 			out = append(out, Message{Role: RoleAssistant, ToolCalls: []MessageToolCall{call}})
-			open, openTurn, openStep = len(out)-1, c.Turn, c.Step
-		case TypeToolResult:
-			var r ToolResult
-			if e.Decode(&r) != nil {
-				continue
+			open, openTurn, openStep = len(out)-1, p.Turn, p.Step
+		case *ToolResult:
+			out = append(out, Message{Role: RoleTool, ToolCallID: p.CallID,
+				Content: registry.CloneContent(p.Content), IsError: p.IsError})
+		case *UserContext:
+			content := make([]registry.ContentBlock, 0, 1+len(p.Content))
+			if p.Text != "" || len(p.Content) == 0 {
+				content = append(content, registry.Text(p.Text))
 			}
-			out = append(out, Message{Role: RoleTool, ToolCallID: r.CallID,
-				Content: registry.CloneContent(r.Content), IsError: r.IsError})
-		case TypeUserContext:
-			var c UserContext
-			if e.Decode(&c) != nil {
-				continue
-			}
-			content := make([]registry.ContentBlock, 0, 1+len(c.Content))
-			if c.Text != "" || len(c.Content) == 0 {
-				content = append(content, registry.Text(c.Text))
-			}
-			content = append(content, c.Content...) // images a Code Mode sub-call deferred
-			out = append(out, Message{Role: RoleUser, Source: c.Source, Content: content})
+			content = append(content, p.Content...) // images a Code Mode sub-call deferred
+			out = append(out, Message{Role: RoleUser, Source: p.Source, Content: content})
 			open = -1 // a context is committed at a step boundary
 		}
 	}

@@ -47,12 +47,12 @@ func (l *logBuilder) call(turn, step int, id, name, args string) *logBuilder {
 }
 
 func (l *logBuilder) result(id string, content ...registry.ContentBlock) *logBuilder {
-	return l.add(session.TypeToolResult, session.ToolResult{CallID: id, Content: content})
+	return l.add(session.TypeToolResult, session.ToolResult{CallID: id, Result: session.Result{Content: content}})
 }
 
 func (l *logBuilder) failure(id, code, msg string) *logBuilder {
-	return l.add(session.TypeToolResult, session.ToolResult{CallID: id, IsError: true,
-		Content: []registry.ContentBlock{registry.Text(msg)}, Error: &session.ErrorInfo{Code: code, Message: msg}})
+	return l.add(session.TypeToolResult, session.ToolResult{CallID: id, Result: session.Result{IsError: true,
+		Content: []registry.ContentBlock{registry.Text(msg)}, Error: &session.ErrorInfo{Code: registry.Code(code), Message: msg}}})
 }
 
 func (l *logBuilder) start(parent, sub, name, args string) *logBuilder {
@@ -61,8 +61,8 @@ func (l *logBuilder) start(parent, sub, name, args string) *logBuilder {
 }
 
 func (l *logBuilder) settle(parent, sub, name, args string, ms int, isError bool, content ...registry.ContentBlock) *logBuilder {
-	d := session.CodeDispatch{RootCallID: parent, ParentCallID: parent, SubCallID: sub, Name: name,
-		Arguments: json.RawMessage(args), IsError: isError, Content: content,
+	d := session.CodeDispatch{CodeDispatchStart: session.CodeDispatchStart{RootCallID: parent, ParentCallID: parent, SubCallID: sub, Name: name,
+		Arguments: json.RawMessage(args)}, IsError: isError, Content: content,
 		StartedAt: l.at, EndedAt: l.at.Add(time.Duration(ms) * time.Millisecond)}
 	if isError {
 		d.Error = &session.ErrorInfo{Code: "TOOL_FAILED", Message: content[0].Text}

@@ -88,85 +88,57 @@ func Timeline(events []Event) []TimelineEntry {
 		roots = append(roots, n)
 	}
 	for _, e := range events {
-		switch e.Type {
-		case TypeToolCall:
-			var c ToolCall
-			if e.Decode(&c) != nil {
-				continue
-			}
-			n := &node{TimelineEntry: TimelineEntry{Kind: KindCall, Seq: e.Seq, Time: e.Time, CallID: c.CallID,
-				Name: c.Name, Turn: c.Turn, Step: c.Step, Arguments: c.Arguments, Outcome: OutcomeOpen}}
+		switch p := e.Payload().(type) {
+		case *ToolCall:
+			n := &node{TimelineEntry: TimelineEntry{Kind: KindCall, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+				Name: p.Name, Turn: p.Turn, Step: p.Step, Arguments: p.Arguments, Outcome: OutcomeOpen}}
 			add(n, "")
-			calls[c.CallID] = n
-		case TypeToolResult:
-			var r ToolResult
-			if e.Decode(&r) != nil {
-				continue
-			}
-			n := calls[r.CallID]
+			calls[p.CallID] = n
+		case *ToolResult:
+			n := calls[p.CallID]
 			if n == nil || n.Kind != KindCall || n.EndSeq != 0 {
-				n = &node{TimelineEntry: TimelineEntry{Kind: KindResult, Seq: e.Seq, Time: e.Time, CallID: r.CallID}}
+				n = &node{TimelineEntry: TimelineEntry{Kind: KindResult, Seq: e.Seq, Time: e.Time, CallID: p.CallID}}
 				add(n, "")
 			} else {
 				n.Duration = e.Time.Sub(n.Time)
 			}
 			n.EndSeq, n.EndTime = e.Seq, e.Time
-			n.Outcome, n.Error, n.Content = outcome(r.IsError), r.Error, r.Content
-		case TypeCodeDispatchStart:
-			var d CodeDispatchStart
-			if e.Decode(&d) != nil {
-				continue
-			}
-			n := &node{TimelineEntry: TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: d.SubCallID,
-				ParentCallID: d.ParentCallID, Name: d.Name, Arguments: string(d.Arguments), Outcome: OutcomeOpen}}
-			add(n, d.ParentCallID)
-			calls[d.SubCallID] = n
-		case TypeCodeDispatch:
-			var d CodeDispatch
-			if e.Decode(&d) != nil {
-				continue
-			}
-			n := calls[d.SubCallID]
+			n.Outcome, n.Error, n.Content = outcome(p.IsError), p.Error, p.Content
+		case *CodeDispatchStart:
+			n := &node{TimelineEntry: TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: p.SubCallID,
+				ParentCallID: p.ParentCallID, Name: p.Name, Arguments: string(p.Arguments), Outcome: OutcomeOpen}}
+			add(n, p.ParentCallID)
+			calls[p.SubCallID] = n
+		case *CodeDispatch:
+			n := calls[p.SubCallID]
 			if n == nil || n.Kind != KindDispatch || n.EndSeq != 0 {
-				n = &node{TimelineEntry: TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: d.SubCallID,
-					ParentCallID: d.ParentCallID, Name: d.Name, Arguments: string(d.Arguments)}}
-				add(n, d.ParentCallID)
-				calls[d.SubCallID] = n
+				n = &node{TimelineEntry: TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: p.SubCallID,
+					ParentCallID: p.ParentCallID, Name: p.Name, Arguments: string(p.Arguments)}}
+				add(n, p.ParentCallID)
+				calls[p.SubCallID] = n
 			}
 			n.EndSeq, n.EndTime = e.Seq, e.Time
-			n.Outcome, n.Error, n.Content = outcome(d.IsError), d.Error, d.Content
-			if !d.StartedAt.IsZero() && !d.EndedAt.IsZero() {
-				n.Duration = d.EndedAt.Sub(d.StartedAt)
+			n.Outcome, n.Error, n.Content = outcome(p.IsError), p.Error, p.Content
+			if !p.StartedAt.IsZero() && !p.EndedAt.IsZero() {
+				n.Duration = p.EndedAt.Sub(p.StartedAt)
 			}
-		case TypeApprovalAsked:
-			var a ApprovalAsked
-			if e.Decode(&a) != nil {
-				continue
-			}
-			n := &node{TimelineEntry: TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: a.CallID,
-				ApprovalID: a.ApprovalID, Name: a.Tool, Arguments: string(a.Arguments), Reason: a.Reason, Outcome: OutcomePending}}
-			add(n, a.CallID)
-			approvals[a.ApprovalID] = n
-		case TypeApprovalAnswered:
-			var a ApprovalAnswered
-			if e.Decode(&a) != nil {
-				continue
-			}
-			n := approvals[a.ApprovalID]
+		case *ApprovalAsked:
+			n := &node{TimelineEntry: TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+				ApprovalID: p.ApprovalID, Name: p.Tool, Arguments: string(p.Arguments), Reason: p.Reason, Outcome: OutcomePending}}
+			add(n, p.CallID)
+			approvals[p.ApprovalID] = n
+		case *ApprovalAnswered:
+			n := approvals[p.ApprovalID]
 			if n == nil || n.EndSeq != 0 {
-				n = &node{TimelineEntry: TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: a.CallID,
-					ApprovalID: a.ApprovalID}}
-				add(n, a.CallID)
+				n = &node{TimelineEntry: TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+					ApprovalID: p.ApprovalID}}
+				add(n, p.CallID)
 			}
 			n.EndSeq, n.EndTime = e.Seq, e.Time
-			n.Outcome, n.DecisionReason = a.Decision, a.Reason
-		case TypeUserContext:
-			var c UserContext
-			if e.Decode(&c) != nil {
-				continue
-			}
-			add(&node{TimelineEntry: TimelineEntry{Kind: KindContext, Seq: e.Seq, Time: e.Time, CallID: c.CallID,
-				Source: c.Source, Text: c.Text}}, "")
+			n.Outcome, n.DecisionReason = p.Decision, p.Reason
+		case *UserContext:
+			add(&node{TimelineEntry: TimelineEntry{Kind: KindContext, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+				Source: p.Source, Text: p.Text}}, "")
 		}
 	}
 	var out []TimelineEntry
@@ -261,7 +233,7 @@ func outcomeLine(e TimelineEntry) string {
 		return b.String()
 	}
 	if e.Error != nil {
-		b.WriteString(" " + e.Error.Code)
+		b.WriteString(" " + string(e.Error.Code))
 		if e.Error.Kind != "" {
 			b.WriteString("/" + e.Error.Kind)
 		}

@@ -661,9 +661,9 @@ func callEvent(t *testing.T, turn, step int, id, name, args string) session.Even
 }
 
 func resultEvent(t *testing.T, id string, isError bool) session.Event {
-	r := session.ToolResult{CallID: id, IsError: isError, Content: []registry.ContentBlock{registry.Text("done")}}
+	r := session.ToolResult{CallID: id, Result: session.Result{IsError: isError, Content: []registry.ContentBlock{registry.Text("done")}}}
 	if isError {
-		r.Error = &session.ErrorInfo{Code: string(registry.CodeAborted), Message: "stopped"}
+		r.Error = &session.ErrorInfo{Code: registry.CodeAborted, Message: "stopped"}
 	}
 	return event(t, session.TypeToolResult, r)
 }
