@@ -299,7 +299,10 @@ type stepRun struct {
 	results  []*runtime.Result // by call index; guarded by mu
 	logged   []bool            // call i's tool/call is in the log; guarded by mu
 	appended int               // results 0..appended-1 are handled; guarded by mu
-	err      error             // the first store failure; guarded by mu
+	// lastExclusive is one past the last exclusive call started so far;
+	// guarded by mu.
+	lastExclusive int
+	err           error // the first store failure; guarded by mu
 }
 
 // run executes the calls on a batch and appends their results in order.
@@ -310,7 +313,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	// "started" because an earlier one was cancelled.
 	bctx, abort := context.WithCancel(bridge.WithEventSink(context.WithoutCancel(ctx), sink))
 	r.abort = abort
-	b := r.a.rt.NewBatch(bctx, r.a.opts.MaxParallel)
+	b := r.a.rt.NewBatch(bctx, runtime.BatchOptions{Window: r.a.opts.MaxParallel, InOrder: true})
 	stopCaller := context.AfterFunc(ctx, b.Close)
 	stopAbort := context.AfterFunc(bctx, b.Close)
 	defer func() {
@@ -321,14 +324,13 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	}()
 
 	approver := r.a.approver(r.sessionID)
-	barrier := r.barriers()
 	for i, c := range r.calls {
 		_, ok := b.Go(runtime.Request{
 			CallID: c.ID, Name: c.Name, Arguments: c.Arguments,
 			Scope: r.scope, SessionID: r.sessionID,
 			Approver: approver, CodeEntry: r.codeEntry,
 		}, runtime.Hooks{
-			Start: func(int) { r.start(i, barrier[i]) },
+			Start: func(_ int, _ runtime.Call, safe bool) { r.start(i, safe) },
 			Done:  func(_ int, res *runtime.Result) { r.finish(i, res) },
 		})
 		if !ok {
@@ -364,30 +366,21 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	return out
 }
 
-// barriers returns, for each call, how many results must be in the log
-// before its tool/call is appended: an exclusive call waits for every earlier
-// result and a safe call for the results up to the last exclusive call
-// before it, so the log shows an exclusive call as the barrier it is. (The
-// batch already runs them so; this only waits for the appends.)
-func (r *stepRun) barriers() []int {
-	out := make([]int, len(r.calls))
-	last := 0
-	for i, c := range r.calls {
-		if r.a.rt.ConcurrencySafe(r.scope, c.Name, c.Arguments) {
-			out[i] = last
-		} else {
-			out[i], last = i, i+1
-		}
-	}
-	return out
-}
-
 // start is call i's Hooks.Start: it appends the tool/call before the call
-// enters the pipeline. A call that cannot be logged must not run: the step
-// is aborted at once, so the pipeline's gate stops this call and the batch
-// abandons the rest.
-func (r *stepRun) start(i, barrier int) {
+// enters the pipeline. First it waits for the results the log must show
+// before this call: an exclusive call waits for every earlier result and a
+// safe call for the results up to the last exclusive call before it, so the
+// log shows an exclusive call as the barrier it is. (The batch already runs
+// them so; this only orders the appends. Start hooks run in call order, so
+// lastExclusive is up to date.) A call that cannot be logged must not run:
+// the step is aborted at once, so the pipeline's gate stops this call and
+// the batch abandons the rest.
+func (r *stepRun) start(i int, safe bool) {
 	r.mu.Lock()
+	barrier := r.lastExclusive
+	if !safe {
+		barrier, r.lastExclusive = i, i+1
+	}
 	for r.appended < barrier {
 		r.cond.Wait()
 	}

@@ -116,9 +116,9 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 	if strings.TrimSpace(in.Description) == "" {
 		return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: "run_code needs a description: one line saying what the program does"}
 	}
-	view, err := b.rt.Registry().View(exec.Scope())
-	if err != nil {
-		return nil, err
+	view := runtime.ViewOf(exec)
+	if view == nil {
+		return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code was executed outside the runtime"}
 	}
 	limits := b.opts.Limits
 	if fn, ok := ctx.Value(limitsKey{}).(func(*sandbox.Options)); ok && fn != nil {
@@ -202,6 +202,11 @@ type run struct {
 	sink     EventSink
 	view     *registry.View
 
+	// settling is held while one sub-call logs its settlement and settles
+	// its promise, so the log's order of settlements is the order in which
+	// the program sees them.
+	settling sync.Mutex
+
 	mu      sync.Mutex
 	results map[int]*runtime.Result // by sub-call number; guarded by mu
 	last    int                     // highest sub-call number; guarded by mu
@@ -209,7 +214,7 @@ type run struct {
 
 func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.View) *run {
 	r := &run{
-		batch:  b.rt.NewBatch(ctx, b.opts.MaxParallelSubCalls),
+		batch:  b.rt.NewBatch(ctx, runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls}),
 		logCtx: context.WithoutCancel(ctx),
 		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
 		results: map[int]*runtime.Result{},
@@ -243,7 +248,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		Approver:  r.approver,
 	}, runtime.Hooks{
 		CallID: subID,
-		Start: func(n int) {
+		Start: func(n int, _ runtime.Call, _ bool) {
 			start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
 			startedAt = time.Now()
 			if r.sink != nil {
@@ -251,6 +256,8 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 			}
 		},
 		Done: func(n int, res *runtime.Result) {
+			r.settling.Lock()
+			defer r.settling.Unlock()
 			if r.sink != nil {
 				wire := session.ResultOf(res)
 				r.sink.DispatchSettled(r.logCtx, session.CodeDispatch{

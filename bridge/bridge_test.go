@@ -373,7 +373,10 @@ func (g *gate) waitRunning(t *testing.T, ids ...string) {
 	t.Fatalf("%v never ran together", ids)
 }
 
-func TestSafeCallsOverlapAndPostPolicyKeepsOrder(t *testing.T) {
+// Safe calls overlap, and each settles (post-policy, promise) as soon as its
+// own body ends; the contexts still reach the run_code result in submission
+// order.
+func TestSafeCallsOverlapAndSettleOnTheirOwn(t *testing.T) {
 	e := newEnv(t, bridge.Options{})
 	g := newGate("a", "b", "c")
 	e.tool("safe", true, g.body)
@@ -393,22 +396,22 @@ func TestSafeCallsOverlapAndPostPolicyKeepsOrder(t *testing.T) {
 		done <- e.run(context.Background(), `return await Promise.all([tools.safe({id: "a"}), tools.safe({id: "b"}), tools.safe({id: "c"})])`)
 	}()
 	g.waitRunning(t, "a", "b", "c") // all three overlap
-	close(g.release["c"])           // complete out of order
-	close(g.release["b"])
-	time.Sleep(20 * time.Millisecond)
-	mu.Lock()
-	early := len(post)
-	mu.Unlock()
-	if early != 0 {
-		t.Fatalf("post-policy ran for later calls before the first settled: %v", post)
+	postCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(post)
 	}
+	close(g.release["c"]) // complete out of order: each settles at once
+	waitUntil(t, func() bool { return postCount() == 1 })
+	close(g.release["b"])
+	waitUntil(t, func() bool { return postCount() == 2 })
 	close(g.release["a"])
 	r := <-done
 	_, result := value(t, r)
 	if result != `[{"id":"a"},{"id":"b"},{"id":"c"}]` {
 		t.Fatal(result)
 	}
-	if strings.Join(post, ",") != "call_1:code:1,call_1:code:2,call_1:code:3" {
+	if strings.Join(post, ",") != "call_1:code:3,call_1:code:2,call_1:code:1" {
 		t.Fatalf("post-policy order %v", post)
 	}
 	var ctxs []string
@@ -624,4 +627,14 @@ func TestRunCodeIsNotInTheSDK(t *testing.T) {
 			t.Fatal("run_code in the SDK")
 		}
 	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition never held")
 }

@@ -468,6 +468,9 @@ func (r *Registry) resolveLocked(scopeName string) (*View, error) {
 		}
 	}
 	v.tools = tools
+	if scopeName != Global {
+		v.chain = r.chainLocked(scopeName)
+	}
 	v.names = make([]string, 0, len(tools))
 	for n := range tools {
 		v.names = append(v.names, n)
@@ -488,6 +491,7 @@ type View struct {
 	tools     map[string]*Tool // without run_code
 	names     []string         // sorted keys of tools
 	transport *Tool            // run_code when mode is code or both
+	chain     []string         // the scope and its ancestors, nearest first; nil for Global
 	memo      sync.Map         // derived data (SDK text, compiled bindings); see Memo
 }
 
@@ -508,6 +512,10 @@ func (v *View) Scope() string { return v.scope }
 
 // Mode is the scope's mode.
 func (v *View) Mode() Mode { return v.mode }
+
+// Within reports whether scope is the view's scope or one of its ancestors
+// as they were when the view was resolved (never for Global).
+func (v *View) Within(scope string) bool { return slices.Contains(v.chain, scope) }
 
 // Generation identifies the registry state the view was resolved from.
 func (v *View) Generation() uint64 { return v.gen }

@@ -397,7 +397,14 @@ func (t *Tool) Finalizer() FinalizeFunc { return t.b.FinalizeContent }
 // that pass validation. No classifier, invalid arguments or a panic mean
 // exclusive.
 func (t *Tool) ConcurrencySafe(args frozen.Value) (safe bool) {
-	if t.b.IsConcurrencySafe == nil || t.CheckArgs(args) != nil {
+	return t.CheckArgs(args) == nil && t.ClassifyChecked(args)
+}
+
+// ClassifyChecked is ConcurrencySafe for arguments that already passed
+// CheckArgs (the runtime validates each call's arguments once and reuses the
+// verdict).
+func (t *Tool) ClassifyChecked(args frozen.Value) (safe bool) {
+	if t.b.IsConcurrencySafe == nil {
 		return false
 	}
 	defer func() {

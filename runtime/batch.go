@@ -6,18 +6,21 @@ import (
 )
 
 // Batch runs sibling calls (one model step's tool calls, or one program's
-// SDK sub-calls) in submission order: consecutive concurrency-safe calls
-// overlap up to a window, an exclusive call waits for the window to drain,
-// runs alone and holds later calls back until it has settled, and
-// pre-policy and post-policy keep submission order even when bodies finish
-// out of order. Safety is classified with Runtime.ConcurrencySafe when a
-// call is submitted.
+// SDK sub-calls) in submission order. Each call is prepared (its tool
+// resolved, its arguments read and its concurrency decided, once) when its
+// turn to start comes, not when it is submitted. Consecutive concurrency-safe
+// calls overlap up to a window; an exclusive call waits for the window to
+// drain, runs alone and holds later calls back until it has settled.
+// Pre-policy, approval and guards keep submission order. What happens after
+// the body depends on BatchOptions.InOrder: a model step's calls settle in
+// submission order, a program's each as soon as its own body ends.
 type Batch struct {
-	rt     *Runtime
-	window int
-	ctx    context.Context // calls run under it; cancelled by Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	rt      *Runtime
+	window  int
+	inOrder bool
+	ctx     context.Context // calls run under it; cancelled by Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -30,14 +33,23 @@ type Batch struct {
 	frontier  int          // every call <= frontier has finished; guarded by mu
 }
 
-// NewBatch returns a batch whose calls run under ctx, at most window at once
-// (window < 1 means 1).
-func (rt *Runtime) NewBatch(ctx context.Context, window int) *Batch {
-	if window < 1 {
-		window = 1
-	}
+// BatchOptions configure NewBatch. The zero value works.
+type BatchOptions struct {
+	// Window bounds how many concurrency-safe calls overlap (< 1 means 1).
+	Window int
+	// InOrder makes each call's post-policy wait until every earlier call
+	// has settled (a model step, whose results are durable in model order).
+	// Without it each call settles — post-policy, finalizer, observers, its
+	// Done hook — as soon as its own body ends (a program's sub-calls, so
+	// that Promise.race behaves as in JavaScript).
+	InOrder bool
+}
+
+// NewBatch returns a batch whose calls run under ctx.
+func (rt *Runtime) NewBatch(ctx context.Context, opts BatchOptions) *Batch {
+	window := max(opts.Window, 1)
 	ctx, cancel := context.WithCancel(ctx)
-	b := &Batch{rt: rt, window: window, ctx: ctx, cancel: cancel, nextStart: 1, finished: map[int]bool{}}
+	b := &Batch{rt: rt, window: window, inOrder: opts.InOrder, ctx: ctx, cancel: cancel, nextStart: 1, finished: map[int]bool{}}
 	b.cond = sync.NewCond(&b.mu)
 	// A cancelled batch starts nothing more: wake the waiting calls.
 	context.AfterFunc(ctx, func() {
@@ -55,18 +67,20 @@ func (b *Batch) Context() context.Context { return b.ctx }
 type Hooks struct {
 	// CallID, when set, names the call from its number (req.CallID otherwise).
 	CallID func(n int) string
-	// Start runs when the call enters the pipeline, before Execute, with
-	// its number in the batch (1-based).
-	Start func(n int)
-	// Done runs when Execute returned; the next calls may already run.
+	// Start runs when the call enters the pipeline, before its stages, with
+	// its number in the batch (1-based) and the concurrency verdict it runs
+	// with. Start hooks run in submission order, one at a time.
+	Start func(n int, c Call, safe bool)
+	// Done runs when the call has its result, before the batch lets any
+	// call that waits for this one start: whatever Done does (logging the
+	// result, settling a promise) happens before anything a later call does.
 	Done func(n int, r *Result)
 }
 
 // Go submits the next call and returns at once with its number. It reports
 // false (and runs nothing) once the batch is closed. A call that has not
 // started when the batch is closed or its context cancelled is abandoned:
-// its hooks never run. req.Sequencer is set
-// by the batch.
+// its hooks never run. req.Sequencer is set by the batch.
 func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	b.mu.Lock()
 	if b.closed {
@@ -83,35 +97,51 @@ func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 
 func (b *Batch) run(n int, req Request, h Hooks) {
 	defer b.wg.Done()
-	safe := b.rt.ConcurrencySafe(req.Scope, req.Name, req.Arguments)
 	if h.CallID != nil {
 		req.CallID = h.CallID(n)
 	}
-	if !b.waitTurn(n, safe) {
-		b.finish(n, safe, false)
+	if !b.waitFront(n) {
+		b.finish(n, false, false)
 		return // abandoned before it started: no hooks run
 	}
-	if h.Start != nil {
-		h.Start(n)
+	p := b.rt.Prepare(b.ctx, req)
+	safe := p.ConcurrencySafe()
+	if !b.waitRoom(safe) {
+		b.finish(n, safe, false)
+		return
 	}
-	req.Sequencer = &sequencer{b: b, n: n, safe: safe}
-	r := b.rt.Execute(b.ctx, req)
-	b.finish(n, safe, true)
+	if h.Start != nil {
+		h.Start(n, p.Call(), safe)
+	}
+	p.e.req.Sequencer = &sequencer{b: b, n: n, safe: safe}
+	r := p.Run()
 	if h.Done != nil {
 		h.Done(n, r)
 	}
+	b.finish(n, safe, true)
 }
 
-// waitTurn blocks until call n may start: it is next in submission order,
-// no exclusive call runs, and the window has room (an exclusive call needs
-// it empty). It reports false when the batch closed or was cancelled first.
-func (b *Batch) waitTurn(n int, safe bool) bool {
+// waitFront blocks until call n is the next to start. It reports false when
+// the batch closed or was cancelled first.
+func (b *Batch) waitFront(n int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for !b.closed && b.ctx.Err() == nil && !(n == b.nextStart && !b.exclusive && b.roomLocked(safe)) {
+	for b.open() && n != b.nextStart {
 		b.cond.Wait()
 	}
-	if b.closed || b.ctx.Err() != nil {
+	return b.open()
+}
+
+// waitRoom blocks the front call until the window has room for it (an
+// exclusive call needs it empty), then takes its place. It reports false
+// when the batch closed or was cancelled first.
+func (b *Batch) waitRoom(safe bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.open() && !b.roomLocked(safe) {
+		b.cond.Wait()
+	}
+	if !b.open() {
 		return false
 	}
 	b.inflight++
@@ -119,7 +149,13 @@ func (b *Batch) waitTurn(n int, safe bool) bool {
 	return true
 }
 
+// open reports whether calls may still start; callers hold mu.
+func (b *Batch) open() bool { return !b.closed && b.ctx.Err() == nil }
+
 func (b *Batch) roomLocked(safe bool) bool {
+	if b.exclusive {
+		return false
+	}
 	if safe {
 		return b.inflight < b.window
 	}
@@ -134,8 +170,10 @@ func (b *Batch) finish(n int, safe, started bool) {
 		b.inflight--
 		if !safe {
 			b.exclusive = false
-			b.nextStart = n + 1 // an exclusive call holds later starts through its post-policy
+			b.nextStart = n + 1 // an exclusive call holds later starts until it has settled
 		}
+	} else if b.nextStart == n {
+		b.nextStart = n + 1
 	}
 	b.finished[n] = true
 	for b.finished[b.frontier+1] {
@@ -145,7 +183,8 @@ func (b *Batch) finish(n int, safe, started bool) {
 	b.cond.Broadcast()
 }
 
-// sequencer keeps pre-policy and post-policy of siblings in order.
+// sequencer keeps pre-policy (and, in order, post-policy) of siblings in
+// submission order.
 type sequencer struct {
 	b    *Batch
 	n    int
@@ -165,8 +204,12 @@ func (s *sequencer) Dispatched() {
 	s.b.mu.Unlock()
 }
 
-// PostTurn waits until every earlier call has settled.
+// PostTurn waits, in an in-order batch, until every earlier call has
+// settled.
 func (s *sequencer) PostTurn() {
+	if !s.b.inOrder {
+		return
+	}
 	s.b.mu.Lock()
 	for s.b.frontier < s.n-1 {
 		s.b.cond.Wait()

@@ -94,7 +94,7 @@ func (b *batchEnv) submit(batch *Batch, name, id string, results map[int]*Result
 
 func TestBatchOrdersPolicyAndBarriers(t *testing.T) {
 	b := newBatchEnv(t, "s1", "s2", "x", "s3")
-	batch := b.rt.NewBatch(context.Background(), 10)
+	batch := b.rt.NewBatch(context.Background(), BatchOptions{Window: 10, InOrder: true})
 	results := map[int]*Result{}
 	var mu sync.Mutex
 	b.submit(batch, "safe", "s1", results, &mu)
@@ -135,7 +135,7 @@ func TestBatchOrdersPolicyAndBarriers(t *testing.T) {
 
 func TestBatchWindowAndClose(t *testing.T) {
 	b := newBatchEnv(t, "a", "b", "c", "d")
-	batch := b.rt.NewBatch(context.Background(), 2)
+	batch := b.rt.NewBatch(context.Background(), BatchOptions{Window: 2})
 	results := map[int]*Result{}
 	var mu sync.Mutex
 	for _, id := range []string{"a", "b", "c", "d"} {
@@ -159,7 +159,7 @@ func TestBatchWindowAndClose(t *testing.T) {
 func TestBatchCancelledContextAbandonsQueued(t *testing.T) {
 	b := newBatchEnv(t, "a", "b")
 	ctx, cancel := context.WithCancel(context.Background())
-	batch := b.rt.NewBatch(ctx, 1)
+	batch := b.rt.NewBatch(ctx, BatchOptions{Window: 1})
 	results := map[int]*Result{}
 	var mu sync.Mutex
 	b.submit(batch, "excl", "a", results, &mu)
@@ -169,5 +169,154 @@ func TestBatchCancelledContextAbandonsQueued(t *testing.T) {
 	batch.Wait()
 	if len(results) != 1 || b.has("start b") || batch.Context().Err() == nil {
 		t.Fatalf("results %d log %v", len(results), b.log)
+	}
+}
+
+// Without InOrder (a program's sub-calls) each call settles as soon as its
+// own body ends: a later call that finishes first runs its post-policy and
+// Done first, while the exclusive barrier and pre-dispatch order still hold.
+func TestBatchSettlesEachCallOnItsOwn(t *testing.T) {
+	b := newBatchEnv(t, "s1", "s2", "x", "s3")
+	batch := b.rt.NewBatch(context.Background(), BatchOptions{Window: 10})
+	var mu sync.Mutex
+	var done []int
+	results := map[int]*Result{}
+	submit := func(name, id string) {
+		batch.Go(Request{Name: name, Arguments: fmt.Sprintf(`{"id":%q}`, id)}, Hooks{
+			CallID: func(n int) string { return fmt.Sprintf("c%d", n) },
+			Done: func(n int, r *Result) {
+				mu.Lock()
+				done = append(done, n)
+				results[n] = r
+				mu.Unlock()
+				b.note(fmt.Sprintf("done c%d", n))
+			},
+		})
+	}
+	submit("safe", "s1")
+	submit("safe", "s2")
+	submit("excl", "x")
+	submit("safe", "s3")
+	b.waitFor(t, "start s1")
+	b.waitFor(t, "start s2")
+	close(b.release["s2"])
+	b.waitFor(t, "done c2") // settled while c1 still runs
+	if b.has("post c1") || b.has("start x") {
+		t.Fatalf("c1 settled or the exclusive call started early: %v", b.log)
+	}
+	close(b.release["s1"])
+	b.waitFor(t, "start x")
+	time.Sleep(10 * time.Millisecond)
+	if b.has("start s3") {
+		t.Fatal("a later call started while the exclusive one ran")
+	}
+	close(b.release["x"])
+	b.waitFor(t, "start s3")
+	close(b.release["s3"])
+	batch.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(done) != "[2 1 3 4]" {
+		t.Fatalf("settlement order %v, want [2 1 3 4]; log %v", done, b.log)
+	}
+	// The exclusive call's Done ran before the call after it started.
+	if i, j := index(b.log, "done c3"), index(b.log, "start s3"); i < 0 || j < i {
+		t.Fatalf("the exclusive call's Done did not precede the next start: %v", b.log)
+	}
+}
+
+func index(list []string, s string) int {
+	for i, l := range list {
+		if l == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// A queued call is classified from the definition live when it starts, not
+// when it was submitted: "flip" is safe at submission and replaced by an
+// exclusive definition while it waits behind an exclusive call, so it must
+// not overlap the safe call after it.
+func TestBatchClassifiesWhenACallStarts(t *testing.T) {
+	b := newBatchEnv(t, "x", "f", "s")
+	reg := b.rt.Registry()
+	body := func(ctx context.Context, e registry.Exec, a frozen.Value) (any, error) {
+		var in struct{ ID string }
+		_ = a.Unmarshal(&in)
+		b.note("start " + in.ID)
+		select {
+		case <-b.release[in.ID]:
+		case <-ctx.Done():
+		}
+		b.note("end " + in.ID)
+		return in.ID, nil
+	}
+	unreg := mustRegister(t, reg, registry.Global, anyTool(t, "flip", registry.Behavior{Execute: body, IsConcurrencySafe: func(frozen.Value) bool { return true }}))
+	batch := b.rt.NewBatch(context.Background(), BatchOptions{Window: 10})
+	var mu sync.Mutex
+	safeAt := map[int]bool{}
+	go1 := func(name, id string) {
+		batch.Go(Request{Name: name, Arguments: fmt.Sprintf(`{"id":%q}`, id)}, Hooks{
+			Start: func(n int, c Call, safe bool) {
+				mu.Lock()
+				safeAt[n] = safe
+				mu.Unlock()
+			},
+		})
+	}
+	go1("excl", "x")
+	b.waitFor(t, "start x")
+	go1("flip", "f") // safe now...
+	go1("safe", "s")
+	unreg() // ...and exclusive by the time it starts
+	mustRegister(t, reg, registry.Global, anyTool(t, "flip", registry.Behavior{Execute: body}))
+	close(b.release["x"])
+	b.waitFor(t, "start f")
+	time.Sleep(20 * time.Millisecond)
+	if b.has("start s") {
+		t.Fatalf("the re-registered exclusive call overlapped a later one: %v", b.log)
+	}
+	close(b.release["f"])
+	close(b.release["s"])
+	batch.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if safeAt[2] || !safeAt[3] {
+		t.Fatalf("verdicts at start: %v", safeAt)
+	}
+}
+
+// Every call resolves its tool in the live view once and reads its
+// arguments once, whether it runs alone or in a batch (where the scheduler's
+// concurrency verdict comes from the same resolution).
+func TestEachCallResolvesAndParsesOnce(t *testing.T) {
+	reg, rt := newRT(t)
+	if err := reg.CreateScope("s", registry.Global, registry.ModeNative); err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{IsConcurrencySafe: func(frozen.Value) bool { return true }}))
+	rt.AddPrePolicy("s", func(context.Context, Call) (Decision, error) { return Allow(), nil }) // scoped: hooks are picked per call
+	rt.AddGuard("s", func(context.Context, Call) string { return "" })
+	var resolves, parses atomic.Int32
+	testHookResolve = func() { resolves.Add(1) }
+	testHookParse = func() { parses.Add(1) }
+	t.Cleanup(func() { testHookResolve, testHookParse = nil, nil })
+
+	if r := rt.Execute(context.Background(), Request{Name: "add", Scope: "s", Arguments: `{"a":1,"b":2}`}); r.IsError() {
+		t.Fatal(r.Error())
+	}
+	if resolves.Load() != 1 || parses.Load() != 1 {
+		t.Fatalf("one Execute: %d view resolutions, %d argument parses; want 1 and 1", resolves.Load(), parses.Load())
+	}
+	resolves.Store(0)
+	parses.Store(0)
+	batch := rt.NewBatch(context.Background(), BatchOptions{Window: 2})
+	for i := 0; i < 3; i++ {
+		batch.Go(Request{Name: "add", Scope: "s", Arguments: `{"a":1,"b":2}`}, Hooks{})
+	}
+	batch.Wait()
+	if resolves.Load() != 3 || parses.Load() != 3 {
+		t.Fatalf("a batch of 3: %d view resolutions, %d argument parses; want 3 and 3", resolves.Load(), parses.Load())
 	}
 }

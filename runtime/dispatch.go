@@ -56,8 +56,8 @@ func (rt *Runtime) body(e *execution) Next {
 			}()
 			ctx = fused
 		}
-		if err := e.call.Tool.CheckArgs(e.call.Args); err != nil {
-			return Outcome{Err: err}
+		if e.argsErr != nil {
+			return Outcome{Err: e.argsErr}
 		}
 		e.mu.Lock()
 		e.started = true

@@ -185,11 +185,17 @@ func (s Stage) String() string {
 
 // execution is one call in flight; it implements registry.Exec.
 type execution struct {
+	rt        *Runtime
 	call      Call
 	req       *Request
 	callerCtx context.Context
+	view      *registry.View        // resolved once, at identity; nil when the scope is unknown
+	viewErr   error                 // why view is nil
 	finalize  registry.FinalizeFunc // captured at identity
+	argsErr   error                 // the arguments' parse or validation failure, found once at identity
+	safe      bool                  // the concurrency verdict, decided once at identity
 	sequenced bool                  // Sequencer.Dispatched was called
+	ran       bool                  // Run was called
 
 	mu        sync.Mutex
 	contexts  []registry.Context // tool-deferred; guarded by mu
@@ -246,35 +252,131 @@ func ApproverOf(exec registry.Exec) Approver {
 	return nil
 }
 
+// ViewOf returns the registry view the execution behind a body's Exec was
+// resolved in (nil when exec is not the runtime's), so that a composite
+// tool's sub-calls see the tool set its own call saw.
+func ViewOf(exec registry.Exec) *registry.View {
+	if e, ok := exec.(*execution); ok {
+		return e.view
+	}
+	return nil
+}
+
 // Execute runs one call through the whole pipeline and returns its frozen
 // result. It never panics and never returns nil: every failure, including a
-// panic in any hook, is a result with a code.
+// panic in any hook, is a result with a code. It is Prepare followed by Run.
 func (rt *Runtime) Execute(ctx context.Context, req Request) *Result {
-	e := rt.identity(ctx, &req)
-	p := rt.hooksFor(e.call.Scope)
+	return rt.Prepare(ctx, req).Run()
+}
 
-	var out pending
-	if err := rt.parseArgs(e, &req); err != nil {
-		out = failed(err)
-	} else if f := rt.gate(e); f != nil {
-		out = *f
-	} else if f := rt.prePolicy(e, p); f != nil {
-		out = *f
-	} else if f := rt.guard(e, p); f != nil {
-		out = *f
-	} else {
-		rt.dispatched(e)
-		out = rt.dispatch(e, p)
-		if req.Sequencer != nil {
-			req.Sequencer.PostTurn()
+// Prepared is a call whose identity is fixed: its token is minted, its tool
+// resolved in the live view and its arguments read, each exactly once. Every
+// later stage, and a scheduler deciding whether the call may overlap others,
+// uses what Prepare found; nothing is resolved or parsed again.
+type Prepared struct{ e *execution }
+
+// Prepare runs the identity stage of a call: it mints the token, resolves the
+// tool in the scope's view as it is now (capturing finalizeContent), parses
+// the raw argument string losslessly and freezes it, validates it against the
+// tool's parameters (Define tools) and classifies the call's concurrency. A
+// failure here is reported when the call runs, at the stage it belongs to.
+func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
+	e := &execution{
+		rt:        rt,
+		req:       &req,
+		callerCtx: ctx,
+		call: Call{
+			Token:     Token{p: &tokenState{}},
+			Parent:    req.Parent,
+			CallID:    req.CallID,
+			Name:      req.Name,
+			Scope:     req.Scope,
+			SessionID: req.SessionID,
+		},
+	}
+	e.view, e.viewErr = rt.resolve(req.Scope)
+	if e.view != nil {
+		t, ok := e.view.Get(req.Name)
+		if !ok && req.CodeEntry && req.Name == registry.RunCode && req.Parent.IsZero() {
+			t = rt.reg.CodeTransport()
+			ok = t != nil
 		}
-		out = rt.postPolicy(e, p, out)
+		if ok {
+			e.call.Tool = t
+			e.finalize = t.Finalizer()
+		}
+	}
+	if e.argsErr = rt.parseArgs(e); e.argsErr == nil && e.call.Tool != nil {
+		if e.argsErr = e.call.Tool.CheckArgs(e.call.Args); e.argsErr == nil {
+			e.safe = e.call.Tool.ClassifyChecked(e.call.Args)
+		}
+	}
+	return &Prepared{e: e}
+}
+
+// Call is what the stages will see of the call.
+func (p *Prepared) Call() Call { return p.e.call }
+
+// ConcurrencySafe reports the call's concurrency verdict: only an exact true
+// from the resolved tool's classifier on valid arguments means it may overlap
+// other calls.
+func (p *Prepared) ConcurrencySafe() bool { return p.e.safe }
+
+// Run runs the rest of the pipeline, stage by stage, and returns the frozen
+// result. It runs at most once; a second call returns an INTERNAL failure.
+func (p *Prepared) Run() *Result {
+	e := p.e
+	if e.ran {
+		return NotStarted(e.call.CallID, e.call.Name, "internal error: the call was already run")
+	}
+	e.ran = true
+	rt := e.rt
+	rt.traceStage(StageIdentity, e)
+	hooks := rt.hooksFor(e.view)
+
+	out, ok := rt.admit(e, hooks) // arguments, gate, pre-policy, guards
+	if ok {
+		rt.dispatched(e)
+		out = rt.dispatch(e, hooks) // around wrappers and the body
+		if e.req.Sequencer != nil {
+			e.req.Sequencer.PostTurn()
+		}
+		out = rt.postPolicy(e, hooks, out)
 	}
 	rt.dispatched(e)
 	res := rt.finalizeResult(e, out)
-	rt.observe(e, p, res)
+	rt.observe(e, hooks, res)
 	return res
 }
+
+// admit runs the stages before dispatch; ok means the call may be
+// dispatched, otherwise out is its failure.
+func (rt *Runtime) admit(e *execution, hooks hookSet) (out pending, ok bool) {
+	if f := rt.argumentsReadable(e); f != nil {
+		return *f, false
+	}
+	if f := rt.gate(e); f != nil {
+		return *f, false
+	}
+	if f := rt.prePolicy(e, hooks); f != nil {
+		return *f, false
+	}
+	if f := rt.guard(e, hooks); f != nil {
+		return *f, false
+	}
+	return pending{}, true
+}
+
+// resolve returns the scope's view as it is now.
+func (rt *Runtime) resolve(scope string) (*registry.View, error) {
+	if testHookResolve != nil {
+		testHookResolve()
+	}
+	return rt.reg.View(scope)
+}
+
+// Test hooks counting the per-call work that must happen exactly once.
+var testHookResolve, testHookParse func()
 
 // dispatched tells the sequencer, once, that pre-dispatch stages are over.
 func (rt *Runtime) dispatched(e *execution) {
@@ -308,33 +410,29 @@ type hookSet struct {
 	observers []Observer
 }
 
-func (rt *Runtime) hooksFor(scope string) hookSet {
-	rt.mu.RLock()
-	if g := rt.global; g != nil {
-		rt.mu.RUnlock()
-		return *g
-	}
-	rt.mu.RUnlock()
-	var chain []string
-	if scope != registry.Global {
-		chain = rt.reg.Ancestry(scope)
-	}
+// hooksFor picks the hooks of a call resolved in view (nil: an unknown
+// scope, which only global hooks see).
+func (rt *Runtime) hooksFor(view *registry.View) hookSet {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
+	if g := rt.global; g != nil {
+		return *g
+	}
 	return hookSet{
-		pre:       pick(rt.pre, chain),
-		guards:    pick(rt.guards, chain),
-		around:    pick(rt.around, chain),
-		post:      pick(rt.post, chain),
-		observers: pick(rt.observers, chain),
+		pre:       pick(rt.pre, view),
+		guards:    pick(rt.guards, view),
+		around:    pick(rt.around, view),
+		post:      pick(rt.post, view),
+		observers: pick(rt.observers, view),
 	}
 }
 
-// pick keeps global hooks and hooks of a scope on the call's chain.
-func pick[T any](list []scoped[T], chain []string) []T {
+// pick keeps global hooks and hooks of a scope on the chain of the call's
+// view (nil: global hooks only).
+func pick[T any](list []scoped[T], view *registry.View) []T {
 	out := make([]T, 0, len(list))
 	for _, s := range list {
-		if s.scope == registry.Global || slices.Contains(chain, s.scope) {
+		if s.scope == registry.Global || (view != nil && view.Within(s.scope)) {
 			out = append(out, s.fn)
 		}
 	}
@@ -347,48 +445,33 @@ func (rt *Runtime) traceStage(s Stage, e *execution) {
 	}
 }
 
-// identity mints the token and resolves the definition visible now, from
-// which finalizeContent is captured.
-func (rt *Runtime) identity(ctx context.Context, req *Request) *execution {
-	e := &execution{
-		req:       req,
-		callerCtx: ctx,
-		call: Call{
-			Token:     Token{p: &tokenState{}},
-			Parent:    req.Parent,
-			CallID:    req.CallID,
-			Name:      req.Name,
-			Scope:     req.Scope,
-			SessionID: req.SessionID,
-		},
-	}
-	if v, err := rt.reg.View(req.Scope); err == nil {
-		t, ok := v.Get(req.Name)
-		if !ok && req.CodeEntry && req.Name == registry.RunCode && req.Parent.IsZero() {
-			t = rt.reg.CodeTransport()
-			ok = t != nil
-		}
-		if ok {
-			e.call.Tool = t
-			e.finalize = t.Finalizer()
-		}
-	}
-	rt.traceStage(StageIdentity, e)
-	return e
-}
-
 // parseArgs reads the raw argument string once: parsed losslessly and
 // frozen. A failure here wins over an already-cancelled caller.
-func (rt *Runtime) parseArgs(e *execution, req *Request) error {
-	raw := req.Arguments
+func (rt *Runtime) parseArgs(e *execution) error {
+	if testHookParse != nil {
+		testHookParse()
+	}
+	raw := e.req.Arguments
 	if raw == "" {
 		raw = "{}"
 	}
 	v, err := frozen.ParseString(raw)
 	if err != nil {
-		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON: %v", req.Name, err)}
+		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON: %v", e.req.Name, err)}
 	}
 	e.call.Args = v
+	return nil
+}
+
+// argumentsReadable reports arguments that could not be parsed: that
+// failure wins over everything after it, an already-cancelled caller
+// included. (Arguments that parse but fail validation are reported when the
+// body would run, after policy.)
+func (rt *Runtime) argumentsReadable(e *execution) *pending {
+	if e.argsErr != nil && e.call.Args.IsZero() {
+		f := failed(e.argsErr)
+		return &f
+	}
 	return nil
 }
 
@@ -398,19 +481,18 @@ func (rt *Runtime) parseArgs(e *execution, req *Request) error {
 func (rt *Runtime) gate(e *execution) *pending {
 	rt.traceStage(StageGate, e)
 	if err := e.callerCtx.Err(); err != nil {
-		f := failed(&registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, context.Cause(e.callerCtx))})
+		f := failed(&registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, registry.SafeString(context.Cause(e.callerCtx)))})
 		return &f
 	}
-	v, err := rt.reg.View(e.call.Scope)
-	if err != nil {
-		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q: %v", e.call.Name, err)})
+	if e.view == nil {
+		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q: %v", e.call.Name, registry.SafeString(e.viewErr))})
 		return &f
 	}
 	if e.call.Tool == nil {
 		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", e.call.Name)})
 		return &f
 	}
-	if !e.call.Nested() && !v.DirectlyCallable(e.call.Name) {
+	if !e.call.Nested() && !e.view.DirectlyCallable(e.call.Name) {
 		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf(
 			"tool %q cannot be called directly in this scope (code mode); call it inside a %s program: await tools[%q](args)",
 			e.call.Name, registry.RunCode, e.call.Name)})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/registry"
-	"github.com/codemode/codemode/registry/frozen"
 )
 
 var errDeadline = errors.New("tool timeout")
@@ -95,21 +94,8 @@ func IsTransient(err error) bool {
 // ConcurrencySafe reports whether a call may overlap others: only an exact
 // true from the tool's classifier on valid arguments. Unknown tools,
 // unparsable or invalid arguments, no classifier and panics mean exclusive.
+// Schedulers use Prepared.ConcurrencySafe instead, which decides once per
+// call from the definition the call runs with.
 func (rt *Runtime) ConcurrencySafe(scope, name, rawArgs string) bool {
-	v, err := rt.reg.View(scope)
-	if err != nil {
-		return false
-	}
-	t, ok := v.Get(name)
-	if !ok {
-		return false
-	}
-	if rawArgs == "" {
-		rawArgs = "{}"
-	}
-	args, err := frozen.ParseString(rawArgs)
-	if err != nil {
-		return false
-	}
-	return t.ConcurrencySafe(args)
+	return rt.Prepare(context.Background(), Request{Scope: scope, Name: name, Arguments: rawArgs}).ConcurrencySafe()
 }
