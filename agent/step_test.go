@@ -109,7 +109,7 @@ func TestStepContextsFIFOAcrossSteps(t *testing.T) {
 		if c.Name != "probe" {
 			return runtime.PostDecision{}, nil
 		}
-		return runtime.PostDecision{Contexts: []registry.Context{{Source: "post", Text: "p:" + c.CallID}}}, nil
+		return runtime.Accept(registry.Context{Source: "post", Text: "p:" + c.CallID}), nil
 	})
 	first := e.step(t,
 		probe("c1", probeArgs{Safe: true, Wait: "c2-ended", Contexts: []string{"c1-a", "c1-b"}}),

@@ -192,7 +192,7 @@ func TestBindingsSeeOnlyFinalValue(t *testing.T) {
 	e.tool("v", true, func(context.Context, registry.Exec, frozen.Value) (any, error) { return map[string]any{"x": 1}, nil })
 	e.rt.AddPostPolicy(registry.Global, func(_ context.Context, c runtime.Call, _ runtime.PostView) (runtime.PostDecision, error) {
 		if c.Name == "v" {
-			return runtime.PostDecision{Value: map[string]any{"x": 2}, ReplaceValue: true}, nil
+			return runtime.ReplaceValue(map[string]any{"x": 2}), nil
 		}
 		return runtime.PostDecision{}, nil
 	})
@@ -387,7 +387,7 @@ func TestSafeCallsOverlapAndSettleOnTheirOwn(t *testing.T) {
 			mu.Lock()
 			post = append(post, c.CallID)
 			mu.Unlock()
-			return runtime.PostDecision{Contexts: []registry.Context{{Source: "post", Text: c.CallID}}}, nil
+			return runtime.Accept(registry.Context{Source: "post", Text: c.CallID}), nil
 		}
 		return runtime.PostDecision{}, nil
 	})
@@ -595,7 +595,7 @@ func TestContextsImagesAndConclusionAreFerried(t *testing.T) {
 	// A nested post-policy that removes the image stops it from being ferried.
 	e.rt.AddPostPolicy(registry.Global, func(_ context.Context, c runtime.Call, _ runtime.PostView) (runtime.PostDecision, error) {
 		if c.Name == "pic" {
-			return runtime.PostDecision{Content: []registry.ContentBlock{registry.Text("redacted")}}, nil
+			return runtime.ReplaceContent([]registry.ContentBlock{registry.Text("redacted")}), nil
 		}
 		return runtime.PostDecision{}, nil
 	})
@@ -637,4 +637,27 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition never held")
+}
+
+// A sub-call still in flight when the program settles is cancelled and
+// drained, and the contexts it deferred are ferried onto the run_code result
+// like any other sub-call's.
+func TestInFlightSubCallContextsAreFerried(t *testing.T) {
+	e := newEnv(t, bridge.Options{})
+	started := make(chan struct{})
+	e.tool("slow", true, func(ctx context.Context, exec registry.Exec, _ frozen.Value) (any, error) {
+		exec.DeferContext("deferred while in flight")
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	r := e.run(context.Background(), `tools.slow({}); await new Promise(r => setTimeout(r, 20)); return "left it running"`)
+	<-started
+	if r.IsError() {
+		t.Fatalf("%+v", r.Error())
+	}
+	cs := r.Contexts()
+	if len(cs) != 1 || cs[0].Text != "deferred while in flight" {
+		t.Fatalf("contexts %+v", cs)
+	}
 }

@@ -39,6 +39,20 @@ type Context struct {
 	Content []ContentBlock `json:"content,omitempty"`
 }
 
+// CloneContexts returns an independent copy of contexts, their content
+// included (nil stays nil).
+func CloneContexts(contexts []Context) []Context {
+	if contexts == nil {
+		return nil
+	}
+	out := make([]Context, len(contexts))
+	for i, c := range contexts {
+		c.Content = CloneContent(c.Content)
+		out[i] = c
+	}
+	return out
+}
+
 // Code classifies a failed result.
 type Code string
 

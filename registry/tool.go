@@ -461,25 +461,3 @@ type PanicError struct {
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("%s panicked: %s", e.Where, SafeString(e.Value))
 }
-
-// SafeString renders any value (an error, a panic value, nil) as text. It
-// never panics: a value whose Error or String method panics gets a fallback.
-func SafeString(v any) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("unprintable %T value", v)
-		}
-	}()
-	switch x := v.(type) {
-	case nil:
-		return "nil"
-	case error:
-		return x.Error()
-	case fmt.Stringer:
-		return x.String()
-	case string:
-		return x
-	default:
-		return fmt.Sprintf("%v", x)
-	}
-}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/codemode/codemode/registry"
@@ -81,21 +80,21 @@ func (e *execution) bodyStarted() bool {
 func (rt *Runtime) canonical(e *execution, out Outcome) pending {
 	if out.Err != nil {
 		p := rt.bodyFailure(e, out.Err)
-		p.contexts = out.Contexts
+		p.contexts = registry.CloneContexts(out.Contexts)
 		return p
 	}
 	if e.callerCtx.Err() != nil {
 		return pending{
 			err:      &ErrorInfo{Code: registry.CodeAborted, Message: fmt.Sprintf("%s was cancelled; its result was discarded", e.call.Name)},
 			content:  []registry.ContentBlock{registry.Text(fmt.Sprintf("%s was cancelled; its result was discarded", e.call.Name))},
-			contexts: out.Contexts,
+			contexts: registry.CloneContexts(out.Contexts),
 		}
 	}
 	p, err := settleValue(e.call, e.call.Tool, out.Value)
 	if err != nil {
 		p = failed(err)
 	}
-	p.contexts = out.Contexts
+	p.contexts = registry.CloneContexts(out.Contexts)
 	return p
 }
 
@@ -128,24 +127,17 @@ func (rt *Runtime) bodyFailure(e *execution, err error) pending {
 	if re := asRegistryError(err); re != nil {
 		return failed(re)
 	}
-	if e.callerCtx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if e.callerCtx.Err() != nil && (registry.ErrorIs(err, context.Canceled) || registry.ErrorIs(err, context.DeadlineExceeded)) {
 		return failed(&registry.Error{Code: registry.CodeAborted, Message: fmt.Sprintf("%s was cancelled: %s", e.call.Name, registry.SafeString(err))})
 	}
 	return failed(&registry.Error{Code: registry.CodeToolFailed, Message: registry.SafeString(err)})
 }
 
 // asRegistryError finds an *registry.Error in err's chain; a hostile chain
-// (an Unwrap that panics) counts as none.
-func asRegistryError(err error) (re *registry.Error) {
-	defer func() {
-		if recover() != nil {
-			re = nil
-		}
-	}()
-	if errors.As(err, &re) {
-		return re
-	}
-	return nil
+// (an Unwrap that panics, a cycle) counts as none.
+func asRegistryError(err error) *registry.Error {
+	re, _ := registry.ErrorAs[*registry.Error](err)
+	return re
 }
 
 // normalize maps any error to an ErrorInfo and content. It is total: no
@@ -188,26 +180,22 @@ func (rt *Runtime) postPolicy(e *execution, p hookSet, out pending) pending {
 			f.contexts = out.contexts
 			return f
 		}
-		if d.Block {
-			fb := orDefault(d.Feedback, "blocked by policy")
+		switch d.kind {
+		case postBlock:
+			fb := orDefault(d.feedback, "blocked by policy")
 			return pending{
 				err:      &ErrorInfo{Code: registry.CodeDenied, Message: fb},
 				content:  []registry.ContentBlock{registry.Text(fb)},
-				contexts: d.Contexts,
+				contexts: registry.CloneContexts(d.contexts),
 				dropTool: true,
 			}
-		}
-		switch {
-		case d.ReplaceValue && d.Content != nil:
-			f := failed(&registry.Error{Code: registry.CodeInternal, Message: "post-policy replaced both content and value; it may replace one"})
-			f.contexts = out.contexts
-			return f
-		case d.ReplaceValue && out.err != nil:
-			f := failed(&registry.Error{Code: registry.CodeInternal, Message: "post-policy cannot replace the value of a failed result"})
-			f.contexts = out.contexts
-			return f
-		case d.ReplaceValue:
-			next, err := rt.replaceValue(e, d.Value)
+		case postValue:
+			if out.err != nil {
+				f := failed(&registry.Error{Code: registry.CodeInternal, Message: "post-policy cannot replace the value of a failed result"})
+				f.contexts = out.contexts
+				return f
+			}
+			next, err := rt.replaceValue(e, d.value)
 			if err != nil {
 				f := failed(err)
 				f.contexts = out.contexts
@@ -215,10 +203,10 @@ func (rt *Runtime) postPolicy(e *execution, p hookSet, out pending) pending {
 			}
 			next.contexts = out.contexts
 			out = next
-		case d.Content != nil:
-			out.content = registry.CloneContent(d.Content)
+		case postContent:
+			out.content = registry.CloneContent(d.content)
 		}
-		out.contexts = append(out.contexts, d.Contexts...)
+		out.contexts = append(out.contexts, registry.CloneContexts(d.contexts)...)
 	}
 	return out
 }

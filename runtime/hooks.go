@@ -99,19 +99,50 @@ type PostView struct {
 	Meta    frozen.Value
 }
 
-// PostDecision is a post-policy verdict. Accept with no replacement is the
-// zero value. Content replaces the content (value and meta kept); Value
-// (with ReplaceValue) replaces the value, which is revalidated and
-// re-rendered; setting both is an error. Block turns the call into a
-// valueless failure whose content is Feedback and whose contexts are only
-// this decision's.
+// PostDecision is a post-policy verdict, one of four: Accept (the zero
+// value: keep the result as it is), ReplaceContent (value and meta kept),
+// ReplaceValue (revalidated and re-rendered; never for a failed result) or
+// Block (a valueless failure whose content is the feedback). There is no way
+// to replace both content and value. Every verdict may attach contexts; a
+// block keeps only its own.
 type PostDecision struct {
-	Content      []registry.ContentBlock
-	Value        any
-	ReplaceValue bool
-	Block        bool
-	Feedback     string
-	Contexts     []registry.Context
+	kind     postKind
+	content  []registry.ContentBlock
+	value    any
+	feedback string
+	contexts []registry.Context
+}
+
+type postKind uint8
+
+const (
+	postAccept postKind = iota
+	postContent
+	postValue
+	postBlock
+)
+
+// Accept keeps the result, adding contexts.
+func Accept(contexts ...registry.Context) PostDecision {
+	return PostDecision{contexts: contexts}
+}
+
+// ReplaceContent replaces the model-facing content; the value and meta stay.
+func ReplaceContent(content []registry.ContentBlock, contexts ...registry.Context) PostDecision {
+	return PostDecision{kind: postContent, content: registry.CloneContent(content), contexts: contexts}
+}
+
+// ReplaceValue replaces the canonical value, which is validated against the
+// tool's output schema and rendered again as if the body had returned it.
+func ReplaceValue(value any, contexts ...registry.Context) PostDecision {
+	return PostDecision{kind: postValue, value: value, contexts: contexts}
+}
+
+// Block turns the call into a valueless DENIED failure whose content is
+// feedback ("blocked by policy" when empty) and whose contexts are only
+// these.
+func Block(feedback string, contexts ...registry.Context) PostDecision {
+	return PostDecision{kind: postBlock, feedback: feedback, contexts: contexts}
 }
 
 // PostPolicy inspects the settled result of a dispatched call.

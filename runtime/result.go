@@ -63,13 +63,8 @@ func (r *Result) Code() registry.Code {
 func (r *Result) Meta() frozen.Value { return r.meta }
 
 // Contexts are the additional contexts in order: tool-deferred, then
-// wrapper-supplied, then post-policy (a copy).
-func (r *Result) Contexts() []registry.Context {
-	if r.contexts == nil {
-		return nil
-	}
-	return append([]registry.Context(nil), r.contexts...)
-}
+// wrapper-supplied, then post-policy (an independent copy, content included).
+func (r *Result) Contexts() []registry.Context { return registry.CloneContexts(r.contexts) }
 
 // ConcludesTurn reports whether the call asked to end the turn.
 func (r *Result) ConcludesTurn() bool { return r.concludesTurn }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -349,20 +348,21 @@ func (p *Prepared) Run() *Result {
 	return res
 }
 
-// admit runs the stages before dispatch; ok means the call may be
-// dispatched, otherwise out is its failure.
+// admit runs the stages before dispatch, each of which can only refuse the
+// call; ok means it may be dispatched, otherwise out is the refusal.
 func (rt *Runtime) admit(e *execution, hooks hookSet) (out pending, ok bool) {
-	if f := rt.argumentsReadable(e); f != nil {
-		return *f, false
+	refusal := rt.argumentsReadable(e)
+	if refusal == nil {
+		refusal = rt.gate(e)
 	}
-	if f := rt.gate(e); f != nil {
-		return *f, false
+	if refusal == nil {
+		refusal = rt.prePolicy(e, hooks)
 	}
-	if f := rt.prePolicy(e, hooks); f != nil {
-		return *f, false
+	if refusal == nil {
+		refusal = rt.guard(e, hooks)
 	}
-	if f := rt.guard(e, hooks); f != nil {
-		return *f, false
+	if refusal != nil {
+		return failed(refusal), false
 	}
 	return pending{}, true
 }
@@ -463,14 +463,13 @@ func (rt *Runtime) parseArgs(e *execution) error {
 	return nil
 }
 
-// argumentsReadable reports arguments that could not be parsed: that
+// argumentsReadable refuses arguments that could not be parsed: that
 // failure wins over everything after it, an already-cancelled caller
 // included. (Arguments that parse but fail validation are reported when the
 // body would run, after policy.)
-func (rt *Runtime) argumentsReadable(e *execution) *pending {
+func (rt *Runtime) argumentsReadable(e *execution) *registry.Error {
 	if e.argsErr != nil && e.call.Args.IsZero() {
-		f := failed(e.argsErr)
-		return &f
+		return asRegistryError(e.argsErr)
 	}
 	return nil
 }
@@ -478,58 +477,52 @@ func (rt *Runtime) argumentsReadable(e *execution) *pending {
 // gate: a cancelled caller dispatches nothing; an unknown tool fails; in a
 // code-only scope a model-direct call of anything but run_code fails before
 // any policy runs.
-func (rt *Runtime) gate(e *execution) *pending {
+func (rt *Runtime) gate(e *execution) *registry.Error {
 	rt.traceStage(StageGate, e)
-	if err := e.callerCtx.Err(); err != nil {
-		f := failed(&registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, registry.SafeString(context.Cause(e.callerCtx)))})
-		return &f
-	}
-	if e.view == nil {
-		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q: %v", e.call.Name, registry.SafeString(e.viewErr))})
-		return &f
-	}
-	if e.call.Tool == nil {
-		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", e.call.Name)})
-		return &f
-	}
-	if !e.call.Nested() && !e.view.DirectlyCallable(e.call.Name) {
-		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf(
+	switch {
+	case e.callerCtx.Err() != nil:
+		return cancelledBeforeDispatch(e)
+	case e.view == nil:
+		return &registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q: %s", e.call.Name, registry.SafeString(e.viewErr))}
+	case e.call.Tool == nil:
+		return &registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", e.call.Name)}
+	case !e.call.Nested() && !e.view.DirectlyCallable(e.call.Name):
+		return &registry.Error{Code: registry.CodeUnknownTool, Message: fmt.Sprintf(
 			"tool %q cannot be called directly in this scope (code mode); call it inside a %s program: await tools[%q](args)",
-			e.call.Name, registry.RunCode, e.call.Name)})
-		return &f
-	}
-	if e.call.Nested() && e.call.Name == registry.RunCode {
-		f := failed(&registry.Error{Code: registry.CodeUnknownTool, Message: "run_code cannot be called from inside a program"})
-		return &f
+			e.call.Name, registry.RunCode, e.call.Name)}
+	case e.call.Nested() && e.call.Name == registry.RunCode:
+		return &registry.Error{Code: registry.CodeUnknownTool, Message: "run_code cannot be called from inside a program"}
 	}
 	return nil
 }
 
-// prePolicy runs the pre hooks in order; an ask goes to the approver.
-func (rt *Runtime) prePolicy(e *execution, p hookSet) *pending {
+func cancelledBeforeDispatch(e *execution) *registry.Error {
+	return &registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %s", e.call.Name, registry.SafeString(context.Cause(e.callerCtx)))}
+}
+
+// prePolicy runs the pre hooks in order; an ask goes to the approver. A
+// hook's structured error keeps its code.
+func (rt *Runtime) prePolicy(e *execution, p hookSet) *registry.Error {
 	rt.traceStage(StagePrePolicy, e)
 	for _, hook := range p.pre {
 		d, err := callPre(hook, e.callerCtx, e.call)
 		if err != nil {
-			f := failed(fmt.Errorf("pre-policy failed: %w", err))
-			if re := (*registry.Error)(nil); errors.As(err, &re) {
-				f = failed(re)
+			if re := asRegistryError(err); re != nil {
+				return re
 			}
-			return &f
+			return &registry.Error{Code: registry.CodeInternal, Message: "pre-policy failed: " + registry.SafeString(err)}
 		}
 		switch d.kind {
 		case decideDeny:
-			f := failed(&registry.Error{Code: registry.CodeDenied, Message: orDefault(d.reason, "denied by policy")})
-			return &f
+			return &registry.Error{Code: registry.CodeDenied, Message: orDefault(d.reason, "denied by policy")}
 		case decideAsk:
-			if f := rt.ask(e, d.reason); f != nil {
-				return f
+			if refusal := rt.ask(e, d.reason); refusal != nil {
+				return refusal
 			}
 		}
 	}
-	if err := e.callerCtx.Err(); err != nil {
-		f := failed(&registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, context.Cause(e.callerCtx))})
-		return &f
+	if e.callerCtx.Err() != nil {
+		return cancelledBeforeDispatch(e)
 	}
 	return nil
 }
@@ -551,10 +544,9 @@ func orDefault(s, def string) string {
 }
 
 // ask routes an ask to the approver; with none (no agent) it fails closed.
-func (rt *Runtime) ask(e *execution, reason string) *pending {
-	deny := func(code registry.Code, msg string) *pending {
-		f := failed(&registry.Error{Code: code, Message: msg})
-		return &f
+func (rt *Runtime) ask(e *execution, reason string) *registry.Error {
+	deny := func(code registry.Code, msg string) *registry.Error {
+		return &registry.Error{Code: code, Message: msg}
 	}
 	if e.req.Approver == nil {
 		return deny(registry.CodeDenied, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", e.call.Name, orDefault(reason, "policy asked")))
@@ -585,12 +577,11 @@ func safeApprove(a Approver, ctx context.Context, req ApprovalRequest) (ans Appr
 }
 
 // guard runs owner guards; any veto (or a panic) is final.
-func (rt *Runtime) guard(e *execution, p hookSet) *pending {
+func (rt *Runtime) guard(e *execution, p hookSet) *registry.Error {
 	rt.traceStage(StageGuards, e)
 	for _, g := range p.guards {
 		if veto := callGuard(g, e.callerCtx, e.call); veto != "" {
-			f := failed(&registry.Error{Code: registry.CodeDenied, Message: veto})
-			return &f
+			return &registry.Error{Code: registry.CodeDenied, Message: veto}
 		}
 	}
 	return nil

@@ -187,6 +187,20 @@ type hostileErr struct{}
 
 func (hostileErr) Error() string { panic("no message for you") }
 
+// chainErr has a hostile chain: Unwrap, Is and As panic.
+type chainErr struct{}
+
+func (chainErr) Error() string { return "hostile chain" }
+func (chainErr) Unwrap() error { panic("unwrap") }
+func (chainErr) Is(error) bool { panic("is") }
+func (chainErr) As(any) bool   { panic("as") }
+
+// loopErr wraps itself forever.
+type loopErr struct{}
+
+func (e *loopErr) Error() string { return "loops" }
+func (e *loopErr) Unwrap() error { return e }
+
 type nilPtrErr struct{ msg *string }
 
 func (e *nilPtrErr) Error() string { return *e.msg }
@@ -212,6 +226,8 @@ func TestBodyFailuresNormalize(t *testing.T) {
 		{"hostile error", func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, hostileErr{} }, registry.CodeToolFailed, "unprintable"},
 		{"panic hostile error", func(context.Context, registry.Exec, frozen.Value) (any, error) { panic(hostileErr{}) }, registry.CodeToolFailed, "unprintable"},
 		{"typed nil error", func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, typedNil }, registry.CodeToolFailed, "unprintable"},
+		{"hostile chain", func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, chainErr{} }, registry.CodeToolFailed, "hostile chain"},
+		{"cyclic chain", func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, &loopErr{} }, registry.CodeToolFailed, "loops"},
 		{"non-JSON value", func(context.Context, registry.Exec, frozen.Value) (any, error) { return func() {}, nil }, registry.CodeInvalidToolOutput, "not JSON"},
 		{"schema violation", func(context.Context, registry.Exec, frozen.Value) (any, error) {
 			return map[string]any{"sum": "five"}, nil
@@ -307,6 +323,8 @@ func TestPrePolicy(t *testing.T) {
 		}, registry.CodeApprovalRejected, "nope"},
 		{"panic", func(context.Context, Call) (Decision, error) { panic("bad hook") }, registry.CodeInternal, "bad hook"},
 		{"hostile panic", func(context.Context, Call) (Decision, error) { panic(hostileErr{}) }, registry.CodeInternal, "unprintable"},
+		{"hostile chain", func(context.Context, Call) (Decision, error) { return Decision{}, chainErr{} }, registry.CodeInternal, "hostile chain"},
+		{"cyclic chain", func(context.Context, Call) (Decision, error) { return Decision{}, &loopErr{} }, registry.CodeInternal, "loops"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -552,7 +570,7 @@ func TestAroundWrappers(t *testing.T) {
 			return out
 		})
 		rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) {
-			return PostDecision{Contexts: []registry.Context{{Source: "post", Text: "from post"}}}, nil
+			return Accept(registry.Context{Source: "post", Text: "from post"}), nil
 		})
 		r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`})
 		var got []string
@@ -679,11 +697,10 @@ func TestPostPolicy(t *testing.T) {
 		contexts string
 	}{
 		{"accept", PostDecision{}, nil, "", `{"sum":3}`, "{\n  \"sum\": 3\n}", `{"v":"{\"sum\":3}"}`, "tool note"},
-		{"content replacement keeps value and meta", PostDecision{Content: []registry.ContentBlock{registry.Text("redacted")}}, nil, "", `{"sum":3}`, "redacted", `{"v":"{\"sum\":3}"}`, "tool note"},
-		{"value replacement re-renders content and meta", PostDecision{Value: map[string]any{"sum": 7}, ReplaceValue: true}, nil, "", `{"sum":7}`, "{\n  \"sum\": 7\n}", `{"v":"{\"sum\":7}"}`, "tool note"},
-		{"both at once", PostDecision{Value: map[string]any{"sum": 7}, ReplaceValue: true, Content: []registry.ContentBlock{registry.Text("x")}}, nil, registry.CodeInternal, "", "", "", "tool note"},
-		{"invalid replacement", PostDecision{Value: map[string]any{"sum": "seven"}, ReplaceValue: true}, nil, registry.CodeInvalidToolOutput, "", "", "", "tool note"},
-		{"block", PostDecision{Block: true, Feedback: "try smaller numbers", Contexts: []registry.Context{{Source: "policy", Text: "blocked note"}}}, nil, registry.CodeDenied, "", "try smaller numbers", "", "blocked note"},
+		{"content replacement keeps value and meta", ReplaceContent([]registry.ContentBlock{registry.Text("redacted")}), nil, "", `{"sum":3}`, "redacted", `{"v":"{\"sum\":3}"}`, "tool note"},
+		{"value replacement re-renders content and meta", ReplaceValue(map[string]any{"sum": 7}), nil, "", `{"sum":7}`, "{\n  \"sum\": 7\n}", `{"v":"{\"sum\":7}"}`, "tool note"},
+		{"invalid replacement", ReplaceValue(map[string]any{"sum": "seven"}), nil, registry.CodeInvalidToolOutput, "", "", "", "tool note"},
+		{"block", Block("try smaller numbers", registry.Context{Source: "policy", Text: "blocked note"}), nil, registry.CodeDenied, "", "try smaller numbers", "", "blocked note"},
 		{"error", PostDecision{}, errors.New("post broke"), registry.CodeInternal, "", "", "", "tool note"},
 	}
 	for _, tc := range cases {
@@ -715,7 +732,7 @@ func TestPostPolicy(t *testing.T) {
 		reg, rt := newRT(t)
 		mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, errors.New("x") }}))
 		rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) {
-			return PostDecision{Value: map[string]any{"sum": 1}, ReplaceValue: true}, nil
+			return ReplaceValue(map[string]any{"sum": 1}), nil
 		})
 		r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`})
 		wantCode(t, r, registry.CodeInternal)
@@ -728,7 +745,7 @@ func TestPostPolicy(t *testing.T) {
 		un := mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
 		rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) {
 			un()
-			return PostDecision{Value: map[string]any{"sum": 1}, ReplaceValue: true}, nil
+			return ReplaceValue(map[string]any{"sum": 1}), nil
 		})
 		r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`})
 		wantCode(t, r, registry.CodeInternal)
@@ -843,7 +860,7 @@ func TestContextsAndConclusion(t *testing.T) {
 	if len(r.Contexts()) != 1 {
 		t.Fatal("a failing composite lost its deferred contexts")
 	}
-	rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) { return PostDecision{Block: true}, nil })
+	rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) { return Block(""), nil })
 	r = rt.Execute(context.Background(), Request{Name: "composite"})
 	if len(r.Contexts()) != 0 || r.ConcludesTurn() {
 		t.Fatal("a blocked call kept the tool's contexts or conclusion")
@@ -968,5 +985,27 @@ func TestNotStarted(t *testing.T) {
 	wantCode(t, r, registry.CodeAbortedBeforeDispatch)
 	if r.CallID() != "c7" || r.Name() != "add" || text(r) != "the step was cancelled" || r.BodyStarted() || !r.Value().IsZero() {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// A hostile error from a body that fails after the caller cancelled goes
+// through the cancellation checks (errors.Is on its chain) without panicking
+// or looping.
+func TestHostileErrorAfterCancellation(t *testing.T) {
+	for name, err := range map[string]error{"hostile chain": chainErr{}, "cyclic chain": &loopErr{}, "panicking Error": hostileErr{}} {
+		t.Run(name, func(t *testing.T) {
+			reg, rt := newRT(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+				cancel()
+				return nil, err
+			}}))
+			rt.AddAround(Retry(RetryOptions{Attempts: 2})) // IsTransient walks the chain too
+			r := rt.Execute(ctx, Request{Name: "add", Arguments: `{"a":1,"b":2}`})
+			wantCode(t, r, registry.CodeToolFailed)
+			if r.Error().Message == "" {
+				t.Fatal("no message")
+			}
+		})
 	}
 }

@@ -87,8 +87,8 @@ func Transient(err error) error { return transient{err} }
 
 // IsTransient reports whether err was marked with Transient.
 func IsTransient(err error) bool {
-	var t transient
-	return errors.As(err, &t)
+	_, ok := registry.ErrorAs[transient](err)
+	return ok
 }
 
 // ConcurrencySafe reports whether a call may overlap others: only an exact
