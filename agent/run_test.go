@@ -52,10 +52,12 @@ return {sum: s.sum, ids: [x.id, y.id]}`
 
 	evs := e.events(t)
 	checkClosed(t, evs)
+	// Logged as the client sent it: no description was given, none is made up
+	// (run_code's call card derives one for display).
 	c := ofType[session.ToolCall](t, evs, session.TypeToolCall)[0]
 	var args struct{ Code, Description string }
 	if c.CallID != "r1" || c.Name != registry.RunCode || c.Turn != 1 || c.Step != 1 ||
-		json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Code != code || args.Description == "" {
+		json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Code != code || args.Description != "" {
 		t.Fatalf("tool/call: %+v", c)
 	}
 	if n := len(ofType[session.CodeDispatch](t, evs, session.TypeCodeDispatch)); n != 3 {

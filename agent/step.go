@@ -13,7 +13,6 @@ import (
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
-	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/session"
 )
 
@@ -73,23 +72,17 @@ type RunOptions struct {
 	CallID string
 }
 
-// defaultRunDescription describes a client's run that gave no description.
-const defaultRunDescription = "program run by a client"
-
 // Run is a client's own entry to Code Mode (POST /v1/run): a one-call step
-// whose call is run_code with code and description (a blank description
-// becomes "program run by a client"), logged exactly like a model's run_code
-// call and resolved in the session's scope whatever its mode. It returns the
-// run_code result and the program's settled SDK calls in submission order.
-// Errors are Step's.
+// whose call is run_code with code and description (run_code derives a
+// description from the code when it is blank), logged exactly like a
+// model's run_code call and resolved in the session's scope whatever its
+// mode. It returns the run_code result and the program's settled SDK calls
+// in submission order. Errors are Step's.
 func (a *Agent) Run(ctx context.Context, sessionID, code, description string, opts RunOptions) (*runtime.Result, []session.CodeDispatch, error) {
-	if strings.TrimSpace(description) == "" {
-		description = defaultRunDescription
-	}
 	args, err := json.Marshal(struct {
 		Code        string `json:"code"`
-		Description string `json:"description"`
-	}{code, description})
+		Description string `json:"description,omitempty"`
+	}{code, strings.TrimSpace(description)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent: run arguments: %w", err)
 	}
@@ -97,9 +90,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if id == "" {
 		id = "run_" + a.opts.NewID()
 	}
-	if opts.Timeout > 0 {
-		ctx = bridge.WithLimits(ctx, func(o *sandbox.Options) { o.Timeout = opts.Timeout })
-	}
+	ctx = bridge.WithTimeout(ctx, opts.Timeout)
 	var calls collector
 	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, true, &calls)
 	if len(res.Results) == 0 {

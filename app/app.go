@@ -224,7 +224,7 @@ func (a *App) closeWorkers() {
 type RunRequest struct {
 	Code        string
 	Description string
-	Scope       string // default: the session's scope, or "default"
+	Scope       string // for a new session: default "default"
 	SessionID   string // default: a new session
 	Timeout     time.Duration
 }
@@ -247,8 +247,10 @@ type RunResult struct {
 // ErrUnknownScope reports a scope that does not exist.
 var ErrUnknownScope = errors.New("unknown scope")
 
-// Run runs a client's program, logged in a session like a model's
-// run_code call.
+// Run is a client's entry to Code Mode (POST /v1/run, codemode run): the
+// program runs in the session SessionID names (in its scope; Scope is then
+// ignored) or in a new session of Scope, logged like a model's run_code
+// call, and the result comes back in its wire form.
 func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	sessionID := req.SessionID
 	if sessionID == "" {
@@ -257,20 +259,8 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 			return RunResult{}, err
 		}
 		sessionID = s.ID
-	} else if req.Scope != "" {
-		s, err := a.Store.GetSession(ctx, sessionID)
-		if err != nil {
-			return RunResult{}, err
-		}
-		if s.Scope != req.Scope {
-			return RunResult{}, fmt.Errorf("session %s belongs to scope %q, not %q", sessionID, s.Scope, req.Scope)
-		}
 	}
-	desc := req.Description
-	if strings.TrimSpace(desc) == "" {
-		desc = "client program"
-	}
-	res, calls, err := a.Agent.Run(ctx, sessionID, req.Code, desc, agent.RunOptions{Timeout: req.Timeout})
+	res, calls, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout})
 	if err != nil {
 		return RunResult{}, err
 	}

@@ -82,29 +82,30 @@ func (b *Bridge) definition() registry.Definition {
 		// definition may take) when it is installed with SetCodeTransport.
 		Name:        "code_transport",
 		Description: Description,
-		Parameters: &schema.Node{Type: "object", Required: []string{"code", "description"}, AdditionalProperties: &f, Properties: map[string]*schema.Node{
+		Parameters: &schema.Node{Type: "object", Required: []string{"code"}, AdditionalProperties: &f, Properties: map[string]*schema.Node{
 			"code":        {Type: "string", Description: "The program: the body of an async function. Use `await tools.name(args)`; `return` a JSON value."},
-			"description": {Type: "string", Description: "One line saying what the program does (for the log and the person reading it)."},
+			"description": {Type: "string", Description: "Optional: one line saying what the program does, for the log and the person reading it (derived from the code when absent)."},
 		}},
 		Output: &schema.Node{Type: "object", Required: []string{"logs"}, AdditionalProperties: &f, Properties: map[string]*schema.Node{
 			"logs":   {Type: "array", Items: &schema.Node{Type: "string"}},
 			"result": {Type: "json"},
 		}},
 		Behavior: registry.Behavior{
-			Execute: b.run,
-			Render:  render,
+			Execute:     b.run,
+			Render:      render,
+			PresentCall: presentCall,
 			// The sandbox's own wall-clock limit fires first; this is the backstop.
 			Timeout: timeout + 10*time.Second,
 		},
 	}
 }
 
-type limitsKey struct{}
+type timeoutKey struct{}
 
-// WithLimits returns a context whose run_code executions adjust the bridge's
-// limits with fn (for example a per-request timeout).
-func WithLimits(ctx context.Context, fn func(*sandbox.Options)) context.Context {
-	return context.WithValue(ctx, limitsKey{}, fn)
+// WithTimeout returns a context whose run_code executions have wall-clock
+// limit d instead of the bridge's (d <= 0 keeps the bridge's).
+func WithTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, timeoutKey{}, d)
 }
 
 // run is the run_code body.
@@ -113,16 +114,13 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 	if err := args.Unmarshal(&in); err != nil {
 		return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: err.Error()}
 	}
-	if strings.TrimSpace(in.Description) == "" {
-		return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: "run_code needs a description: one line saying what the program does"}
-	}
 	view := runtime.ViewOf(exec)
 	if view == nil {
 		return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code was executed outside the runtime"}
 	}
 	limits := b.opts.Limits
-	if fn, ok := ctx.Value(limitsKey{}).(func(*sandbox.Options)); ok && fn != nil {
-		fn(&limits)
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
+		limits.Timeout = d
 	}
 	r := b.newRun(ctx, exec, view)
 	res := b.opts.Runner.Run(ctx, in.Code, r, limits)
@@ -166,6 +164,44 @@ func failure(err error, logs []string) *registry.Error {
 		text += "\n\nLogs:\n" + strings.Join(logs, "\n")
 	}
 	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: kind, Message: msg, Content: []registry.ContentBlock{registry.Text(text)}}
+}
+
+// presentCall is run_code's call card: its description, derived from the
+// code when the model gave none.
+func presentCall(args frozen.Value) any {
+	var in struct{ Code, Description string }
+	if args.Unmarshal(&in) != nil {
+		return nil
+	}
+	return map[string]string{"description": DescribeRun(in.Code, in.Description)}
+}
+
+// maxDescription bounds a derived description.
+const maxDescription = 80
+
+// DescribeRun returns a run's one-line description: description when it is
+// not blank, else one derived from the code (its first comment, or its first
+// line of code), at most 80 characters.
+func DescribeRun(code, description string) string {
+	if d := strings.TrimSpace(description); d != "" {
+		return d
+	}
+	for _, line := range strings.Split(code, "\n") {
+		line = strings.TrimSpace(line)
+		if c, ok := strings.CutPrefix(line, "//"); ok {
+			line = strings.TrimSpace(c)
+		} else if strings.HasPrefix(line, "/*") || strings.HasPrefix(line, "*") {
+			line = strings.TrimSpace(strings.Trim(line, "/* "))
+		}
+		if line == "" || strings.HasPrefix(line, "```") {
+			continue
+		}
+		if r := []rune(line); len(r) > maxDescription {
+			line = string(r[:maxDescription-1]) + "…"
+		}
+		return line
+	}
+	return "an empty program"
 }
 
 // render shows logs, then the result: strings raw, other JSON pretty-printed.

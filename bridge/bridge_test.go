@@ -180,10 +180,32 @@ func TestFailuresAreStructured(t *testing.T) {
 	if !strings.Contains(text(r), "kept") {
 		t.Fatalf("captured logs missing from failure content: %q", text(r))
 	}
-	// A blank description is an error.
-	args := `{"code":"return 1","description":"   "}`
-	if r := e.rt.Execute(context.Background(), runtime.Request{Name: registry.RunCode, Arguments: args, Scope: "s"}); r.Code() != registry.CodeInvalidArgs {
-		t.Fatalf("blank description: %v", r.Error())
+	// The description is optional: missing or blank, the run works.
+	for _, args := range []string{`{"code":"return 1","description":"   "}`, `{"code":"return 1"}`} {
+		if r := e.rt.Execute(context.Background(), runtime.Request{Name: registry.RunCode, Arguments: args, Scope: "s"}); r.IsError() {
+			t.Fatalf("%s: %v", args, r.Error())
+		}
+	}
+}
+
+func TestDescribeRun(t *testing.T) {
+	for _, tc := range []struct{ code, desc, want string }{
+		{"return 1", "adds things", "adds things"},
+		{"// Sum the invoices\nconst a = 1", " ", "Sum the invoices"},
+		{"\n\n  const total = await tools.math_add({a: 1, b: 2})\nreturn total", "", "const total = await tools.math_add({a: 1, b: 2})"},
+		{"```js\n/* list files */\n```", "", "list files"},
+		{strings.Repeat("x", 200), "", strings.Repeat("x", 79) + "…"},
+		{"   ", "", "an empty program"},
+	} {
+		if got := bridge.DescribeRun(tc.code, tc.desc); got != tc.want {
+			t.Errorf("DescribeRun(%q, %q) = %q, want %q", tc.code, tc.desc, got, tc.want)
+		}
+	}
+	// run_code's call card carries the derived description.
+	tool := newEnv(t, bridge.Options{}).reg.CodeTransport()
+	card, _ := json.Marshal(tool.PresentCall(frozen.MustParse(`{"code":"// fetch the weather\nreturn 1"}`)))
+	if string(card) != `{"description":"fetch the weather"}` {
+		t.Fatalf("call card %s", card)
 	}
 }
 
