@@ -305,7 +305,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 			r.results[n] = res
 			r.mu.Unlock()
 			if res.IsError() {
-				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: res.Error().Message}})
+				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: string(res.Code()), Message: res.Error().Message}})
 			} else {
 				settle(sandbox.Settlement{Value: res.Value().Bytes()})
 			}

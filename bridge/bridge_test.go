@@ -285,9 +285,9 @@ func TestBadArgumentsDispatchNothing(t *testing.T) {
 		return a, nil
 	})
 	for _, arg := range []string{
-		`undefined`, `{a: undefined}`, `{f() {}}`, `{s: Symbol("x")}`, `{n: 10n}`,
-		`(() => { const o = {}; o.self = o; return o })()`, `{a: [1, , 3]}`,
-		`{get bad() { throw new Error("getter") }}`, `{m: new Map()}`, `{d: new Date(0)}`, `{n: NaN}`,
+		`{f() {}}`, `{s: Symbol("x")}`, `{n: 10n}`, `(() => { const o = {}; o.self = o; return o })()`,
+		`{get bad() { throw new Error("getter") }}`, `{m: new Map()}`, `{set: new Set()}`, `{n: NaN}`, `{r: /x/}`,
+		`{u8: new Uint8Array(1)}`, `new (class C {})()`,
 	} {
 		r := e.run(context.Background(), `try { await tools.echo(`+arg+`); return "dispatched" } catch (e) { return e.name + ": " + e.message }`)
 		_, result := value(t, r)
@@ -639,8 +639,11 @@ func TestNoAgentStillRuns(t *testing.T) {
 func TestRunCodeIsNotInTheSDK(t *testing.T) {
 	e := newEnv(t, bridge.Options{})
 	e.tool("echo", true, echo)
-	_, result := value(t, e.run(context.Background(), `return [Object.keys(tools), "run_code" in tools, typeof tools.run_code]`))
-	if result != `[["echo"],false,"undefined"]` {
+	_, result := value(t, e.run(context.Background(), `
+		let code
+		try { await tools.run_code({code: "return 1"}) } catch (e) { code = e.code }
+		return [Object.keys(tools), "run_code" in tools, code]`))
+	if result != `[["echo"],false,"UNKNOWN_TOOL"]` {
 		t.Fatal(result)
 	}
 	v, _ := e.reg.View("s")

@@ -555,7 +555,11 @@ func (r *run) describe(v goja.Value) string {
 			if t := o.Get("toolName"); t != nil && !goja.IsUndefined(t) {
 				tool = t.String()
 			}
-			return fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
+			text := fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
+			if st := o.Get("stack"); st != nil && goja.IsString(st) {
+				text += errorLocation(st.String())
+			}
+			return text
 		}
 		text := name
 		if msg != "" {

@@ -21,7 +21,7 @@ func TestConsoleFormatting(t *testing.T) {
 		{"long array", `Array.from({length: 105}, (_, i) => i)`, `[ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, ... 5 more items ]`},
 		{"huge sparse array", `(() => { const a = []; a.length = 4294967295; return a })()`, `[ <10000 empty items>, ... 4294957295 more items ]`},
 		{"error", `new TypeError("bad")`, `TypeError: bad`},
-		{"tool call error", `new ToolCallError("util_fail", "boom")`, `ToolCallError: boom { toolName: 'util_fail' }`},
+		{"tool call error", `new ToolCallError("util_fail", "boom")`, `ToolCallError: boom { toolName: 'util_fail', code: 'TOOL_FAILED' }`},
 		{"nested error", `{e: new Error("x")}`, `{ e: [Error: x] }`},
 		{"date", `new Date(0)`, `1970-01-01T00:00:00.000Z`},
 		{"invalid date", `new Date(NaN)`, `Invalid Date`},
@@ -36,7 +36,7 @@ func TestConsoleFormatting(t *testing.T) {
 		{"directives without arguments stay", `"%s and %d"`, `%s and %d`},
 		{"extra arguments after directives", `"%s:", "a", {b: 2}, "c"`, `a: { b: 2 } c`},
 		{"%j on a cycle", `"%j", (() => { const o = {}; o.o = o; return o })()`, `[Circular]`},
-		{"tools object", `tools`, `[Object: null prototype] { t: [Function: t] }`},
+		{"tools object", `tools`, `{ t: [Function: t] }`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func ExampleRun() {
 	fmt.Println(res.Logs)
 	fmt.Println(string(res.Value), res.Err)
 	// Output:
-	// [sum is 5 ToolCallError argument at .a is a BigInt]
+	// [sum is 5 ToolCallError argument at .a is a BigInt: JSON has no BigInt (pass String(n), or Number(n) when it fits)]
 	// {"sum":5} <nil>
 }
 

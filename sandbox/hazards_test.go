@@ -137,7 +137,7 @@ func TestHazardOnlyDataCrosses(t *testing.T) {
 		"fnProps":["length,name","length,name","length,name","length,name"],
 		"fnText":["function log() { [native code] }","function setTimeout() { [native code] }","function clearTimeout() { [native code] }","function t() { [native code] }"],
 		"console":"debug,error,info,log,warn",
-		"error":"message,stack,toolName",
+		"error":"code,message,stack,toolName",
 		"timerId":"number"}`)
 }
 

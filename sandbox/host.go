@@ -25,6 +25,9 @@ type Call struct {
 	// Args is the argument as JSON text: a lossless snapshot taken when the call was made,
 	// independent of later changes to the program's objects. A call with no argument sends {}.
 	Args []byte
+	// Line and Column are where in the program's own source the call was made (1-based; 0
+	// when unknown), for messages that must say which call they mean.
+	Line, Column int
 }
 
 // Settlement is a tool call's outcome going back into the VM.
@@ -37,9 +40,11 @@ type Settlement struct {
 	Err *CallError
 }
 
-// CallError is a failed tool call as the program sees it: only a tool name and a message.
+// CallError is a failed tool call as the program sees it: a tool name, a result code (such as
+// "UNKNOWN_TOOL"; may be empty) and a message.
 type CallError struct {
 	ToolName string
+	Code     string
 	Message  string
 }
 

@@ -152,22 +152,23 @@ func TestToolsObject(t *testing.T) {
 		let construct = "no error";
 		try { new tools.a() } catch (e) { construct = e.name }
 		let missing = "no error";
-		try { tools.zzz() } catch (e) { missing = e.name }
+		try { await tools.zzz() } catch (e) { missing = [e.name, e.toolName, e.code] }
 		const viaProto = await tools.__proto__({x: 1});
-		return {keys, inOps, types, protoIsTool, identity, names, assign, construct, missing, proto: Object.getPrototypeOf(tools), viaProto};`, host)
+		return {keys, inOps, types, protoIsTool, identity, names, assign, construct, missing, text: String(tools), tag: Object.prototype.toString.call(tools), thenable: typeof tools.then, viaProto};`, host)
 	wantValue(t, res, `{
 		"keys":["a","b-c","__proto__","constructor"],
 		"inOps":[true,false,false],
-		"types":["function","undefined","undefined","undefined"],
+		"types":["function","function","undefined","undefined"],
 		"protoIsTool":true, "identity":true, "names":["a","b-c","__proto__"],
-		"assign":"TypeError", "construct":"TypeError", "missing":"TypeError", "proto":null,
+		"assign":"TypeError", "construct":"TypeError", "missing":["ToolCallError","zzz","UNKNOWN_TOOL"],
+		"text":"[object Tools]", "tag":"[object Tools]", "thenable":"undefined",
 		"viaProto":{"tool":"__proto__","args":{"x":1}}}`)
 }
 
 func TestToolsObjectWithoutProtoNames(t *testing.T) {
 	// Without tools of those names, __proto__ and constructor are simply absent: no way to
 	// Object.prototype or Function through tools.
-	res := runJS(t, `return [tools.__proto__ === undefined, tools.constructor === undefined, tools["__proto__"] === undefined, Object.getPrototypeOf(tools) === null]`, newFakeHost("a"))
+	res := runJS(t, `return [tools.__proto__ === undefined, tools.constructor === undefined, tools["__proto__"] === undefined, Object.getPrototypeOf(Object.getPrototypeOf(tools)) === null]`, newFakeHost("a"))
 	wantValue(t, res, `[true,true,true,true]`)
 }
 

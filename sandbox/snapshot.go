@@ -12,14 +12,18 @@ import (
 	"github.com/dop251/goja"
 )
 
-// snapMode says which side of the boundary a snapshot is for.
+// snapMode says which side of the boundary a snapshot is for. Both follow
+// JSON.stringify (toJSON is honoured, boxed primitives are unwrapped,
+// undefined properties are left out and undefined array slots become null);
+// they differ on non-finite numbers.
 type snapMode uint8
 
 const (
-	// snapArgument is a tool call's argument: only JSON data, nothing dropped silently.
+	// snapArgument is a tool call's argument: NaN and ±Infinity reject the
+	// call, since a tool must not receive a silent null.
 	snapArgument snapMode = iota
-	// snapResult is the program's returned value: as snapArgument, except that an object
-	// property whose value is undefined is left out, as JSON.stringify does.
+	// snapResult is the program's returned value: NaN and ±Infinity become
+	// null, as JSON.stringify makes them.
 	snapResult
 )
 
@@ -77,15 +81,15 @@ func (e *snapError) failure() *Failure {
 	return &Failure{Kind: KindRuntime, Message: "the returned value is not JSON data: " + e.message()}
 }
 
-// snapshot converts v to JSON text of at most limit bytes. It walks iteratively (any nesting
-// up to MaxDataDepth, no Go recursion) and accepts only JSON data: null, booleans, finite
-// numbers (-0 stays -0), strings (lone surrogates escaped, so nothing is lost), arrays without
-// holes whose prototype is Array.prototype, and objects whose prototype is Object.prototype or
-// null. It rejects undefined (except as a property value in snapResult mode), functions,
-// symbols, BigInt, NaN and infinities, cycles, Proxies and every other object (Date, Map, Set,
-// RegExp, errors, typed arrays, boxed primitives, class instances). Reading a property runs its
-// getter; a getter that throws rejects the value. Two snapshots of one object are independent.
-// Must run on the VM goroutine, inside the VM.
+// snapshot converts v to JSON text of at most limit bytes by the rules of JSON.stringify, except
+// that what JSON.stringify would throw on or lose silently is refused with the path and the fix:
+// BigInt, symbols and functions as values, cycles, Map, Set, typed arrays, Date without toJSON,
+// RegExp, errors, Promises, Proxies and class instances without toJSON. It walks iteratively
+// (any nesting up to MaxDataDepth, no Go recursion). Numbers keep -0, and strings keep lone
+// surrogates (escaped), so nothing is lost. Reading a property runs its getter and toJSON runs
+// as JSON.stringify runs it; one that throws rejects the value. A root that is (or turns into)
+// undefined gives nil. Two snapshots of one object are independent. Must run on the VM
+// goroutine, inside the VM.
 func (r *run) snapshot(v goja.Value, mode snapMode, limit int) ([]byte, *snapError) {
 	s := &snapshotter{r: r, mode: mode, limit: limit}
 	var serr *snapError
@@ -124,6 +128,10 @@ func (s *snapshotter) fail(what string) *snapError {
 }
 
 func (s *snapshotter) walk(root goja.Value) *snapError {
+	root = s.resolve(root, "")
+	if root == nil || goja.IsUndefined(root) {
+		return nil
+	}
 	if err := s.value(root); err != nil {
 		return err
 	}
@@ -140,8 +148,13 @@ func (s *snapshotter) walk(root goja.Value) *snapError {
 				s.buf = append(s.buf, ',')
 			}
 			f.i++
-			if next = f.obj.Get(strconv.Itoa(f.i - 1)); next == nil {
-				return s.fail("is a hole in a sparse array")
+			key := strconv.Itoa(f.i - 1)
+			if next = s.resolve(f.obj.Get(key), key); next == nil || goja.IsUndefined(next) {
+				s.buf = append(s.buf, "null"...) // a hole or undefined, as JSON.stringify writes it
+				if len(s.buf) > s.limit {
+					return &snapError{mode: s.mode, tooBig: s.limit}
+				}
+				continue
 			}
 		} else {
 			if f.i >= len(f.keys) {
@@ -151,11 +164,8 @@ func (s *snapshotter) walk(root goja.Value) *snapError {
 			}
 			key := f.keys[f.i]
 			f.i++
-			if next = f.obj.Get(key); next == nil {
-				continue // deleted by a getter while we walked
-			}
-			if s.mode == snapResult && goja.IsUndefined(next) {
-				continue
+			if next = s.resolve(f.obj.Get(key), key); next == nil || goja.IsUndefined(next) {
+				continue // undefined (or deleted by a getter while we walked): left out
 			}
 			if f.count > 0 {
 				s.buf = append(s.buf, ',')
@@ -177,12 +187,50 @@ func (s *snapshotter) walk(root goja.Value) *snapError {
 	return nil
 }
 
-// value writes a primitive, or opens an array or object and pushes its frame.
+// resolve applies what JSON.stringify does to a value before writing it: an object's (or a
+// BigInt's) toJSON method is called with the key, and a Number, String or Boolean object is
+// unwrapped to its primitive.
+func (s *snapshotter) resolve(v goja.Value, key string) goja.Value {
+	if v == nil {
+		return nil
+	}
+	var holder *goja.Object
+	switch x := v.(type) {
+	case *goja.Object:
+		if x.ExportType() == proxyType {
+			return v // refused as it is: its traps are the program's code
+		}
+		holder = x
+	default:
+		if !goja.IsBigInt(v) {
+			return v
+		}
+		holder = v.ToObject(s.r.rt)
+	}
+	if fn, ok := goja.AssertFunction(holder.Get("toJSON")); ok {
+		out, err := fn(v, s.r.rt.ToValue(key))
+		if err != nil {
+			panic(err) // thrown inside the VM: snapshot's Try reports it with the path
+		}
+		v = out
+	}
+	if o, ok := v.(*goja.Object); ok && o.ExportType() != proxyType {
+		switch o.ClassName() {
+		case "Number":
+			return s.r.rt.ToValue(o.ToNumber())
+		case "String":
+			return s.r.rt.ToValue(o.String())
+		case "Boolean":
+			return s.r.rt.ToValue(o.Export()) // its [[BooleanData]], as JSON.stringify reads it
+		}
+	}
+	return v
+}
+
+// value writes a primitive, or opens an array or object and pushes its frame. v is never
+// undefined: the caller left it out, wrote null or gave up first.
 func (s *snapshotter) value(v goja.Value) *snapError {
-	switch {
-	case v == nil || goja.IsUndefined(v):
-		return s.fail("is undefined")
-	case goja.IsNull(v):
+	if goja.IsNull(v) {
 		s.buf = append(s.buf, "null"...)
 		return nil
 	}
@@ -190,7 +238,7 @@ func (s *snapshotter) value(v goja.Value) *snapError {
 	case *goja.Object:
 		return s.object(x)
 	case *goja.Symbol:
-		return s.fail("is a symbol")
+		return s.fail("is a symbol: JSON has no symbols (pass its description, or a string)")
 	}
 	switch {
 	case goja.IsString(v):
@@ -198,10 +246,14 @@ func (s *snapshotter) value(v goja.Value) *snapError {
 	case goja.IsNumber(v):
 		var what string
 		if s.buf, what = appendNumber(s.buf, v); what != "" {
-			return s.fail(what)
+			if s.mode == snapResult {
+				s.buf = append(s.buf, "null"...) // as JSON.stringify writes it
+				return nil
+			}
+			return s.fail(what + ": a tool must not receive a silent null (check the computation, or pass null or a string)")
 		}
 	case goja.IsBigInt(v):
-		return s.fail("is a BigInt")
+		return s.fail("is a BigInt: JSON has no BigInt (pass String(n), or Number(n) when it fits)")
 	case v.ExportType().Kind() == reflect.Bool:
 		if v.ToBoolean() {
 			s.buf = append(s.buf, "true"...)
@@ -214,41 +266,63 @@ func (s *snapshotter) value(v goja.Value) *snapError {
 	return nil
 }
 
+// fixes say, per kind of object JSON.stringify would lose, how to pass its data instead.
+var fixes = map[string]string{
+	"Map":         "pass Object.fromEntries(map) (or [...map] when its keys are not strings)",
+	"Set":         "pass [...set]",
+	"WeakMap":     "its entries cannot be listed; keep the data in a plain object",
+	"WeakSet":     "its members cannot be listed; keep the data in an array",
+	"Date":        "pass date.toISOString()",
+	"RegExp":      "pass re.source, or String(re)",
+	"Error":       "pass {name: e.name, message: e.message}",
+	"Promise":     "await it first",
+	"ArrayBuffer": "pass Array.from(new Uint8Array(buffer))",
+	"DataView":    "pass Array.from(new Uint8Array(view.buffer))",
+	"Function":    "call it and pass its value",
+	"Arguments":   "pass Array.from(arguments)",
+}
+
 func (s *snapshotter) object(o *goja.Object) *snapError {
 	if _, ok := goja.AssertFunction(o); ok {
-		return s.fail("is a function")
+		return s.fail("is a function: JSON has no functions (" + fixes["Function"] + ")")
 	}
 	if o.ExportType() == proxyType {
-		return s.fail("is a Proxy")
+		return s.fail("is a Proxy: pass a plain copy, e.g. {...proxy}")
 	}
 	if s.isAncestor(o) {
-		return s.fail("is a circular reference")
+		return s.fail("is a circular reference: JSON cannot hold a cycle (pass a copy without the back-reference)")
 	}
 	if len(s.stack) >= MaxDataDepth {
 		return s.fail(fmt.Sprintf("nests deeper than %d levels", MaxDataDepth))
 	}
-	objectProto, arrayProto := s.r.intrinsics()
-	switch cls := objectClass(o); cls {
-	case "Array":
-		if o.Prototype() != arrayProto {
-			return s.fail("is an instance of an Array subclass, not a plain array")
-		}
+	objectProto, _ := s.r.intrinsics()
+	switch cls := objectClass(o); {
+	case cls == "Array":
 		s.buf = append(s.buf, '[')
 		s.push(snapFrame{obj: o, array: true, n: o.Get("length").ToInteger()})
-	case "Object":
-		if proto := o.Prototype(); proto != nil && proto != objectProto {
-			// Map, Set, Promise and class instances land here.
-			if name := constructorName(proto); name != "" {
-				return s.fail("is " + withArticle(name) + ", not a plain object")
-			}
-			return s.fail("is an object with a custom prototype, not a plain object")
-		}
+	case cls == "Object" && (o.Prototype() == nil || o.Prototype() == objectProto):
 		s.buf = append(s.buf, '{')
 		s.push(snapFrame{obj: o, keys: o.Keys()})
+	case cls == "Object":
+		// Built-ins goja reports as plain Objects (typed arrays, ArrayBuffer, DataView), class
+		// instances and objects with another custom prototype would lose what they are.
+		name := constructorName(o.Prototype())
+		switch {
+		case strings.HasSuffix(name, "Array"):
+			return s.fail("is " + withArticle(name) + ": pass Array.from(array)")
+		case fixes[name] != "":
+			return s.fail("is " + withArticle(name) + ": " + fixes[name])
+		}
+		if name == "" || name == "Object" {
+			return s.fail("is an object with a custom prototype, not a plain object: pass {...obj}, or give it a toJSON() method")
+		}
+		return s.fail("is " + withArticle(name) + " instance, not a plain object: pass {...obj} (its own fields), or give " + name + " a toJSON() method")
+	case strings.HasSuffix(cls, "Array"):
+		return s.fail("is " + withArticle(cls) + ": pass Array.from(array)")
 	default:
 		what := "is " + withArticle(cls)
-		if cls == "Date" {
-			what += " (pass date.toISOString() instead)"
+		if fix := fixes[cls]; fix != "" {
+			what += ": " + fix
 		}
 		return s.fail(what)
 	}
@@ -342,8 +416,12 @@ func withArticle(noun string) string {
 		return "an unsupported object"
 	}
 	switch noun[0] {
-	case 'A', 'E', 'I', 'O', 'U':
+	case 'A', 'E', 'I', 'O':
 		return "an " + noun
+	case 'U':
+		if !strings.HasPrefix(noun, "Uint") { // "a Uint8Array", "an Unknown"
+			return "an " + noun
+		}
 	}
 	return "a " + noun
 }

@@ -22,6 +22,19 @@ func TestArgumentSnapshotAccepts(t *testing.T) {
 		{"shared non-cyclic references", `(() => { const x = {k: 1}; return {a: x, b: [x, x]} })()`, `{"a":{"k":1},"b":[{"k":1},{"k":1}]}`},
 		{"empty containers", `{a: {}, b: []}`, `{"a":{},"b":[]}`},
 		{"primitives at the root", `"just a string"`, `"just a string"`},
+		// JSON.stringify's rules.
+		{"undefined root means no argument", `undefined`, `{}`},
+		{"undefined property is left out", `{a: undefined, b: 1}`, `{"b":1}`},
+		{"undefined element is null", `[1, undefined]`, `[1,null]`},
+		{"hole is null", `[1, , 3]`, `[1,null,3]`},
+		{"Date through toJSON", `{when: new Date(0)}`, `{"when":"1970-01-01T00:00:00.000Z"}`},
+		{"invalid Date through toJSON", `[new Date(NaN)]`, `[null]`},
+		{"toJSON", `{toJSON() { return {x: 1} }}`, `{"x":1}`},
+		{"toJSON gets the key", `{a: {toJSON(k) { return "key " + k }}, b: [{toJSON(k) { return k }}]}`, `{"a":"key a","b":["0"]}`},
+		{"toJSON returning undefined drops the property", `{a: {toJSON() {}}, b: 2}`, `{"b":2}`},
+		{"class instance with toJSON", `new (class P { toJSON() { return "p" } })()`, `"p"`},
+		{"boxed primitives are unwrapped", `[new String("s"), new Number(2), new Boolean(false)]`, `["s",2,false]`},
+		{"array subclass is an array", `(() => { class L extends Array {}; const l = new L(); l.push(1); return l })()`, `[1]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,39 +54,34 @@ func TestArgumentSnapshotAccepts(t *testing.T) {
 
 func TestArgumentSnapshotRejects(t *testing.T) {
 	tests := []struct{ name, arg, want string }{
-		{"undefined root", `undefined`, "argument is undefined"},
-		{"undefined property", `{a: undefined}`, "argument at .a is undefined"},
-		{"undefined element", `[1, undefined]`, "argument at [1] is undefined"},
-		{"function", `{a: [0, 1, () => 1]}`, "argument at .a[2] is a function"},
+		{"function", `{a: [0, 1, () => 1]}`, "argument at .a[2] is a function: JSON has no functions (call it and pass its value)"},
 		{"class", `{k: class {}}`, "argument at .k is a function"},
 		{"symbol", `{"odd key": Symbol("s")}`, `argument at ["odd key"] is a symbol`},
-		{"bigint", `{n: 10n}`, "argument at .n is a BigInt"},
-		{"NaN", `{n: NaN}`, "argument at .n is NaN"},
+		{"bigint", `{n: 10n}`, "argument at .n is a BigInt: JSON has no BigInt (pass String(n), or Number(n) when it fits)"},
+		{"NaN", `{n: NaN}`, "argument at .n is NaN: a tool must not receive a silent null"},
 		{"Infinity", `[Infinity]`, "argument at [0] is Infinity"},
 		{"-Infinity", `{x: {y: -Infinity}}`, "argument at .x.y is -Infinity"},
 		{"cycle", `(() => { const o = {a: {}}; o.a.back = o; return o })()`, "argument at .a.back is a circular reference"},
 		{"self array", `(() => { const a = []; a.push(a); return a })()`, "argument at [0] is a circular reference"},
-		{"hole", `[1, , 3]`, "argument at [1] is a hole in a sparse array"},
-		{"length-only array", `(() => { const a = []; a.length = 4294967295; return a })()`, "argument at [0] is a hole"},
+		{"length-only array", `(() => { const a = []; a.length = 4294967295; return a })()`, "argument is larger than"},
 		{"throwing getter", `{get bad() { throw new Error("nope") }}`, "argument at .bad could not be read: Error: nope"},
-		{"Date", `{when: new Date(0)}`, "argument at .when is a Date (pass date.toISOString() instead)"},
-		{"Map", `new Map()`, "argument is a Map"},
-		{"Set", `{s: new Set([1])}`, "argument at .s is a Set"},
-		{"RegExp", `/x/`, "argument is a RegExp"},
-		{"Error", `new Error("e")`, "argument is an Error"},
-		{"Promise", `Promise.resolve(1)`, "argument is a Promise"},
-		{"typed array", `new Uint8Array(2)`, "argument is a"},
-		{"ArrayBuffer", `new ArrayBuffer(2)`, "argument is a"},
-		{"boxed string", `new String("s")`, "argument is a String"},
-		{"arguments object", `(function () { return arguments })(1)`, "argument is an Arguments"},
-		{"class instance", `new (class Point { constructor() { this.x = 1 } })()`, "argument is a Point, not a plain object"},
-		{"custom prototype", `Object.create({inherited: 1})`, "argument is an Object, not a plain object"},
+		{"throwing toJSON", `{d: {toJSON() { throw new Error("no json") }}}`, "argument at .d could not be read: Error: no json"},
+		{"Date without toJSON", `(() => { const d = new Date(0); d.toJSON = undefined; return {when: d} })()`, "argument at .when is a Date: pass date.toISOString()"},
+		{"Map", `new Map()`, "argument is a Map: pass Object.fromEntries(map)"},
+		{"Set", `{s: new Set([1])}`, "argument at .s is a Set: pass [...set]"},
+		{"RegExp", `/x/`, "argument is a RegExp: pass re.source"},
+		{"Error", `new Error("e")`, "argument is an Error: pass {name: e.name, message: e.message}"},
+		{"Promise", `Promise.resolve(1)`, "argument is a Promise: await it first"},
+		{"typed array", `new Uint8Array(2)`, "argument is a Uint8Array: pass Array.from(array)"},
+		{"ArrayBuffer", `new ArrayBuffer(2)`, "argument is an ArrayBuffer: pass Array.from(new Uint8Array(buffer))"},
+		{"arguments object", `(function () { return arguments })(1)`, "argument is an Arguments: pass Array.from(arguments)"},
+		{"class instance", `new (class Point { constructor() { this.x = 1 } })()`, "argument is a Point instance, not a plain object: pass {...obj} (its own fields), or give Point a toJSON() method"},
+		{"custom prototype", `Object.create({inherited: 1})`, "argument is an object with a custom prototype"},
 		{"anonymous prototype", `Object.create(Object.create(null))`, "argument is an object with a custom prototype"},
-		{"array subclass", `new (class L extends Array {})()`, "argument is an instance of an Array subclass"},
 		{"proxy", `new Proxy({}, {})`, "argument is a Proxy"},
 		{"proxy of array", `{p: new Proxy([], {})}`, "argument at .p is a Proxy"},
 		{"revoked proxy", `(() => { const r = Proxy.revocable({}, {}); r.revoke(); return r.proxy })()`, "argument is a Proxy"},
-		{"tools itself", `tools`, "argument at .t is a function"},
+		{"tools itself", `tools`, "argument is an object with a custom prototype"},
 		{"too deep", `(() => { let o = {}; for (let i = 0; i < 10001; i++) o = [o]; return o })()`, "argument at [0][0][0][0][0][0][0][0] … 9984 levels … [0][0][0][0][0][0][0][0] nests deeper than 10000 levels"},
 	}
 	for _, tt := range tests {
@@ -161,9 +169,13 @@ func TestResultSnapshot(t *testing.T) {
 		{name: "function at root", src: `return () => 1`, kind: KindRuntime, message: "result is a function"},
 		{name: "symbol", src: `return [Symbol()]`, kind: KindRuntime, message: "result at [0] is a symbol"},
 		{name: "throwing getter", src: `return {get g() { throw new TypeError("getter") }}`, kind: KindRuntime, message: "result at .g could not be read: TypeError: getter"},
-		{name: "undefined element", src: `return [undefined]`, kind: KindRuntime, message: "result at [0] is undefined"},
-		{name: "NaN", src: `return 0/0`, kind: KindRuntime, message: "result is NaN"},
-		{name: "Date", src: `return new Date()`, kind: KindRuntime, message: "result is a Date"},
+		{name: "undefined element is null", src: `return [undefined, , 1]`, want: `[null,null,1]`},
+		{name: "NaN and infinities are null", src: `return {n: 0/0, i: [Infinity, -Infinity]}`, want: `{"n":null,"i":[null,null]}`},
+		{name: "Date is its ISO string", src: `return {at: new Date(86400000)}`, want: `{"at":"1970-01-02T00:00:00.000Z"}`},
+		{name: "toJSON", src: `class Money { constructor(c) { this.c = c } toJSON() { return (this.c / 100).toFixed(2) } } return [new Money(1250)]`, want: `["12.50"]`},
+		{name: "toJSON returning undefined at the root", src: `return {toJSON() {}}`, want: ``},
+		{name: "Map", src: `return {m: new Map([["a", 1]])}`, kind: KindRuntime, message: "result at .m is a Map: pass Object.fromEntries(map)"},
+		{name: "Set", src: `return new Set([1])`, kind: KindRuntime, message: "result is a Set: pass [...set]"},
 		{name: "too large", src: `return "x".repeat(300)`, kind: KindLimit, message: "larger than 256 bytes"},
 		{name: "exponential sharing hits the size cap", src: `let a = [1]; for (let i = 0; i < 60; i++) a = [a, a]; return a`, kind: KindLimit, message: "larger than 256 bytes"},
 	}
@@ -196,7 +208,12 @@ func FuzzSettlementRoundTrip(f *testing.F) {
 			t.Fatalf("value %q: %v", data, res.Err)
 		}
 		var want any
-		valid := len(data) > 0 && json.Unmarshal(data, &want) == nil
+		valid := len(data) > 0 && json.Valid(data)
+		if valid && json.Unmarshal(data, &want) != nil {
+			// Valid JSON with a number beyond float64 (1e400): JSON.parse makes it
+			// ±Infinity, which comes back as null or fails the run; nothing to compare.
+			return
+		}
 		switch {
 		case len(data) == 0:
 			if res.Err != nil || string(res.Value) != `{}` {

@@ -20,9 +20,10 @@ import (
 const preludeSource = `(function () {
 	const defineProperty = Object.defineProperty;
 	class ToolCallError extends Error {
-		constructor(toolName, message) {
+		constructor(toolName, message, code) {
 			super(message);
 			defineProperty(this, "toolName", {value: String(toolName), writable: true, enumerable: true, configurable: true});
+			defineProperty(this, "code", {value: code === undefined ? "TOOL_FAILED" : String(code), writable: true, enumerable: true, configurable: true});
 		}
 	}
 	defineProperty(ToolCallError.prototype, "name", {value: "ToolCallError", writable: true, enumerable: false, configurable: true});
@@ -42,8 +43,13 @@ var prelude = func() *goja.Program {
 }()
 
 // toolsObject is the program's global tools: a dynamic object answering from the Host, so its
-// set-up cost does not depend on how many tools there are. Its prototype is null: a name the
-// Host does not have reads as undefined, __proto__ and constructor included.
+// set-up cost does not depend on how many tools there are. A name the Host has is a binding
+// (__proto__ and constructor included); any other name reads as a function whose call rejects
+// with an UNKNOWN_TOOL ToolCallError naming the nearest tools, so the most common mistake gets
+// the most helpful message — except the names JavaScript itself probes objects for (then,
+// toJSON, toString…), which read as undefined so that tools is not mistaken for a promise.
+// `"name" in tools` and Object.keys(tools) list only real tools. Its prototype holds only
+// Symbol.toPrimitive and Symbol.toStringTag: String(tools) is "[object Tools]".
 type toolsObject struct{ r *run }
 
 var _ goja.DynamicObject = toolsObject{}
@@ -51,10 +57,25 @@ var _ goja.DynamicObject = toolsObject{}
 func (r *run) newTools() *goja.Object {
 	r.bindings = make(map[string]goja.Value)
 	o := r.rt.NewDynamicObject(toolsObject{r})
-	if err := o.SetPrototype(nil); err != nil {
-		panic(err)
-	}
+	proto := r.rt.NewObject()
+	must(proto.SetPrototype(nil))
+	tag := r.rt.ToValue("Tools")
+	must(proto.DefineDataPropertySymbol(goja.SymToStringTag, tag, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
+	toPrimitive := r.function("[Symbol.toPrimitive]", func(goja.FunctionCall) goja.Value { return r.rt.ToValue("[object Tools]") })
+	must(proto.DefineDataPropertySymbol(goja.SymToPrimitive, toPrimitive, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
+	must(o.SetPrototype(proto))
 	return o
+}
+
+// probedNames are the property names JavaScript and common libraries look up on any object
+// (thenables, JSON, string conversion, inspection); on tools they are undefined unless a tool
+// has the name.
+var probedNames = map[string]bool{
+	"then": true, "catch": true, "finally": true, "toJSON": true, "toString": true, "valueOf": true,
+	"toLocaleString": true, "constructor": true, "__proto__": true, "hasOwnProperty": true,
+	"isPrototypeOf": true, "propertyIsEnumerable": true, "inspect": true, "nodeType": true,
+	"asymmetricMatch": true, "$$typeof": true, "length": true, "prototype": true, "call": true,
+	"apply": true, "bind": true, "name": true, "__esModule": true, "default": true,
 }
 
 func (t toolsObject) Get(name string) goja.Value {
@@ -62,19 +83,23 @@ func (t toolsObject) Get(name string) goja.Value {
 	if v, ok := t.r.bindings[name]; ok {
 		return v
 	}
-	if !t.r.host.Has(name) {
+	var v goja.Value
+	switch {
+	case t.r.host.Has(name):
+		v = t.r.newBinding(name)
+	case probedNames[name]:
 		return nil
+	default:
+		v = t.r.function(name, func(goja.FunctionCall) goja.Value {
+			return t.r.rejectedAt(name, "UNKNOWN_TOOL", t.r.unknownToolMessage(name))
+		})
 	}
-	v := t.r.newBinding(name)
 	t.r.bindings[name] = v
 	return v
 }
 
 func (t toolsObject) Has(name string) bool {
 	defer t.r.recoverNative("tools")
-	if _, ok := t.r.bindings[name]; ok {
-		return true
-	}
 	return t.r.host.Has(name)
 }
 
@@ -128,12 +153,15 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 	case 1:
 		b, serr := r.snapshot(call.Arguments[0], snapArgument, r.opts.MaxArgBytes)
 		if serr != nil {
-			return r.rejected(name, serr.message())
+			return r.rejectedAt(name, "INVALID_ARGS", serr.message())
 		}
-		args = b
+		if args = b; b == nil {
+			args = []byte("{}") // undefined, as JSON.stringify sees it: no argument
+		}
 	default:
-		return r.rejected(name, fmt.Sprintf("tools.%s takes one argument, got %d", name, len(call.Arguments)))
+		return r.rejectedAt(name, "INVALID_ARGS", fmt.Sprintf("tools.%s takes one argument, got %d", name, len(call.Arguments)))
 	}
+	site := r.callSite()
 	if r.calls >= r.opts.MaxCalls {
 		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program made more than %d tool calls", r.opts.MaxCalls)})
 		return goja.Undefined() // the program stops at its next instruction
@@ -146,12 +174,35 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 		if settled.CompareAndSwap(false, true) {
 			r.enqueue(func() {
 				r.inflight--
-				r.applySettlement(name, s, resolve, reject)
+				r.applySettlement(name, site, s, resolve, reject)
 			})
 		}
 	}
-	r.dispatch(Call{Seq: r.calls, Name: name, Args: args}, settle)
+	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, settle)
 	return r.rt.ToValue(p)
+}
+
+// site is where in the program a call was made: its own line and column, and the frame text
+// a stack trace shows for it.
+type site struct {
+	line, column int
+	frame        string // "program.js:4:7"; "" when unknown
+}
+
+// callSite finds the innermost frame of the program calling a native function.
+func (r *run) callSite() site {
+	for _, f := range r.rt.CaptureCallStack(8, nil) {
+		pos := f.Position()
+		if pos.Filename != programName && pos.Filename != tsName {
+			continue
+		}
+		line, col := userPosition(pos.Line, pos.Column)
+		if line < 1 {
+			continue
+		}
+		return site{line: line, column: col, frame: fmt.Sprintf("%s:%d:%d", pos.Filename, pos.Line, pos.Column)}
+	}
+	return site{}
 }
 
 // dispatch hands c to the Host. A Host panic settles the call as failed.
@@ -171,13 +222,13 @@ func (r *run) dispatch(c Call, settle func(Settlement)) {
 }
 
 // applySettlement resolves or rejects a call's promise on the VM goroutine.
-func (r *run) applySettlement(name string, s Settlement, resolve, reject func(any) error) {
+func (r *run) applySettlement(name string, at site, s Settlement, resolve, reject func(any) error) {
 	if s.Err != nil {
 		tool := s.Err.ToolName
 		if tool == "" {
 			tool = name
 		}
-		must(reject(r.newToolCallError(tool, s.Err.Message)))
+		must(reject(r.newToolCallError(tool, s.Err.Code, s.Err.Message, at)))
 		return
 	}
 	if len(s.Value) == 0 {
@@ -185,41 +236,49 @@ func (r *run) applySettlement(name string, s Settlement, resolve, reject func(an
 		return
 	}
 	if jsonDepth(s.Value) > MaxDataDepth {
-		must(reject(r.newToolCallError(name, fmt.Sprintf("the tool's value nests deeper than %d levels", MaxDataDepth))))
+		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", fmt.Sprintf("the tool's value nests deeper than %d levels", MaxDataDepth), at)))
 		return
 	}
 	v, err := r.fromJSON(s.Value)
 	if err != nil {
-		must(reject(r.newToolCallError(name, "the tool's value is not valid JSON")))
+		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", "the tool's value is not valid JSON", at)))
 		return
 	}
 	must(resolve(v))
 }
 
-// rejected returns a promise already rejected with a ToolCallError.
-func (r *run) rejected(tool, message string) goja.Value {
+// rejectedAt returns a promise already rejected with a ToolCallError for a call made here.
+func (r *run) rejectedAt(tool, code, message string) goja.Value {
 	p, _, reject := r.rt.NewPromise()
-	must(reject(r.newToolCallError(tool, message)))
+	must(reject(r.newToolCallError(tool, code, message, r.callSite())))
 	return r.rt.ToValue(p)
 }
 
 // newToolCallError builds a ToolCallError with the constructor captured before the program
-// ran. Should construction throw anyway, a plain object with the same fields stands in.
-func (r *run) newToolCallError(tool, message string) *goja.Object {
+// ran, its stack pointing at the call's own line. Should construction throw anyway, a plain
+// object with the same fields stands in.
+func (r *run) newToolCallError(tool, code, message string, at site) *goja.Object {
+	if code == "" {
+		code = "TOOL_FAILED"
+	}
 	var o *goja.Object
 	ex := r.rt.Try(func() {
 		var err error
-		if o, err = r.rt.New(r.toolCallErrorClass(), r.rt.ToValue(tool), r.rt.ToValue(message)); err != nil {
+		if o, err = r.rt.New(r.toolCallErrorClass(), r.rt.ToValue(tool), r.rt.ToValue(message), r.rt.ToValue(code)); err != nil {
 			panic(err)
 		}
 	})
-	if ex == nil {
-		return o
+	if ex != nil {
+		o = r.rt.NewObject()
+		_ = o.DefineDataProperty("name", r.rt.ToValue("ToolCallError"), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		_ = o.DefineDataProperty("toolName", r.rt.ToValue(tool), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+		_ = o.DefineDataProperty("code", r.rt.ToValue(code), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+		_ = o.DefineDataProperty("message", r.rt.ToValue(message), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
-	o = r.rt.NewObject()
-	_ = o.DefineDataProperty("name", r.rt.ToValue("ToolCallError"), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	_ = o.DefineDataProperty("toolName", r.rt.ToValue(tool), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
-	_ = o.DefineDataProperty("message", r.rt.ToValue(message), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	if at.frame != "" {
+		stack := "ToolCallError: " + message + "\n    at tools." + tool + " (" + at.frame + ")"
+		_ = o.DefineDataProperty("stack", r.rt.ToValue(stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
 	return o
 }
 

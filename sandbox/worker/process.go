@@ -328,7 +328,7 @@ func (r *procRun) call(m *message) {
 			settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: fmt.Sprintf("internal error: dispatching the call panicked: %v", x)}})
 		}
 	}()
-	r.host.Call(sandbox.Call{Seq: m.Seq, Name: m.Name, Args: m.Args}, settle)
+	r.host.Call(sandbox.Call{Seq: m.Seq, Name: m.Name, Args: m.Args, Line: m.Line, Column: m.Column}, settle)
 }
 
 // settle sends a call's outcome to the worker. A value that is not JSON, or too large for a
@@ -337,11 +337,11 @@ func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement)
 	m := &message{Type: msgSettle, Run: run, Seq: seq}
 	switch {
 	case s.Err != nil:
-		m.Error = &callError{ToolName: s.Err.ToolName, Message: s.Err.Message}
+		m.Error = &callError{ToolName: s.Err.ToolName, Code: s.Err.Code, Message: s.Err.Message}
 	case len(s.Value) > maxSettleBytes:
-		m.Error = &callError{ToolName: name, Message: fmt.Sprintf("the tool's value is too large to enter a worker process (%d bytes; the limit is %d)", len(s.Value), maxSettleBytes)}
+		m.Error = &callError{ToolName: name, Code: "INVALID_TOOL_OUTPUT", Message: fmt.Sprintf("the tool's value is too large to enter a worker process (%d bytes; the limit is %d)", len(s.Value), maxSettleBytes)}
 	case len(s.Value) > 0 && !json.Valid(s.Value):
-		m.Error = &callError{ToolName: name, Message: "the tool's value is not valid JSON"}
+		m.Error = &callError{ToolName: name, Code: "INVALID_TOOL_OUTPUT", Message: "the tool's value is not valid JSON"}
 	default:
 		m.Value = s.Value
 	}

@@ -31,7 +31,7 @@ import (
 const MaxFrameBytes = 64 << 20
 
 // protocolVersion is sent in hello; a worker speaking another version is refused.
-const protocolVersion = 1
+const protocolVersion = 2
 
 // Message types.
 const (
@@ -62,8 +62,10 @@ type message struct {
 	NamesID uint64           `json:"names_id,omitempty"` // identifies the set of names
 
 	// call
-	Name string          `json:"name,omitempty"`
-	Args json.RawMessage `json:"-"` // raw
+	Name   string          `json:"name,omitempty"`
+	Args   json.RawMessage `json:"-"` // raw
+	Line   int             `json:"line,omitempty"`
+	Column int             `json:"col,omitempty"`
 
 	// settle: Value (empty means undefined; raw) or Error
 	Value json.RawMessage `json:"-"`
@@ -85,6 +87,7 @@ const (
 
 type callError struct {
 	ToolName string `json:"tool,omitempty"`
+	Code     string `json:"code,omitempty"`
 	Message  string `json:"message"`
 }
 

@@ -223,7 +223,7 @@ func (r *workerRun) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 	r.mu.Lock()
 	r.pending[c.Seq] = settle
 	r.mu.Unlock()
-	err := r.s.out.write(&message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args})
+	err := r.s.out.write(&message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args, Line: c.Line, Column: c.Column})
 	if err == nil {
 		return
 	}
@@ -269,7 +269,7 @@ func (s *server) settle(m *message) {
 	}
 	st := sandbox.Settlement{Value: m.Value}
 	if m.Error != nil {
-		st = sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Error.ToolName, Message: m.Error.Message}}
+		st = sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Error.ToolName, Code: m.Error.Code, Message: m.Error.Message}}
 	}
 	settle(st)
 }

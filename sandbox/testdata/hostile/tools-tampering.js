@@ -1,7 +1,7 @@
 // expect: ok
 // check: clean
 // The tools object is read-only: its bindings cannot be replaced or deleted. (A program can
-// give it a prototype, in its own runtime only: the checker sees a fresh, null one.)
+// give it another prototype, in its own runtime only: the checker sees a fresh one.)
 "use strict";
 const attempts = [
   () => { tools.math_add = () => 0; },
