@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,10 +23,11 @@ const [x, y] = await Promise.all([
 ])
 const s = await tools.math_add({a: 2, b: 3})
 return {sum: s.sum, ids: [x.id, y.id]}`
-	res, calls, err := e.agent.Run(context.Background(), e.sid, code, "", agent.RunOptions{CallID: "r1"})
+	rep, err := e.agent.Run(context.Background(), e.sid, code, "", agent.RunOptions{CallID: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	res, calls := rep.Result, rep.Calls
 	if res.IsError() {
 		t.Fatalf("run failed: %+v", res.Error())
 	}
@@ -73,14 +75,53 @@ return {sum: s.sum, ids: [x.id, y.id]}`
 
 func TestRunTimeout(t *testing.T) {
 	e := newEnv(t, nil, registry.ModeCode, agent.Options{})
-	res, _, err := e.agent.Run(context.Background(), e.sid, "while (true) {}", "spin", agent.RunOptions{Timeout: 100 * time.Millisecond})
+	rep, err := e.agent.Run(context.Background(), e.sid, "while (true) {}", "spin", agent.RunOptions{Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	res := rep.Result
 	if res.Code() != registry.CodeCodeRunFailed || res.Error().Kind != "timeout" {
 		t.Fatalf("result: %+v", res.Error())
 	}
 	if r := ofType[session.ToolResult](t, e.events(t), session.TypeToolResult); len(r) != 1 || r[0].Error.Kind != "timeout" {
 		t.Fatalf("logged: %+v", r)
+	}
+}
+
+// Run hands back the program's calls within a byte budget: past it calls are
+// trimmed, then left out, and counted; the log keeps every call whole.
+func TestRunBoundsTheCallsItHandsBack(t *testing.T) {
+	e := newEnv(t, nil, registry.ModeCode, agent.Options{})
+	code := `const big = "x".repeat(3000)
+for (let i = 0; i < 40; i++) await tools.probe({id: "p" + i, note: big})
+return "done"`
+	rep, err := e.agent.Run(context.Background(), e.sid, code, "", agent.RunOptions{MaxCallsBytes: 20 << 10})
+	if err != nil || rep.Result.IsError() {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if rep.Trimmed == 0 || rep.Omitted == 0 || len(rep.Calls)+rep.Omitted != 40 {
+		t.Fatalf("kept %d, trimmed %d, omitted %d", len(rep.Calls), rep.Trimmed, rep.Omitted)
+	}
+	total := 0
+	for i, c := range rep.Calls {
+		total += len(c.Arguments)
+		if i > 0 && c.Number <= rep.Calls[i-1].Number {
+			t.Fatal("calls out of order")
+		}
+	}
+	if total > 20<<10 {
+		t.Fatalf("%d bytes of arguments handed back, over the 20 KiB budget", total)
+	}
+	last := rep.Calls[len(rep.Calls)-1]
+	if !strings.Contains(string(last.Arguments), "the session log has them whole") {
+		t.Fatalf("a trimmed call has no marker: %s", last.Arguments)
+	}
+	if n := len(ofType[session.CodeDispatch](t, e.events(t), session.TypeCodeDispatch)); n != 40 {
+		t.Fatalf("the log has %d of the 40 calls", n)
+	}
+	for _, d := range ofType[session.CodeDispatchStart](t, e.events(t), session.TypeCodeDispatchStart) {
+		if len(d.Arguments) < 3000 {
+			t.Fatalf("the log trimmed a call's arguments: %d bytes", len(d.Arguments))
+		}
 	}
 }

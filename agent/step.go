@@ -70,6 +70,24 @@ type RunOptions struct {
 	Timeout time.Duration
 	// CallID names the run_code call in the log; empty mints "run_<id>".
 	CallID string
+	// MaxCallsBytes bounds the arguments and content of the sub-calls Run
+	// hands back (the log keeps them whole): past it, calls are trimmed, then
+	// left out, and RunReport counts them. Zero means DefaultMaxCallsBytes.
+	MaxCallsBytes int
+}
+
+// DefaultMaxCallsBytes is RunOptions.MaxCallsBytes when left zero.
+const DefaultMaxCallsBytes = 256 << 10
+
+// RunReport is what Run hands back.
+type RunReport struct {
+	Result *runtime.Result // the run_code result; never nil
+	// Calls are the program's settled SDK calls in submission order, each
+	// the payload of its tool/code-dispatch event, within MaxCallsBytes.
+	Calls []session.CodeDispatch
+	// Trimmed counts calls whose arguments or content were cut to fit;
+	// Omitted counts calls left out of Calls to fit.
+	Trimmed, Omitted int
 }
 
 // Run is a client's own entry to Code Mode (POST /v1/run): a one-call step
@@ -77,26 +95,30 @@ type RunOptions struct {
 // description from the code when it is blank), logged exactly like a
 // model's run_code call and resolved in the session's scope whatever its
 // mode. It returns the run_code result and the program's settled SDK calls
-// in submission order. Errors are Step's.
-func (a *Agent) Run(ctx context.Context, sessionID, code, description string, opts RunOptions) (*runtime.Result, []session.CodeDispatch, error) {
+// in submission order. Errors are Step's; a run that could not be logged
+// returns a nil report.
+func (a *Agent) Run(ctx context.Context, sessionID, code, description string, opts RunOptions) (*RunReport, error) {
 	args, err := json.Marshal(struct {
 		Code        string `json:"code"`
 		Description string `json:"description,omitempty"`
 	}{code, strings.TrimSpace(description)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent: run arguments: %w", err)
+		return nil, fmt.Errorf("agent: run arguments: %w", err)
 	}
 	id := opts.CallID
 	if id == "" {
 		id = "run_" + a.opts.NewID()
 	}
 	ctx = bridge.WithTimeout(ctx, opts.Timeout)
-	var calls collector
+	calls := collector{budget: opts.MaxCallsBytes}
+	if calls.budget <= 0 {
+		calls.budget = DefaultMaxCallsBytes
+	}
 	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, true, &calls)
 	if len(res.Results) == 0 {
-		return nil, nil, err
+		return nil, err
 	}
-	return res.Results[0].Result, calls.sorted(), err
+	return calls.report(res.Results[0].Result), err
 }
 
 func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, codeEntry bool, also bridge.EventSink) (StepResult, error) {
@@ -446,25 +468,79 @@ func neverStarted(c ToolCall) *runtime.Result {
 	return runtime.NotStarted(c.ID, c.Name, fmt.Sprintf("%s was cancelled before dispatch: the step was cancelled before this call started", c.Name))
 }
 
-// collector gathers the settled SDK calls of one run for Run's caller.
+// collector gathers the settled SDK calls of one run for Run's caller,
+// within a byte budget for their arguments and content, so that a run of
+// many large calls does not hold them all in memory.
 type collector struct {
-	mu    sync.Mutex
-	calls []session.CodeDispatch // guarded by mu
+	budget int
+
+	mu               sync.Mutex
+	calls            []session.CodeDispatch // guarded by mu
+	used             int                    // bytes of kept arguments and content; guarded by mu
+	trimmed, omitted int                    // guarded by mu
 }
+
+// trimmedBytes is what a trimmed call keeps of its arguments and of its
+// content text.
+const trimmedBytes = 512
 
 func (c *collector) DispatchStarted(context.Context, session.CodeDispatchStart) {}
 
 func (c *collector) DispatchSettled(_ context.Context, d session.CodeDispatch) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	size := callBytes(d)
+	if c.used+size > c.budget {
+		d = trimCall(d)
+		c.trimmed++
+		if size = callBytes(d); c.used+size > c.budget {
+			c.trimmed--
+			c.omitted++
+			return
+		}
+	}
+	c.used += size
 	c.calls = append(c.calls, d)
-	c.mu.Unlock()
 }
 
-// sorted returns the calls in submission order.
-func (c *collector) sorted() []session.CodeDispatch {
+// report returns the run's report, the calls in submission order.
+func (c *collector) report(res *runtime.Result) *RunReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := slices.Clone(c.calls)
 	slices.SortStableFunc(out, func(x, y session.CodeDispatch) int { return x.Number - y.Number })
-	return out
+	return &RunReport{Result: res, Calls: out, Trimmed: c.trimmed, Omitted: c.omitted}
+}
+
+func callBytes(d session.CodeDispatch) int {
+	n := len(d.Arguments)
+	for _, b := range d.Content {
+		n += len(b.Text) + len(b.Data)
+	}
+	return n
+}
+
+// trimCall cuts a call's arguments and content to trimmedBytes each, with
+// markers; the log keeps them whole.
+func trimCall(d session.CodeDispatch) session.CodeDispatch {
+	if len(d.Arguments) > trimmedBytes {
+		marker, _ := json.Marshal(map[string]any{"truncated": fmt.Sprintf("%d bytes of arguments; the session log has them whole", len(d.Arguments))})
+		d.Arguments = marker
+	}
+	content := make([]registry.ContentBlock, 0, len(d.Content))
+	for _, b := range d.Content {
+		switch {
+		case b.IsImage():
+			b = registry.Text(fmt.Sprintf("[image, %d bytes; the session log has it]", len(b.Data)))
+		case len(b.Text) > trimmedBytes:
+			cut := trimmedBytes
+			for cut > 0 && !utf8.RuneStart(b.Text[cut]) {
+				cut--
+			}
+			b.Text = b.Text[:cut] + fmt.Sprintf("… [%d more bytes; the session log has them]", len(b.Text)-cut)
+		}
+		content = append(content, b)
+	}
+	d.Content = content
+	return d
 }

@@ -77,6 +77,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.Bridge = bridge.Install(a.Runtime, bridge.Options{
 		Limits:              Limits(cfg.Limits),
 		MaxParallelSubCalls: cfg.Limits.MaxParallelSubCalls,
+		MaxContentBytes:     int(cfg.Limits.MaxContentBytes),
+		MaxSubCallBytes:     int(cfg.Limits.MaxSubCallBytes),
 		Runner:              runner,
 	})
 
@@ -233,15 +235,20 @@ type RunRequest struct {
 // wire form, with its value and its settled SDK calls (each the payload of
 // its tool/code-dispatch event) in submission order.
 type RunResult struct {
-	SessionID     string                  `json:"session_id"`
-	CallID        string                  `json:"call_id"`
-	IsError       bool                    `json:"is_error"`
-	Value         json.RawMessage         `json:"value"`
-	Content       []registry.ContentBlock `json:"content"`
-	Error         *runtime.ErrorInfo      `json:"error"`
-	Calls         []session.CodeDispatch  `json:"calls"`
-	Contexts      []registry.Context      `json:"contexts"`
-	ConcludesTurn bool                    `json:"concludes_turn"`
+	SessionID string                  `json:"session_id"`
+	CallID    string                  `json:"call_id"`
+	IsError   bool                    `json:"is_error"`
+	Value     json.RawMessage         `json:"value"`
+	Content   []registry.ContentBlock `json:"content"`
+	Error     *runtime.ErrorInfo      `json:"error"`
+	Calls     []session.CodeDispatch  `json:"calls"`
+	// CallsTrimmed counts calls whose arguments or content were cut, and
+	// CallsOmitted calls left out of Calls, to keep the reply bounded; the
+	// session log has them whole.
+	CallsTrimmed  int                `json:"calls_trimmed,omitempty"`
+	CallsOmitted  int                `json:"calls_omitted,omitempty"`
+	Contexts      []registry.Context `json:"contexts"`
+	ConcludesTurn bool               `json:"concludes_turn"`
 }
 
 // ErrUnknownScope reports a scope that does not exist.
@@ -260,10 +267,11 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 		}
 		sessionID = s.ID
 	}
-	res, calls, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout})
+	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout})
 	if err != nil {
 		return RunResult{}, err
 	}
+	res, calls := rep.Result, rep.Calls
 	wire := session.ResultOf(res)
 	out := RunResult{
 		SessionID:     sessionID,
@@ -273,6 +281,8 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 		Content:       wire.Content,
 		Error:         wire.Error,
 		Calls:         calls,
+		CallsTrimmed:  rep.Trimmed,
+		CallsOmitted:  rep.Omitted,
 		Contexts:      wire.Contexts,
 		ConcludesTurn: wire.ConcludesTurn,
 	}

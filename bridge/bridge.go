@@ -3,10 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/codemode/codemode/registry"
@@ -14,20 +10,32 @@ import (
 	"github.com/codemode/codemode/registry/schema"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
-	"github.com/codemode/codemode/session"
 )
 
-// DefaultMaxParallelSubCalls is the overlap window for concurrency-safe
-// sub-calls when Options leave it zero.
-const DefaultMaxParallelSubCalls = 10
-
-// NoOutput is the content of a run that printed and returned nothing.
-const NoOutput = "(run_code completed with no output)"
+// Defaults for Options fields left zero.
+const (
+	// DefaultMaxParallelSubCalls is the overlap window for concurrency-safe
+	// sub-calls.
+	DefaultMaxParallelSubCalls = 10
+	// DefaultMaxContentBytes bounds what a model sees of one run (and what a
+	// settlement event keeps of a sub-call's content).
+	DefaultMaxContentBytes = 32 << 10
+	// DefaultMaxSubCallBytes bounds the value one sub-call hands the program.
+	DefaultMaxSubCallBytes = 4 << 20
+)
 
 // Options configure the run_code tool. The zero value works.
 type Options struct {
 	Limits              sandbox.Options // per run; zero fields take the sandbox defaults
 	MaxParallelSubCalls int             // default DefaultMaxParallelSubCalls
+	// MaxContentBytes bounds the content of a run_code result, which is what
+	// the model sees: logs and result beyond it are cut with a marker saying
+	// how much was cut and how to return less. The value is not cut. It also
+	// bounds the content each nested settlement event keeps.
+	MaxContentBytes int
+	// MaxSubCallBytes bounds a sub-call's value as JSON: a larger one rejects
+	// that call in the program (the value is never cut).
+	MaxSubCallBytes int
 	// Runner runs the programs: sandbox.InProcess{} when nil, or a pool of worker
 	// processes (package sandbox/worker). Either way the sub-calls, their scheduling and
 	// the log stay in this process.
@@ -46,6 +54,12 @@ type Bridge struct {
 func New(rt *runtime.Runtime, opts Options) *Bridge {
 	if opts.MaxParallelSubCalls <= 0 {
 		opts.MaxParallelSubCalls = DefaultMaxParallelSubCalls
+	}
+	if opts.MaxContentBytes <= 0 {
+		opts.MaxContentBytes = DefaultMaxContentBytes
+	}
+	if opts.MaxSubCallBytes <= 0 {
+		opts.MaxSubCallBytes = DefaultMaxSubCallBytes
 	}
 	if opts.Runner == nil {
 		opts.Runner = sandbox.InProcess{}
@@ -89,10 +103,15 @@ func (b *Bridge) definition() registry.Definition {
 		Output: &schema.Node{Type: "object", Required: []string{"logs"}, AdditionalProperties: &f, Properties: map[string]*schema.Node{
 			"logs":   {Type: "array", Items: &schema.Node{Type: "string"}},
 			"result": {Type: "json"},
+			"unfinished_calls": {Type: "array", Items: &schema.Node{Type: "object", AdditionalProperties: &f, Required: []string{"tool", "state"}, Properties: map[string]*schema.Node{
+				"tool":  {Type: "string"},
+				"line":  {Type: "integer"},
+				"state": {Type: "string", Enum: []any{StateCancelled, StateAbandoned}},
+			}}},
 		}},
 		Behavior: registry.Behavior{
 			Execute:     b.run,
-			Render:      render,
+			Render:      b.render,
 			PresentCall: presentCall,
 			// The sandbox's own wall-clock limit fires first; this is the backstop.
 			Timeout: timeout + 10*time.Second,
@@ -124,6 +143,7 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 	}
 	r := b.newRun(ctx, exec, view)
 	res := b.opts.Runner.Run(ctx, in.Code, r, limits)
+	left := r.unfinished() // as the program settled, before settle stops them
 	r.settle()
 	concluded := r.ferry(exec)
 	if res.Err != nil {
@@ -132,222 +152,21 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 			// program first, but the run ended because it was cancelled.
 			res.Err = &sandbox.Failure{Kind: sandbox.KindCancelled, Message: "the run was cancelled: " + res.Err.Message}
 		}
-		return nil, failure(res.Err, res.Logs)
+		return nil, b.failure(res.Err, res.Logs, left)
 	}
 	if concluded {
 		exec.ConcludeTurn()
 	}
-	value := map[string]any{"logs": nonNil(res.Logs)}
+	out := runValue{Logs: nonNil(res.Logs), Unfinished: left}
 	if res.Value != nil {
-		value["result"] = json.RawMessage(res.Value)
+		out.Result = json.RawMessage(res.Value)
 	}
-	return value, nil
+	return out, nil
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// failure is the CODE_RUN_FAILED error of a failed run; its content states
-// the kind and message and keeps the captured logs.
-func failure(err error, logs []string) *registry.Error {
-	kind, msg := sandbox.KindRuntime, registry.SafeString(err)
-	var f *sandbox.Failure
-	if errors.As(err, &f) {
-		kind, msg = f.Kind, f.Message
-	}
-	text := fmt.Sprintf("run_code failed (%s): %s", kind, msg)
-	if len(logs) > 0 {
-		text += "\n\nLogs:\n" + strings.Join(logs, "\n")
-	}
-	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: kind, Message: msg, Content: []registry.ContentBlock{registry.Text(text)}}
-}
-
-// presentCall is run_code's call card: its description, derived from the
-// code when the model gave none.
-func presentCall(args frozen.Value) any {
-	var in struct{ Code, Description string }
-	if args.Unmarshal(&in) != nil {
-		return nil
-	}
-	return map[string]string{"description": DescribeRun(in.Code, in.Description)}
-}
-
-// maxDescription bounds a derived description.
-const maxDescription = 80
-
-// DescribeRun returns a run's one-line description: description when it is
-// not blank, else one derived from the code (its first comment, or its first
-// line of code), at most 80 characters.
-func DescribeRun(code, description string) string {
-	if d := strings.TrimSpace(description); d != "" {
-		return d
-	}
-	for _, line := range strings.Split(code, "\n") {
-		line = strings.TrimSpace(line)
-		if c, ok := strings.CutPrefix(line, "//"); ok {
-			line = strings.TrimSpace(c)
-		} else if strings.HasPrefix(line, "/*") || strings.HasPrefix(line, "*") {
-			line = strings.TrimSpace(strings.Trim(line, "/* "))
-		}
-		if line == "" || strings.HasPrefix(line, "```") {
-			continue
-		}
-		if r := []rune(line); len(r) > maxDescription {
-			line = string(r[:maxDescription-1]) + "…"
-		}
-		return line
-	}
-	return "an empty program"
-}
-
-// render shows logs, then the result: strings raw, other JSON pretty-printed.
-func render(_, value frozen.Value) []registry.ContentBlock {
-	var v struct {
-		Logs   []string
-		Result json.RawMessage
-	}
-	if err := value.Unmarshal(&v); err != nil {
-		return registry.DefaultRender(value)
-	}
-	var parts []string
-	if len(v.Logs) > 0 {
-		parts = append(parts, strings.Join(v.Logs, "\n"))
-	}
-	if v.Result != nil {
-		if r, err := frozen.Parse(v.Result); err == nil {
-			parts = append(parts, registry.DefaultRender(r)[0].Text)
-		}
-	}
-	if len(parts) == 0 {
-		return []registry.ContentBlock{registry.Text(NoOutput)}
-	}
-	return []registry.ContentBlock{registry.Text(strings.Join(parts, "\n\n"))}
-}
-
-// run is one program's set of sub-calls: the sandbox.Host over a batch.
-type run struct {
-	batch    *runtime.Batch
-	logCtx   context.Context // events are logged even after cancellation
-	exec     registry.Exec
-	parent   runtime.Token
-	approver runtime.Approver
-	sink     EventSink
-	view     *registry.View
-
-	// settling is held while one sub-call logs its settlement and settles
-	// its promise, so the log's order of settlements is the order in which
-	// the program sees them.
-	settling sync.Mutex
-
-	mu      sync.Mutex
-	results map[int]*runtime.Result // by sub-call number; guarded by mu
-	last    int                     // highest sub-call number; guarded by mu
-}
-
-func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.View) *run {
-	r := &run{
-		batch:  b.rt.NewBatch(ctx, runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls}),
-		logCtx: context.WithoutCancel(ctx),
-		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
-		results: map[int]*runtime.Result{},
-	}
-	r.parent, _ = runtime.TokenOf(exec)
-	return r
-}
-
-// Has implements sandbox.Host: the tools of the view as the run started;
-// run_code is never one.
-func (r *run) Has(name string) bool { return r.view.HasSDKTool(name) }
-
-// Names implements sandbox.Host.
-func (r *run) Names() []string { return r.view.Names() }
-
-// Call implements sandbox.Host: it submits a sub-call and returns at once.
-func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
-	if r.batch.Context().Err() != nil {
-		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code was cancelled; the call was not dispatched"}})
-		return
-	}
-	var start session.CodeDispatchStart
-	var startedAt time.Time
-	subID := func(n int) string { return fmt.Sprintf("%s:code:%d", r.exec.CallID(), n) }
-	n, ok := r.batch.Go(runtime.Request{
-		Name:      c.Name,
-		Arguments: string(c.Args),
-		Scope:     r.exec.Scope(),
-		SessionID: r.exec.SessionID(),
-		Parent:    r.parent,
-		Approver:  r.approver,
-	}, runtime.Hooks{
-		CallID: subID,
-		Start: func(n int, _ runtime.Call, _ bool) {
-			start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
-			startedAt = time.Now()
-			if r.sink != nil {
-				r.sink.DispatchStarted(r.logCtx, start)
-			}
-		},
-		Done: func(n int, res *runtime.Result) {
-			r.settling.Lock()
-			defer r.settling.Unlock()
-			if r.sink != nil {
-				wire := session.ResultOf(res)
-				r.sink.DispatchSettled(r.logCtx, session.CodeDispatch{
-					CodeDispatchStart: start, IsError: wire.IsError, Content: wire.Content, Error: wire.Error,
-					StartedAt: startedAt, EndedAt: time.Now(),
-				})
-			}
-			r.mu.Lock()
-			r.results[n] = res
-			r.mu.Unlock()
-			if res.IsError() {
-				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: string(res.Code()), Message: res.Error().Message}})
-			} else {
-				settle(sandbox.Settlement{Value: res.Value().Bytes()})
-			}
-		},
-	})
-	if !ok {
-		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code has ended; the call was not dispatched"}})
-		return
-	}
-	r.mu.Lock()
-	r.last = max(r.last, n)
-	r.mu.Unlock()
-}
-
-// settle ends the run's sub-calls: queued ones are abandoned (nothing is
-// logged), in-flight ones cancelled, and it returns when they have drained.
-func (r *run) settle() { r.batch.Close() }
-
-// ferry defers the sub-calls' contexts and image content onto the run_code
-// result in submission order, and reports whether any asked to conclude
-// the turn. It runs after settle.
-func (r *run) ferry(exec registry.Exec) (concluded bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for n := 1; n <= r.last; n++ {
-		res, ok := r.results[n]
-		if !ok {
-			continue
-		}
-		for _, c := range res.Contexts() {
-			exec.Defer(c)
-		}
-		var images []registry.ContentBlock
-		for _, blk := range res.Content() {
-			if blk.IsImage() {
-				images = append(images, blk)
-			}
-		}
-		if len(images) > 0 {
-			exec.Defer(registry.Context{Source: res.Name(), Text: fmt.Sprintf("image content from %s (call %d of the program)", res.Name(), n), Content: images})
-		}
-		concluded = concluded || res.ConcludesTurn()
-	}
-	return concluded
+// runValue is run_code's canonical value.
+type runValue struct {
+	Logs       []string        `json:"logs"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Unfinished []Unfinished    `json:"unfinished_calls,omitempty"`
 }

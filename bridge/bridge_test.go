@@ -148,7 +148,7 @@ func TestRendering(t *testing.T) {
 	for code, want := range map[string]string{
 		`return "plain text"`:           "plain text",
 		`return [1, {a: null}]`:         "[\n  1,\n  {\n    \"a\": null\n  }\n]",
-		``:                              bridge.NoOutput,
+		``:                              bridge.NoOutput + "\n" + bridge.NoOutputHint,
 		`console.log("only a log")`:     "only a log",
 		`return null`:                   "null",
 		`const x: number = 1; return x`: "1",
@@ -345,12 +345,13 @@ func TestSubCallIDsAndEventContent(t *testing.T) {
 type gate struct {
 	mu      sync.Mutex
 	running map[string]bool
+	started map[string]bool // ever ran
 	maxSeen int
 	release map[string]chan struct{}
 }
 
 func newGate(names ...string) *gate {
-	g := &gate{running: map[string]bool{}, release: map[string]chan struct{}{}}
+	g := &gate{running: map[string]bool{}, started: map[string]bool{}, release: map[string]chan struct{}{}}
 	for _, n := range names {
 		g.release[n] = make(chan struct{})
 	}
@@ -362,6 +363,7 @@ func (g *gate) body(ctx context.Context, _ registry.Exec, a frozen.Value) (any, 
 	_ = a.Unmarshal(&in)
 	g.mu.Lock()
 	g.running[in.ID] = true
+	g.started[in.ID] = true
 	g.maxSeen = max(g.maxSeen, len(g.running))
 	ch := g.release[in.ID]
 	g.mu.Unlock()

@@ -44,7 +44,12 @@ type Limits struct {
 	MaxParallelSubCalls int      `yaml:"max_parallel_sub_calls"`
 	MaxLogBytes         Size     `yaml:"max_log_bytes"`
 	MaxResultBytes      Size     `yaml:"max_result_bytes"`
-	Memory              Size     `yaml:"memory"`
+	// MaxContentBytes bounds what a model sees of one run (the run_code
+	// content); the value a program or client receives is not cut.
+	MaxContentBytes Size `yaml:"max_content_bytes"`
+	// MaxSubCallBytes bounds the value one tool call hands a program.
+	MaxSubCallBytes Size `yaml:"max_sub_call_bytes"`
+	Memory          Size `yaml:"memory"`
 }
 
 // Server protects the HTTP service.
@@ -126,6 +131,8 @@ func Default() Config {
 			MaxParallelSubCalls: 10,
 			MaxLogBytes:         1 << 20,
 			MaxResultBytes:      4 << 20,
+			MaxContentBytes:     32 << 10,
+			MaxSubCallBytes:     4 << 20,
 			Memory:              512 << 20,
 		},
 		Server: Server{
@@ -275,6 +282,10 @@ func (c *Config) Validate() error {
 		return bad("limits.max_log_bytes", "must be positive")
 	case l.MaxResultBytes <= 0:
 		return bad("limits.max_result_bytes", "must be positive")
+	case l.MaxContentBytes < 1<<10:
+		return bad("limits.max_content_bytes", "must be at least 1KiB")
+	case l.MaxSubCallBytes <= 0:
+		return bad("limits.max_sub_call_bytes", "must be positive")
 	case l.Memory < 0:
 		return bad("limits.memory", "must not be negative")
 	}

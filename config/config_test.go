@@ -66,6 +66,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"limits:\n  timeout: soon", "limits.timeout: invalid duration"},
 		{"limits:\n  max_log_bytes: lots", "limits.max_log_bytes: invalid size"},
 		{"limits:\n  max_sub_calls: 0", "limits.max_sub_calls: must be positive"},
+		{"limits:\n  max_content_bytes: 100", "limits.max_content_bytes: must be at least 1KiB"},
+		{"limits:\n  max_sub_call_bytes: 0", "limits.max_sub_call_bytes: must be positive"},
 		{"mode: turbo", "mode: want native"},
 		{"isolation: vm", "isolation:"},
 		{"store: mysql://x", "store:"},

@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/golden"
+
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // logBuilder numbers events as a store would, one millisecond apart.
 type logBuilder struct {
@@ -206,7 +204,7 @@ func TestTimelineGolden(t *testing.T) {
 	if err := session.WriteTimeline(&buf, sampleLog(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "timeline.golden", buf.Bytes())
+	checkGolden(t, "timeline.golden", buf.Bytes())
 }
 
 func TestTimelineStructure(t *testing.T) {
@@ -259,23 +257,10 @@ func TestTimelineOrphans(t *testing.T) {
 	if err := session.WriteTimeline(&buf, l.events); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "timeline_orphans.golden", buf.Bytes())
+	checkGolden(t, "timeline_orphans.golden", buf.Bytes())
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }

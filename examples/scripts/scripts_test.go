@@ -5,7 +5,6 @@ package scripts
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,9 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/golden"
 	"github.com/codemode/codemode/session"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestExampleScripts(t *testing.T) {
 	files, err := filepath.Glob("*.[jt]s")
@@ -42,28 +40,15 @@ func TestExampleScripts(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("%s failed: %+v", f, res.Error)
 			}
-			got := golden(t, res)
 			path := filepath.Join("testdata", strings.TrimSuffix(f, filepath.Ext(f))+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("output of %s:\n%s\nwant:\n%s", f, got, want)
-			}
+			golden.Check(t, path, []byte(stable(t, res)))
 		})
 	}
 }
 
-// golden is the stable part of a run result: the value, the nested calls
+// stable is the stable part of a run result: the value, the nested calls
 // (names, arguments, outcomes) and the contexts, without ids and times.
-func golden(t *testing.T, res app.RunResult) string {
+func stable(t *testing.T, res app.RunResult) string {
 	type call struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`

@@ -3,15 +3,12 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/codemode/codemode/internal/golden"
+)
 
 // goldenSchemas are representative DSL schemas whose compiled standard JSON
 // is pinned in testdata/<name>.golden: what a model is shown.
@@ -124,21 +121,5 @@ func TestGoldenViolations(t *testing.T) {
 
 func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update after checking the change):\n--- got\n%s\n--- want\n%s",
-			file, got, strings.TrimSpace(string(want)))
-	}
+	golden.Check(t, file, got)
 }

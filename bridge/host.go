@@ -1,0 +1,186 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/session"
+)
+
+// run is one program's set of sub-calls: the sandbox.Host over a batch.
+type run struct {
+	batch    *runtime.Batch
+	logCtx   context.Context // events are logged even after cancellation
+	exec     registry.Exec
+	parent   runtime.Token
+	approver runtime.Approver
+	sink     EventSink
+	view     *registry.View
+
+	// settling is held while one sub-call logs its settlement and settles
+	// its promise, so the log's order of settlements is the order in which
+	// the program sees them.
+	settling sync.Mutex
+
+	maxValueBytes   int // a sub-call's value bigger than this is refused
+	maxContentBytes int // a settlement event's content is cut beyond this
+
+	mu      sync.Mutex
+	calls   map[int]*subCall        // by sub-call number; guarded by mu
+	results map[int]*runtime.Result // by sub-call number; guarded by mu
+	last    int                     // highest sub-call number; guarded by mu
+}
+
+// subCall is what the run knows of one sub-call, for reporting the ones a
+// program left unfinished.
+type subCall struct {
+	name          string
+	line          int
+	started, done bool
+}
+
+func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.View) *run {
+	r := &run{
+		batch:  b.rt.NewBatch(ctx, runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls}),
+		logCtx: context.WithoutCancel(ctx),
+		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
+		maxValueBytes: b.opts.MaxSubCallBytes, maxContentBytes: b.opts.MaxContentBytes,
+		calls: map[int]*subCall{}, results: map[int]*runtime.Result{},
+	}
+	r.parent, _ = runtime.TokenOf(exec)
+	return r
+}
+
+// Has implements sandbox.Host: the tools of the view as the run started;
+// run_code is never one.
+func (r *run) Has(name string) bool { return r.view.HasSDKTool(name) }
+
+// Names implements sandbox.Host.
+func (r *run) Names() []string { return r.view.Names() }
+
+// Call implements sandbox.Host: it submits a sub-call and returns at once.
+func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
+	if r.batch.Context().Err() != nil {
+		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code was cancelled; the call was not dispatched"}})
+		return
+	}
+	var start session.CodeDispatchStart
+	var startedAt time.Time
+	var sc *subCall
+	subID := func(n int) string { return fmt.Sprintf("%s:code:%d", r.exec.CallID(), n) }
+	// Held until the call is recorded, so its hooks (on another goroutine)
+	// find it.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.batch.Go(runtime.Request{
+		Name:      c.Name,
+		Arguments: string(c.Args),
+		Scope:     r.exec.Scope(),
+		SessionID: r.exec.SessionID(),
+		Parent:    r.parent,
+		Approver:  r.approver,
+	}, runtime.Hooks{
+		CallID: subID,
+		Start: func(n int, _ runtime.Call, _ bool) {
+			r.mu.Lock()
+			sc.started = true
+			r.mu.Unlock()
+			start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
+			startedAt = time.Now()
+			if r.sink != nil {
+				r.sink.DispatchStarted(r.logCtx, start)
+			}
+		},
+		Done: func(n int, res *runtime.Result) {
+			r.settling.Lock()
+			defer r.settling.Unlock()
+			if r.sink != nil {
+				wire := session.ResultOf(res)
+				r.sink.DispatchSettled(r.logCtx, session.CodeDispatch{
+					CodeDispatchStart: start, IsError: wire.IsError, Content: capContent(wire.Content, r.maxContentBytes), Error: wire.Error,
+					StartedAt: startedAt, EndedAt: time.Now(),
+				})
+			}
+			r.mu.Lock()
+			r.results[n] = res
+			sc.done = true
+			r.mu.Unlock()
+			switch value := res.Value().Bytes(); {
+			case res.IsError():
+				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: string(res.Code()), Message: res.Error().Message}})
+			case len(value) > r.maxValueBytes:
+				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: "LIMIT", Message: fmt.Sprintf(
+					"the tool's value is %s, over the %s a program may receive from one call (limits.max_sub_call_bytes): ask the tool for less (a page, a filter, fewer fields)",
+					formatSize(len(value)), formatSize(r.maxValueBytes))}})
+			default:
+				settle(sandbox.Settlement{Value: value})
+			}
+		},
+	})
+	if !ok {
+		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code has ended; the call was not dispatched"}})
+		return
+	}
+	sc = &subCall{name: c.Name, line: c.Line}
+	r.calls[n] = sc
+	r.last = max(r.last, n)
+}
+
+// unfinished lists, in submission order, the sub-calls that had not settled
+// when the program did: those in flight (which settle cancels) and those
+// still queued (which it abandons).
+func (r *run) unfinished() []Unfinished {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Unfinished
+	for n := 1; n <= r.last; n++ {
+		sc := r.calls[n]
+		if sc == nil || sc.done {
+			continue
+		}
+		u := Unfinished{Tool: sc.name, Line: sc.line, State: StateAbandoned}
+		if sc.started {
+			u.State = StateCancelled
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// settle ends the run's sub-calls: queued ones are abandoned (nothing is
+// logged), in-flight ones cancelled, and it returns when they have drained.
+func (r *run) settle() { r.batch.Close() }
+
+// ferry defers the sub-calls' contexts and image content onto the run_code
+// result in submission order, and reports whether any asked to conclude
+// the turn. It runs after settle.
+func (r *run) ferry(exec registry.Exec) (concluded bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n := 1; n <= r.last; n++ {
+		res, ok := r.results[n]
+		if !ok {
+			continue
+		}
+		for _, c := range res.Contexts() {
+			exec.Defer(c)
+		}
+		var images []registry.ContentBlock
+		for _, blk := range res.Content() {
+			if blk.IsImage() {
+				images = append(images, blk)
+			}
+		}
+		if len(images) > 0 {
+			exec.Defer(registry.Context{Source: res.Name(), Text: fmt.Sprintf("image content from %s (call %d of the program)", res.Name(), n), Content: images})
+		}
+		concluded = concluded || res.ConcludesTurn()
+	}
+	return concluded
+}
