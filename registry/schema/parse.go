@@ -88,177 +88,225 @@ func (ps parser) schema(p *path, depth int) (*Node, error) {
 	return n, nil
 }
 
+// keyword parses one keyword's value into n: the keyword's own step from
+// keywords, or an error for a keyword the DSL does not have.
 func (ps parser) keyword(n *Node, kw string, p *path, depth int) error {
+	step, ok := keywordSteps[kw]
+	if !ok {
+		return p.errorf("unsupported keyword %q", kw)
+	}
 	q := p.key(kw)
 	tok, err := ps.token(q)
 	if err != nil {
 		return err
 	}
-	switch kw {
-	case "type":
-		switch t := tok.(type) {
-		case string:
-			switch {
-			case t == TypeJSON:
-				return q.errorf(`unknown type "json" (omit "type" to accept any JSON value)`)
-			case t == TypeOneOf:
-				return q.errorf(`unknown type "oneOf" (write "oneOf" without "type")`)
-			case !knownType(t):
-				return q.errorf("unknown type %q", t)
-			}
-			n.Type = t
-		case json.Delim:
-			if t == '[' {
-				return q.errorf("type arrays are not supported (use oneOf)")
-			}
-			return q.errorf(`"type" must be a string`)
-		default:
-			return q.errorf(`"type" must be a string`)
-		}
-	case "description":
-		s, ok := tok.(string)
-		if !ok {
-			return q.errorf("description must be a string")
-		}
+	return step(ps, n, kw, tok, q, depth)
+}
+
+// keywordStep reads the value of keyword kw, whose first token is tok, at q.
+type keywordStep func(ps parser, n *Node, kw string, tok json.Token, q *path, depth int) error
+
+// keywordSteps are the DSL's keywords, each with its step.
+var keywordSteps map[string]keywordStep
+
+func init() { // a variable initializer would loop through parser.items
+	keywordSteps = map[string]keywordStep{
+		"type":                 parseType,
+		"description":          parseText,
+		"pattern":              parseText,
+		"properties":           parser.properties,
+		"required":             parser.required,
+		"additionalProperties": parseAdditional,
+		"items":                parser.items,
+		"oneOf":                parser.oneOf,
+		"enum":                 parser.literal,
+		"const":                parser.literal,
+		"default":              parser.literal,
+		"minimum":              parseBound,
+		"maximum":              parseBound,
+		"exclusiveMinimum":     parseBound,
+		"exclusiveMaximum":     parseBound,
+		"minLength":            parseCount,
+		"maxLength":            parseCount,
+		"minItems":             parseCount,
+		"maxItems":             parseCount,
+	}
+}
+
+func parseType(_ parser, n *Node, _ string, tok json.Token, q *path, _ int) error {
+	t, ok := tok.(string)
+	switch {
+	case tok == json.Delim('['):
+		return q.errorf("type arrays are not supported (use oneOf)")
+	case !ok:
+		return q.errorf(`"type" must be a string`)
+	case t == TypeJSON:
+		return q.errorf(`unknown type "json" (omit "type" to accept any JSON value)`)
+	case t == TypeOneOf:
+		return q.errorf(`unknown type "oneOf" (write "oneOf" without "type")`)
+	case !knownType(t):
+		return q.errorf("unknown type %q", t)
+	}
+	n.Type = t
+	return nil
+}
+
+// parseText reads description and pattern.
+func parseText(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
+	s, ok := tok.(string)
+	if !ok {
+		return q.errorf("%s must be a string", kw)
+	}
+	if kw == "description" {
 		n.Description = s
-	case "pattern":
-		s, ok := tok.(string)
-		if !ok {
-			return q.errorf("pattern must be a string")
-		}
+	} else {
 		n.Pattern = s
-	case "properties":
-		if tok != json.Delim('{') {
-			return q.errorf("properties must be an object of schemas")
-		}
-		n.Properties = map[string]*Node{}
-		for ps.dec.More() {
-			nameTok, err := ps.token(q)
-			if err != nil {
-				return err
-			}
-			name, _ := nameTok.(string)
-			if _, dup := n.Properties[name]; dup {
-				return q.errorf("duplicate property %s", quoteJSON(name))
-			}
-			child, err := ps.subschema(q.prop(name), depth)
-			if err != nil {
-				return err
-			}
-			n.Properties[name] = child
-		}
-		if _, err := ps.token(q); err != nil {
+	}
+	return nil
+}
+
+func (ps parser) properties(n *Node, _ string, tok json.Token, q *path, depth int) error {
+	if tok != json.Delim('{') {
+		return q.errorf("properties must be an object of schemas")
+	}
+	n.Properties = map[string]*Node{}
+	for ps.dec.More() {
+		nameTok, err := ps.token(q)
+		if err != nil {
 			return err
 		}
-	case "required":
-		if tok != json.Delim('[') {
-			return q.errorf("required must be an array of property names")
+		name, _ := nameTok.(string)
+		if _, dup := n.Properties[name]; dup {
+			return q.errorf("duplicate property %s", quoteJSON(name))
 		}
-		n.Required = []string{}
-		for i := 0; ps.dec.More(); i++ {
-			tok, err := ps.token(q)
-			if err != nil {
-				return err
-			}
-			name, ok := tok.(string)
-			if !ok {
-				return q.index(i).errorf("required must be an array of property names")
-			}
-			n.Required = append(n.Required, name)
-		}
-		if _, err := ps.token(q); err != nil {
+		child, err := ps.subschema(q.prop(name), depth)
+		if err != nil {
 			return err
 		}
-	case "additionalProperties":
-		b, ok := tok.(bool)
+		n.Properties[name] = child
+	}
+	_, err := ps.token(q)
+	return err
+}
+
+func (ps parser) required(n *Node, _ string, tok json.Token, q *path, _ int) error {
+	if tok != json.Delim('[') {
+		return q.errorf("required must be an array of property names")
+	}
+	n.Required = []string{}
+	for i := 0; ps.dec.More(); i++ {
+		tok, err := ps.token(q)
+		if err != nil {
+			return err
+		}
+		name, ok := tok.(string)
 		if !ok {
-			return q.errorf("additionalProperties must be true or false (schemas are not supported)")
+			return q.index(i).errorf("required must be an array of property names")
 		}
-		n.AdditionalProperties = &b
-	case "items":
-		if tok == json.Delim('[') {
-			return q.errorf("items must be a single schema (tuple form is not supported)")
-		}
-		if tok != json.Delim('{') {
-			return q.errorf("items must be a schema object")
-		}
-		child, err := ps.schema(q, depth+1)
+		n.Required = append(n.Required, name)
+	}
+	_, err := ps.token(q)
+	return err
+}
+
+func parseAdditional(_ parser, n *Node, _ string, tok json.Token, q *path, _ int) error {
+	b, ok := tok.(bool)
+	if !ok {
+		return q.errorf("additionalProperties must be true or false (schemas are not supported)")
+	}
+	n.AdditionalProperties = &b
+	return nil
+}
+
+func (ps parser) items(n *Node, _ string, tok json.Token, q *path, depth int) error {
+	if tok == json.Delim('[') {
+		return q.errorf("items must be a single schema (tuple form is not supported)")
+	}
+	if tok != json.Delim('{') {
+		return q.errorf("items must be a schema object")
+	}
+	child, err := ps.schema(q, depth+1)
+	if err != nil {
+		return err
+	}
+	n.Items = child
+	return nil
+}
+
+func (ps parser) oneOf(n *Node, _ string, tok json.Token, q *path, depth int) error {
+	if tok != json.Delim('[') {
+		return q.errorf("oneOf must be an array of schemas")
+	}
+	n.OneOf = []*Node{}
+	for i := 0; ps.dec.More(); i++ {
+		child, err := ps.subschema(q.index(i), depth)
 		if err != nil {
 			return err
 		}
-		n.Items = child
-	case "oneOf":
-		if tok != json.Delim('[') {
-			return q.errorf("oneOf must be an array of schemas")
-		}
-		n.OneOf = []*Node{}
-		for i := 0; ps.dec.More(); i++ {
-			child, err := ps.subschema(q.index(i), depth)
-			if err != nil {
-				return err
-			}
-			n.OneOf = append(n.OneOf, child)
-		}
-		if _, err := ps.token(q); err != nil {
-			return err
-		}
+		n.OneOf = append(n.OneOf, child)
+	}
+	_, err := ps.token(q)
+	return err
+}
+
+// literal reads enum, const and default: JSON values kept as data.
+func (ps parser) literal(n *Node, kw string, tok json.Token, q *path, _ int) error {
+	if kw == "enum" && tok != json.Delim('[') {
+		return q.errorf("enum must be an array")
+	}
+	v, err := ps.value(tok, q, 0)
+	if err != nil {
+		return err
+	}
+	switch kw {
 	case "enum":
-		if tok != json.Delim('[') {
-			return q.errorf("enum must be an array")
-		}
-		v, err := ps.value(tok, q, 0)
-		if err != nil {
-			return err
-		}
 		n.Enum = v.([]any)
 	case "const":
-		v, err := ps.value(tok, q, 0)
-		if err != nil {
-			return err
-		}
 		n.Const, n.HasConst = v, true
-	case "default":
-		v, err := ps.value(tok, q, 0)
-		if err != nil {
-			return err
-		}
-		n.Default, n.HasDefault = v, true
-	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-		num, ok := tok.(json.Number)
-		if !ok {
-			return q.errorf("%s must be a number", kw)
-		}
-		f, err := strconv.ParseFloat(string(num), 64)
-		if err != nil || math.IsInf(f, 0) {
-			return q.errorf("%s %s is out of range", kw, num)
-		}
-		switch kw {
-		case "minimum":
-			n.Minimum = &f
-		case "maximum":
-			n.Maximum = &f
-		case "exclusiveMinimum":
-			n.ExclusiveMinimum = &f
-		default:
-			n.ExclusiveMaximum = &f
-		}
-	case "minLength", "maxLength", "minItems", "maxItems":
-		v, ok := count(tok)
-		if !ok {
-			return q.errorf("%s must be an integer between 0 and %d", kw, math.MaxInt32)
-		}
-		switch kw {
-		case "minLength":
-			n.MinLength = &v
-		case "maxLength":
-			n.MaxLength = &v
-		case "minItems":
-			n.MinItems = &v
-		default:
-			n.MaxItems = &v
-		}
 	default:
-		return p.errorf("unsupported keyword %q", kw)
+		n.Default, n.HasDefault = v, true
+	}
+	return nil
+}
+
+// parseBound reads minimum, maximum, exclusiveMinimum and exclusiveMaximum.
+func parseBound(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
+	num, ok := tok.(json.Number)
+	if !ok {
+		return q.errorf("%s must be a number", kw)
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return q.errorf("%s %s is out of range", kw, num)
+	}
+	switch kw {
+	case "minimum":
+		n.Minimum = &f
+	case "maximum":
+		n.Maximum = &f
+	case "exclusiveMinimum":
+		n.ExclusiveMinimum = &f
+	default:
+		n.ExclusiveMaximum = &f
+	}
+	return nil
+}
+
+// parseCount reads minLength, maxLength, minItems and maxItems.
+func parseCount(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
+	v, ok := count(tok)
+	if !ok {
+		return q.errorf("%s must be an integer between 0 and %d", kw, math.MaxInt32)
+	}
+	switch kw {
+	case "minLength":
+		n.MinLength = &v
+	case "maxLength":
+		n.MaxLength = &v
+	case "minItems":
+		n.MinItems = &v
+	default:
+		n.MaxItems = &v
 	}
 	return nil
 }
