@@ -2,10 +2,13 @@
 // tool call into a frozen, replayable result.
 //
 // Runtime.Execute is the pipeline, one stage per step, each with its own
-// mutation budget:
+// mutation budget (Execute is Prepare followed by Prepared.Run; a scheduler
+// such as Batch prepares a call when its turn to start comes, to learn its
+// concurrency verdict, and runs it when there is room):
 //
-//	identity     mint a token; parse the raw argument string losslessly and freeze it;
-//	             capture finalizeContent from the definition visible now
+//	identity     mint a token; resolve the tool in the live view once (capturing
+//	             finalizeContent); read the raw argument string once, losslessly, and
+//	             freeze it; validate it and decide the concurrency verdict once
 //	gate         caller already cancelled → ABORTED_BEFORE_DISPATCH; unknown tool;
 //	             code-only scopes reject model-direct calls (UNKNOWN_TOOL naming run_code)
 //	pre-policy   allow | deny | ask (to the Approver); no rewrite arm
@@ -14,10 +17,13 @@
 //	             body, but the body always runs under the caller's cancellation too
 //	body         value → lossless snapshot → output-schema check → freeze → render →
 //	             presentationMeta (top-level calls only)
-//	post-policy  accept (replace content OR value, never both) | block(feedback)
+//	post-policy  Accept | ReplaceContent | ReplaceValue | Block: never content and value
 //	finalize     finalizeContent, exactly once for every outcome; content only
 //	observers    see the frozen result; change nothing
 //
-// Ordinary failures are results with a code (registry.Code), never panics.
-// The runtime writes no session events: the agent loop owns durability.
+// The stages before dispatch can only refuse (they return a *registry.Error);
+// post-policy decides with a sum type. Ordinary failures are results with a
+// code (registry.Code), never panics, and normalization is total over hostile
+// errors (registry.ErrorIs, ErrorAs, SafeString). The runtime writes no
+// session events: the agent loop owns durability.
 package runtime

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/codemode/codemode/registry"
@@ -457,7 +458,7 @@ func (rt *Runtime) parseArgs(e *execution) error {
 	}
 	v, err := frozen.ParseString(raw)
 	if err != nil {
-		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON: %v", e.req.Name, err)}
+		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON%s", e.req.Name, strings.TrimPrefix(err.Error(), "invalid JSON"))}
 	}
 	e.call.Args = v
 	return nil

@@ -31,12 +31,27 @@ func Parse(data []byte) (Value, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(data))
 	if err := json.Compact(&buf, data); err != nil {
+		// Compact does not say where; the checking decoder does.
+		var se *json.SyntaxError
+		if errors.As(json.Unmarshal(data, new(json.RawMessage)), &se) && se.Offset > 0 {
+			line, col := position(data, se.Offset)
+			return Value{}, fmt.Errorf("invalid JSON at line %d, column %d: %w", line, col, se)
+		}
 		return Value{}, fmt.Errorf("invalid JSON: %w", err)
 	}
 	if buf.Len() == 0 {
 		return Value{}, errors.New("invalid JSON: empty input")
 	}
 	return Value{raw: buf.Bytes()}, nil
+}
+
+// position turns a byte offset of data into a 1-based line and column (in
+// bytes), the way an editor shows where JSON went wrong.
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 1), int64(len(data))+1)
+	before := data[:offset-1]
+	line = bytes.Count(before, []byte("\n")) + 1
+	return line, len(before) - bytes.LastIndexByte(before, '\n')
 }
 
 // ParseString is Parse for a string.

@@ -132,3 +132,16 @@ func TestIndentIsLinear(t *testing.T) {
 		t.Fatalf("indented %d bytes of %d: not linear", n, v.Len())
 	}
 }
+
+func TestParseErrorsSayWhere(t *testing.T) {
+	for in, want := range map[string]string{
+		"not json":       "invalid JSON at line 1, column 2: invalid character 'o' in literal null",
+		"{\n  \"a\": x}": "invalid JSON at line 2, column 8: invalid character 'x' looking for beginning of value",
+		`{"a":1,}`:       "invalid JSON at line 1, column 8: invalid character '}'",
+	} {
+		_, err := ParseString(in)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
