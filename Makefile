@@ -16,7 +16,7 @@ bench:
 
 # One table: every figure beside its floor, with ratios and targets (BENCHMARKS.md).
 bench-table:
-	$(GO) run ./bench
+	$(GO) run ./cmd/benchtable
 
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:

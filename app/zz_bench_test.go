@@ -20,7 +20,7 @@ import (
 )
 
 // These benchmarks are the end-to-end figures of BENCHMARKS.md, each beside
-// its floor; go run ./bench prints them as one table with the targets.
+// its floor; go run ./cmd/benchtable prints them as one table with the targets.
 
 // benchApp is an App as `codemode serve` builds it, on store ("sqlite"
 // for a file in a temporary directory, or "memory"), with the demo tools.
