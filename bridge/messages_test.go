@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/internal/golden"
@@ -19,13 +18,10 @@ import (
 // by golden files under testdata/messages (go test -update rewrites them).
 func TestWhatTheModelSees(t *testing.T) {
 	e := newEnv(t, bridge.Options{MaxContentBytes: 2 << 10, Limits: sandbox.Options{MaxLogBytes: 4 << 10}})
+	// kv_set runs until the run cancels it.
 	e.tool("kv_set", false, func(ctx context.Context, _ registry.Exec, _ frozen.Value) (any, error) {
-		select {
-		case <-time.After(50 * time.Millisecond):
-			return map[string]any{"ok": true}, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		<-ctx.Done()
+		return nil, ctx.Err()
 	})
 	e.tool("util_echo", true, echo)
 	e.tool("util_fail", false, func(context.Context, registry.Exec, frozen.Value) (any, error) {
@@ -34,7 +30,10 @@ func TestWhatTheModelSees(t *testing.T) {
 	cases := []struct{ name, code string }{
 		{"no-output", `const x = 1`},
 		{"never-called-function", `async function main() { return await tools.util_echo({value: 1}) }`},
+		// The first call has started by the time the program returns; the
+		// others wait behind it (kv_set is exclusive).
 		{"forgot-await", `["a", "b", "c"].forEach(async (k) => await tools.kv_set({key: k, value: 1}))
+await new Promise((resolve) => setTimeout(resolve, 200))
 return "saved 3"`},
 		{"json-rules", `return {when: new Date(0), ratio: 0 / 0, gone: undefined, list: [undefined, 1], big: 2 ** 60}`},
 		{"returns-a-map", `return new Map([["a", 1]])`},
