@@ -68,7 +68,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if cfg.Isolation == "process" {
 		// The pool starts its workers on the first run, so an App that runs no program
 		// starts no process.
-		pool, err := worker.New(worker.Options{Memory: int64(cfg.Limits.Memory), Logger: log})
+		// As many idle workers as runs are admitted at once: steady load never
+		// starts and retires workers.
+		admitted := cfg.Server.MaxInflightRuns
+		pool, err := worker.New(worker.Options{
+			Memory: int64(cfg.Limits.Memory), Logger: log,
+			MaxIdle: admitted, MaxWorkers: max(worker.DefaultMaxWorkers, admitted),
+		})
 		if err != nil {
 			return nil, fmt.Errorf("isolation: process: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/codemode/codemode/registry"
@@ -184,3 +185,16 @@ func (r *run) ferry(exec registry.Exec) (concluded bool) {
 	}
 	return concluded
 }
+
+// viewKeys numbers the views runs have named their tools from.
+var viewKeys atomic.Uint64
+
+type namesKey struct{}
+
+// NamesKey implements sandbox.KeyedNames: one key per registry view, so a
+// worker pool sends a tool set's names to a worker once, whatever its size.
+func (r *run) NamesKey() uint64 {
+	return r.view.Memo(namesKey{}, func() any { return viewKeys.Add(1) }).(uint64)
+}
+
+var _ sandbox.KeyedNames = (*run)(nil)

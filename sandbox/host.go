@@ -16,6 +16,15 @@ type Host interface {
 	Names() []string
 }
 
+// KeyedNames is a Host whose Names come from a set that changes rarely (a registry view): NamesKey
+// identifies that set, equal keys meaning equal names, so a Runner that keeps the names
+// elsewhere (a worker pool sends them to each worker once) need not list and compare them on
+// every run. The key is never 0.
+type KeyedNames interface {
+	Host
+	NamesKey() uint64
+}
+
 // Call is one tool call leaving the VM.
 type Call struct {
 	// Seq numbers the run's dispatched calls 1, 2, 3… in submission order. A call rejected in

@@ -59,7 +59,9 @@ type Options struct {
 	// MaxWorkers bounds the worker processes, busy and idle. A run that finds them all busy
 	// waits for one, as long as its context allows. Default DefaultMaxWorkers.
 	MaxWorkers int
-	// MaxIdle bounds the idle workers kept after a burst. Default DefaultMaxIdle, and at
+	// MaxIdle bounds the idle workers kept after a burst: set it to the number of runs the
+	// service admits at once, so that steady load never starts and retires workers. A worker
+	// is never retired as surplus while a run waits for one. Default DefaultMaxIdle, and at
 	// least Warm.
 	MaxIdle int
 	// MaxRuns recycles a worker after this many runs. Default DefaultMaxRuns.
@@ -156,6 +158,7 @@ type Pool struct {
 	all      map[*process]struct{} // launched and not yet forgotten; guarded by mu
 	total    int                   // workers counted against MaxWorkers: in all, or about to be; guarded by mu
 	starting int                   // background starts in progress; guarded by mu
+	waiting  int                   // runs waiting for a worker; guarded by mu
 	starts   sync.WaitGroup        // background starts, waited for by Close
 	closed   bool                  // guarded by mu
 	freed    chan struct{}         // closed (and replaced) when a worker becomes free; guarded by mu
@@ -231,12 +234,21 @@ func (p *Pool) Run(ctx context.Context, source string, host sandbox.Host, opts s
 		}
 		return sandbox.Result{Err: &sandbox.Failure{Kind: sandbox.KindRuntime, Message: "could not start a worker process: " + err.Error()}}
 	}
-	names, err := hostNames(host)
-	if err != nil {
-		p.release(w, true)
-		return sandbox.Result{Err: &sandbox.Failure{Kind: sandbox.KindRuntime, Message: err.Error()}}
+	names := func() ([]string, error) { return hostNames(host) }
+	namesID := uint64(0)
+	if k, ok := host.(sandbox.KeyedNames); ok {
+		namesID = k.NamesKey()
 	}
-	res, reusable := w.run(ctx, p.nextRun.Add(1), source, host, names, p.namesID(names), opts)
+	if namesID == 0 {
+		list, err := hostNames(host)
+		if err != nil {
+			p.release(w, true)
+			return sandbox.Result{Err: &sandbox.Failure{Kind: sandbox.KindRuntime, Message: err.Error()}}
+		}
+		namesID = p.namesID(list)
+		names = func() ([]string, error) { return list, nil }
+	}
+	res, reusable := w.run(ctx, p.nextRun.Add(1), source, host, names, namesID, opts)
 	p.release(w, reusable)
 	return res
 }
@@ -260,7 +272,9 @@ func hostNames(host sandbox.Host) (names []string, err error) {
 }
 
 // namesID identifies a set of tool names, so that a worker that has it is not sent it again.
-// Never 0, which a worker starts with.
+// Never 0, which a worker starts with. Keys from a KeyedNames host are used as they are (a
+// host's own key and a hash of names may meet only with a chance of 2^-63, and then a worker
+// is sent names it already has under another key: harmless).
 func (p *Pool) namesID(names []string) uint64 {
 	var h maphash.Hash
 	h.SetSeed(p.seed)
@@ -303,26 +317,33 @@ func (p *Pool) acquire(ctx context.Context) (*process, error) {
 			return w, nil
 		}
 		freed := p.freed
+		p.waiting++
 		p.mu.Unlock()
 		select {
 		case <-freed:
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiting--
+			p.mu.Unlock()
 			return nil, ctx.Err()
 		}
 		p.mu.Lock()
+		p.waiting--
 	}
 }
 
 // release returns a worker after a run: to the idle list, or retired when it cannot be
-// reused, has run MaxRuns programs, has grown past RecycleMemory, or is surplus.
+// reused, has run MaxRuns programs, has grown past RecycleMemory, or is surplus (more than
+// MaxIdle idle while no run waits for a worker).
 func (p *Pool) release(w *process, reusable bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.signal()
+	surplus := len(p.idle) >= p.opts.MaxIdle && p.waiting == 0
 	switch {
 	case !w.alive():
 		p.forget(w, false)
-	case p.closed || !reusable || w.runs >= p.opts.MaxRuns || (p.opts.RecycleMemory > 0 && w.memory > p.opts.RecycleMemory) || len(p.idle) >= p.opts.MaxIdle:
+	case p.closed || !reusable || w.runs >= p.opts.MaxRuns || (p.opts.RecycleMemory > 0 && w.memory > p.opts.RecycleMemory) || surplus:
 		p.forget(w, true)
 	default:
 		p.idle = append(p.idle, w)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -384,5 +385,50 @@ func wantValue(t *testing.T, res sandbox.Result, want string) {
 	t.Helper()
 	if res.Err != nil || string(res.Value) != want {
 		t.Fatalf("got %s (%v), want %s", res.Value, res.Err, want)
+	}
+}
+
+// keyedHost is a Host whose names carry a key, counting how often they are listed.
+type keyedHost struct {
+	sandboxtest.Host
+	key   uint64
+	lists atomic.Int32
+}
+
+func (h *keyedHost) Names() []string  { h.lists.Add(1); return h.Host.Names() }
+func (h *keyedHost) NamesKey() uint64 { return h.key }
+
+// A host that keys its names has them listed once per worker, not once per run.
+func TestKeyedNamesAreSentOnce(t *testing.T) {
+	pool := newTestPool(t, Options{Warm: -1, MaxWorkers: 1})
+	h := &keyedHost{key: 7}
+	for i := 0; i < 5; i++ {
+		res := pool.Run(context.Background(), `return Object.keys(tools).length + (await tools.math_add({a: 1, b: 2})).sum`, h, sandbox.Options{})
+		if res.Err != nil || string(res.Value) != "4" {
+			t.Fatalf("run %d: %+v", i, res)
+		}
+	}
+	if n := h.lists.Load(); n != 1 {
+		t.Fatalf("names listed %d times for 5 runs on one worker", n)
+	}
+}
+
+// A worker is not retired as surplus while a run waits for one: with MaxIdle 1 and two
+// workers busy, the second to finish goes to the run that waits instead of dying.
+func TestNoRetirementWhileRunsWait(t *testing.T) {
+	pool := newTestPool(t, Options{Warm: -1, MaxWorkers: 2, MaxIdle: 1})
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res := pool.Run(context.Background(), `await new Promise(r => setTimeout(r, 30)); return 1`, nil, sandbox.Options{}); res.Err != nil {
+				t.Error(res.Err)
+			}
+		}()
+	}
+	wg.Wait()
+	if s := pool.Stats(); s.Started != 2 {
+		t.Fatalf("6 runs on 2 workers started %d workers (retired %d)", s.Started, s.Retired)
 	}
 }

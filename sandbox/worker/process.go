@@ -226,7 +226,7 @@ type procRun struct {
 
 // run runs one program on the worker and reports its result and whether the worker can be
 // used again.
-func (w *process) run(ctx context.Context, id uint64, source string, host sandbox.Host, names []string, namesID uint64, opts sandbox.Options) (sandbox.Result, bool) {
+func (w *process) run(ctx context.Context, id uint64, source string, host sandbox.Host, names func() ([]string, error), namesID uint64, opts sandbox.Options) (sandbox.Result, bool) {
 	r := &procRun{id: id, w: w, host: host, done: make(chan *message, 1)}
 	w.mu.Lock()
 	w.cur = r
@@ -241,7 +241,11 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 
 	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID}
 	if namesID != w.namesID {
-		m.Names = names
+		list, err := names()
+		if err != nil {
+			return sandbox.Result{Err: &sandbox.Failure{Kind: sandbox.KindRuntime, Message: err.Error()}}, true
+		}
+		m.Names = list
 	}
 	if err := w.out.write(m); err != nil {
 		if errors.Is(err, errFrameTooLarge) {
