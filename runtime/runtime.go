@@ -187,7 +187,8 @@ func (s Stage) String() string {
 type execution struct {
 	rt        *Runtime
 	call      Call
-	req       *Request
+	token     tokenState // what call.Token points at
+	req       Request
 	callerCtx context.Context
 	view      *registry.View        // resolved once, at identity; nil when the scope is unknown
 	viewErr   error                 // why view is nil
@@ -273,7 +274,10 @@ func (rt *Runtime) Execute(ctx context.Context, req Request) *Result {
 // resolved in the live view and its arguments read, each exactly once. Every
 // later stage, and a scheduler deciding whether the call may overlap others,
 // uses what Prepare found; nothing is resolved or parsed again.
-type Prepared struct{ e *execution }
+type Prepared struct {
+	e  *execution // &x
+	ex execution  // one allocation for the call, its token and its request
+}
 
 // Prepare runs the identity stage of a call: it mints the token, resolves the
 // tool in the scope's view as it is now (capturing finalizeContent), parses
@@ -281,12 +285,14 @@ type Prepared struct{ e *execution }
 // tool's parameters (Define tools) and classifies the call's concurrency. A
 // failure here is reported when the call runs, at the stage it belongs to.
 func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
-	e := &execution{
+	p := &Prepared{}
+	e := &p.ex
+	p.e = e
+	*e = execution{
 		rt:        rt,
-		req:       &req,
+		req:       req,
 		callerCtx: ctx,
 		call: Call{
-			Token:     Token{p: &tokenState{}},
 			Parent:    req.Parent,
 			CallID:    req.CallID,
 			Name:      req.Name,
@@ -294,6 +300,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 			SessionID: req.SessionID,
 		},
 	}
+	e.call.Token = Token{p: &e.token}
 	e.view, e.viewErr = rt.resolve(req.Scope)
 	if e.view != nil {
 		t, ok := e.view.Get(req.Name)
@@ -311,7 +318,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 			e.safe = e.call.Tool.ClassifyChecked(e.call.Args)
 		}
 	}
-	return &Prepared{e: e}
+	return p
 }
 
 // Call is what the stages will see of the call.
