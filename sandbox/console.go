@@ -563,35 +563,65 @@ func (r *run) describe(v goja.Value) string {
 		}
 		text := name
 		if msg != "" {
-			text += ": " + msg
+			text += ": " + msg + hostHint(name, msg)
 		}
 		if st := o.Get("stack"); st != nil && goja.IsString(st) {
-			text += errorLocation(st.String())
+			text += r.errorLocation(st.String())
 		}
 		return text
 	}
 	return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
 }
 
-// stackFrame matches a frame of the program in a goja stack trace: program.js (JavaScript) or
-// program.ts (TypeScript, through its source map), line and column of the wrapped source.
-var stackFrame = regexp.MustCompile(`\bprogram\.(js|ts):(\d+):(\d+)`)
+// stackFrame matches a frame of the program in a goja stack trace: program.js or program.ts
+// (through esbuild's source map), line and column of the wrapped source. Frames in esbuild's
+// helpers are named otherwise and never match.
+var stackFrame = regexp.MustCompile(`\bprogram\.(?:js|ts):(\d+):(\d+)`)
 
 // errorLocation finds the innermost frame of the program in an error's stack and renders it in
-// the user's lines: " (at line 3:7)" for JavaScript, " (at line 3)" for TypeScript, whose
-// columns esbuild's source map gives only roughly; "" when there is none.
-func errorLocation(stack string) string {
-	m := stackFrame.FindStringSubmatch(stack)
-	if m == nil {
+// the model's lines and columns, " (at line 3:7)"; "" when there is none.
+func (r *run) errorLocation(stack string) string {
+	for _, m := range stackFrame.FindAllStringSubmatch(stack, 8) {
+		line, err1 := strconv.Atoi(m[1])
+		col, err2 := strconv.Atoi(m[2])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if l, c, ok := r.prog.frame(line, col); ok {
+			return fmt.Sprintf(" (at line %d:%d)", l, c)
+		}
+	}
+	return ""
+}
+
+// hostHints explain the globals a program written for Node, Deno or a browser reaches for.
+var hostHints = map[string]string{
+	"require":        moduleHint,
+	"module":         moduleHint,
+	"exports":        moduleHint,
+	"__dirname":      moduleHint,
+	"__filename":     moduleHint,
+	"process":        "there is no process object (no environment, arguments or exit); " + toolsHint,
+	"Buffer":         "there is no Buffer; use Uint8Array, TextEncoder/TextDecoder and atob/btoa",
+	"fetch":          "there is no network; " + toolsHint,
+	"XMLHttpRequest": "there is no network; " + toolsHint,
+	"WebSocket":      "there is no network; " + toolsHint,
+	"Deno":           "this is not Deno; " + toolsHint,
+	"Bun":            "this is not Bun; " + toolsHint,
+	"window":         "this is not a browser (use globalThis); " + toolsHint,
+	"document":       "this is not a browser: there is no DOM; " + toolsHint,
+	"localStorage":   "there is no storage; " + toolsHint,
+}
+
+const toolsHint = "call tools through the global `tools` object (for example `const r = await tools.<name>(args)`)"
+
+// hostHint returns the hint for a ReferenceError "<name> is not defined" about a host global.
+func hostHint(name, msg string) string {
+	if name != "ReferenceError" || !strings.HasSuffix(msg, " is not defined") {
 		return ""
 	}
-	line, err1 := strconv.Atoi(m[2])
-	col, err2 := strconv.Atoi(m[3])
-	if err1 != nil || err2 != nil || line < 2 {
-		return ""
+	if h, ok := hostHints[strings.TrimSuffix(msg, " is not defined")]; ok {
+		return ": " + h
 	}
-	if m[1] == "ts" {
-		return fmt.Sprintf(" (at line %d)", line-1)
-	}
-	return fmt.Sprintf(" (at line %d:%d)", line-1, col)
+	return ""
 }
