@@ -12,7 +12,9 @@ import (
 	"github.com/dop251/goja"
 )
 
-// consoleMethods are the console functions a program gets. All write to Result.Logs alike.
+// consoleMethods are the console functions every program gets. All write to Result.Logs
+// alike. The others (table, dir, count, time, group, assert, trace, …) are added for programs
+// that name them; see installConsoleExtras.
 var consoleMethods = [...]string{"log", "info", "warn", "error", "debug"}
 
 const (
@@ -25,6 +27,7 @@ const (
 // all capture alike, and one function object is cheaper to set up than five.
 func (r *run) newConsole() *goja.Object {
 	c := r.rt.NewObject()
+	r.console = c
 	fn := r.function("log", r.consoleLog)
 	for _, name := range consoleMethods {
 		if err := c.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
@@ -43,8 +46,21 @@ func (r *run) consoleLog(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	// Format at most one byte past the room left: enough to know the line does not fit.
-	r.appendLog(r.formatLog(call.Arguments, room+1))
+	r.emit(r.formatLog(call.Arguments, room+1))
 	return goja.Undefined()
+}
+
+// emit logs text, indented by the open console.group levels, one captured line per line of
+// text.
+func (r *run) emit(text string) {
+	if r.groupIndent == 0 {
+		r.appendLog(text)
+		return
+	}
+	pad := strings.Repeat(" ", r.groupIndent)
+	for _, line := range strings.Split(text, "\n") {
+		r.appendLog(pad + line)
+	}
 }
 
 // appendLog adds one captured line. Each line costs its bytes plus one for its newline. The
@@ -89,7 +105,7 @@ func truncateUTF8(s string, n int) string {
 // bytes long (the output is cut there). A first string argument may hold %s %d %i %f %j %o %O
 // %c and %% directives.
 func (r *run) formatLog(args []goja.Value, limit int) string {
-	in := &inspector{r: r, limit: limit}
+	in := &inspector{r: r, limit: limit, depthLimit: inspectDepth}
 	rest := args
 	if len(args) > 0 && goja.IsString(args[0]) {
 		f := args[0].String()
@@ -116,12 +132,16 @@ func (r *run) formatLog(args []goja.Value, limit int) string {
 
 // inspector renders values for the console, Node-style, with bounded depth and output size.
 type inspector struct {
-	r     *run
-	b     strings.Builder
-	limit int
-	full  bool
-	seen  []*goja.Object // the objects being rendered, for [Circular]
+	r          *run
+	b          strings.Builder
+	limit      int
+	depthLimit int // nesting shown before [Object]; negative for no limit
+	full       bool
+	seen       []*goja.Object // the objects being rendered, for [Circular]
 }
+
+// tooDeep reports whether a value at depth is shown by its kind only.
+func (in *inspector) tooDeep(depth int) bool { return in.depthLimit >= 0 && depth > in.depthLimit }
 
 func (in *inspector) write(s string) {
 	if in.full {
@@ -311,7 +331,7 @@ func (in *inspector) array(o *goja.Object, depth int) {
 		in.write("[]")
 		return
 	}
-	if depth > inspectDepth {
+	if in.tooDeep(depth) {
 		in.write("[Array]")
 		return
 	}
@@ -414,7 +434,7 @@ func (in *inspector) collection(o *goja.Object, cls string, depth int) {
 		in.write("{}")
 		return
 	}
-	if depth > inspectDepth {
+	if in.tooDeep(depth) {
 		in.write("[" + cls + "]")
 		return
 	}
@@ -456,7 +476,7 @@ func (in *inspector) plain(o *goja.Object, cls string, depth int) {
 		in.write(prefix + "{}")
 		return
 	}
-	if depth > inspectDepth {
+	if in.tooDeep(depth) {
 		name := strings.TrimSpace(prefix)
 		if name == "" || strings.HasPrefix(name, "[") {
 			name = "Object"

@@ -78,12 +78,13 @@ func userPosition(line, col int) (int, int) {
 
 // Program is a compiled run_code program, immutable and safe to run in many runtimes at once.
 type Program struct {
-	lang    Lang
-	prg     *goja.Program
-	size    int       // bytes of user source, for the cache's budget
-	guards  guardSet  // the built-ins the program's runtime guards
-	pos     positions // maps positions back to the model's source
-	lowered bool      // compiled through esbuild (positions come through its source map)
+	lang     Lang
+	prg      *goja.Program
+	size     int        // bytes of user source, for the cache's budget
+	guards   guardSet   // the built-ins the program's runtime guards
+	features featureSet // the platform additions the program's runtime gets
+	pos      positions  // maps positions back to the model's source
+	lowered  bool       // compiled through esbuild (positions come through its source map)
 }
 
 // Lang reports the language the program was compiled from.
@@ -239,7 +240,7 @@ func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Prog
 		}
 		return nil, &Failure{Kind: KindSyntax, Message: cerr.Error()}
 	}
-	return &Program{lang: lang, prg: prg, guards: guardsFor(text), pos: pos, lowered: lower}, nil
+	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), pos: pos, lowered: lower}, nil
 }
 
 // programBody finds the wrapper function in a parsed program: the last top-level expression

@@ -25,7 +25,10 @@ const allowed = new Set([
   // goja's own: the Error subclass it wraps Go errors in
   "GoError",
   // codemode
-  "tools", "console", "ToolCallError", "setTimeout", "clearTimeout", "URL", "URLSearchParams",
+  "tools", "console", "ToolCallError", "setTimeout", "clearTimeout",
+  // codemode's platform (README: What a program can use)
+  "URL", "URLSearchParams", "setInterval", "clearInterval", "setImmediate", "clearImmediate",
+  "queueMicrotask",
 ]);
 for (const g of routes) {
   if (g !== globalThis) throw new Error("a second global object");
