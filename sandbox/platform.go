@@ -203,10 +203,42 @@ var features = []feature{
 		install: (*run).installTimerGlobals},
 	{name: "url", words: []string{"URL", "URLSearchParams"},
 		install: (*run).installWebAPIs},
+	{name: "groupBy", words: []string{"groupBy"}, install: installPrelude("groupby.js")},
+	{name: "fromAsync", words: []string{"fromAsync"}, install: installPrelude("fromasync.js")},
+	{name: "withResolvers", words: []string{"withResolvers"}, install: installPrelude("withresolvers.js")},
+	{name: "wellFormed", words: []string{"isWellFormed", "toWellFormed"}, install: installPrelude("wellformed.js")},
+	{name: "captureStackTrace", words: []string{"captureStackTrace", "stackTraceLimit"}, install: installPrelude("capturestack.js")},
+	{name: "symbols", words: []string{"asyncIterator", "dispose", "asyncDispose", "SuppressedError", "DisposableStack", "AsyncDisposableStack"},
+		install: (*run).installSymbols},
+	// Every built-in iterator inherits the helpers, so programs that iterate (an iterator
+	// method called without arguments, a generator, matchAll) get them.
+	{name: "iterator", words: []string{"Iterator", "toArray", "matchAll", "yield"},
+		match:   regexp.MustCompile(`\.(?:values|keys|entries)\(\s*\)|function\s*\*|\*\s*\[\s*Symbol\.iterator`),
+		install: (*run).installIterator},
+	{name: "weakRef", words: []string{"WeakRef", "FinalizationRegistry"},
+		install: preludeGlobals("weakref.js", nil, "WeakRef", "FinalizationRegistry")},
+	{name: "structuredClone", words: []string{"structuredClone"},
+		install: preludeGlobals("structuredclone.js", (*run).structuredCloneNatives, "structuredClone")},
+	{name: "encoding", words: []string{"TextEncoder", "TextDecoder"},
+		install: preludeGlobals("encoding.js", (*run).encodingNatives, "TextEncoder", "TextDecoder")},
+	{name: "base64", words: []string{"atob", "btoa"}, install: (*run).installBase64},
+	{name: "events", words: []string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"},
+		install: func(r *run) error {
+			return r.lazyGlobals([]string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.events)
+		}},
+	{name: "crypto", words: []string{"crypto"}, install: (*run).installCrypto},
+	{name: "performance", words: []string{"performance"},
+		install: func(r *run) error {
+			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })
+		}},
 }
 
 // platformGlobals names every global the features define.
 var platformGlobals = []string{
 	"URL", "URLSearchParams",
 	"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask",
+	"SuppressedError", "DisposableStack", "AsyncDisposableStack", "Iterator", "WeakRef", "FinalizationRegistry",
+	"structuredClone", "TextEncoder", "TextDecoder", "atob", "btoa",
+	"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException",
+	"crypto", "performance",
 }

@@ -28,7 +28,9 @@ const allowed = new Set([
   "tools", "console", "ToolCallError", "setTimeout", "clearTimeout",
   // codemode's platform (README: What a program can use)
   "URL", "URLSearchParams", "setInterval", "clearInterval", "setImmediate", "clearImmediate",
-  "queueMicrotask",
+  "queueMicrotask", "SuppressedError", "DisposableStack", "AsyncDisposableStack", "structuredClone",
+  "TextEncoder", "TextDecoder", "atob", "btoa", "Event", "EventTarget", "CustomEvent", "AbortController",
+  "AbortSignal", "DOMException", "crypto", "performance",
 ]);
 for (const g of routes) {
   if (g !== globalThis) throw new Error("a second global object");
