@@ -227,6 +227,11 @@ var features = []feature{
 			return r.lazyGlobals([]string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.events)
 		}},
 	{name: "crypto", words: []string{"crypto"}, install: (*run).installCrypto},
+	// esbuild turns regular-expression literals goja cannot read into RegExp calls.
+	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: (*run).installRegexp},
+	// Every match goes through exec or test.
+	{name: "regexpTimeout", words: []string{"exec", "test", "match", "matchAll", "replace", "replaceAll", "search", "split", "RegExp"},
+		install: (*run).installRegexpTimeout},
 	{name: "performance", words: []string{"performance"},
 		install: func(r *run) error {
 			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })

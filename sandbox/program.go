@@ -198,7 +198,7 @@ func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Prog
 		// Unmapped frames (esbuild's helpers) are named apart, so that error positions
 		// only ever name the program's own lines.
 		name = helpersName
-		text = string(res.Code) + "\n//# sourceMappingURL=" + sourceMapURL
+		text = lowerRegexLiterals(string(res.Code)) + "\n//# sourceMappingURL=" + sourceMapURL
 		sourceMap := res.Map
 		sourceMaps = parser.WithSourceMapLoader(func(url string) ([]byte, error) {
 			if url != sourceMapURL {
@@ -262,6 +262,62 @@ func programBody(p *ast.Program) *ast.FunctionLiteral {
 // sandbox's RegExp translates.
 func needsLowering(src string) bool {
 	return strings.Contains(src, `\p{`) || strings.Contains(src, `\P{`)
+}
+
+// lowerRegexLiterals rewrites the regular-expression literals of esbuild's output that goja
+// would misread (property escapes, which esbuild leaves in place inside a class; the d and v
+// flags) as RegExp calls, which the sandbox's RegExp translates.
+func lowerRegexLiterals(text string) string {
+	if !strings.Contains(text, `\p{`) && !strings.Contains(text, `\P{`) {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	scanCode(text, func(token) {}, func(start, end int) {
+		lit := text[start:end]
+		slash := strings.LastIndexByte(lit, '/')
+		if slash <= 0 {
+			return
+		}
+		body, flags := lit[1:slash], lit[slash+1:]
+		if !strings.Contains(body, `\p{`) && !strings.Contains(body, `\P{`) && !strings.ContainsAny(flags, "dv") {
+			return
+		}
+		b.WriteString(text[last:start])
+		b.WriteString("new RegExp(")
+		b.WriteString(jsString(body))
+		b.WriteString(", ")
+		b.WriteString(jsString(flags))
+		b.WriteString(")")
+		last = end
+	})
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range s {
+		switch c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func regexFlagsFailure(err error) bool {

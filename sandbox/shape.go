@@ -73,7 +73,11 @@ type token struct {
 // scanWords calls fn for every identifier-like word of src outside comments, strings, template
 // text and regular-expression literals. Like checkNesting it is a scanner, not a parser: it
 // finds statement keywords reliably in the programs models write; the parser judges the rest.
-func scanWords(src string, fn func(t token)) {
+func scanWords(src string, fn func(t token)) { scanCode(src, fn, nil) }
+
+// scanCode is scanWords that also reports each regular-expression literal's extent to
+// onRegex (when set).
+func scanCode(src string, fn func(t token), onRegex func(start, end int)) {
 	var stack []byte // '$' marks a template hole, '`' a template body, else a bracket
 	depth := 0
 	prev := byte(0)
@@ -136,6 +140,7 @@ func scanWords(src string, fn func(t token)) {
 			prev = c
 			continue
 		case c == '/' && regexAllowedAfter(prev):
+			reStart := i
 			i++
 			inClass := false
 			for i < len(src) && src[i] != '\n' {
@@ -156,6 +161,9 @@ func scanWords(src string, fn func(t token)) {
 			i++
 			for i < len(src) && isWordByte(src[i]) {
 				i++ // flags
+			}
+			if onRegex != nil && i <= len(src) {
+				onRegex(reStart, i)
 			}
 			prev = 'a'
 			continue
