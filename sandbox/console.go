@@ -512,13 +512,23 @@ func (in *inspector) properties(o *goja.Object, keys []string, depth int) {
 // quote renders a string as Node does inside objects: single quotes, escapes for quotes,
 // backslashes and control characters.
 func quote(s string) string {
+	// Node picks the quote the string does not contain: ' then " then `.
+	q := '\''
+	if strings.ContainsRune(s, '\'') {
+		if !strings.ContainsRune(s, '"') {
+			q = '"'
+		} else if !strings.ContainsRune(s, '`') {
+			q = '`'
+		}
+	}
 	var b strings.Builder
 	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
+	b.WriteRune(q)
 	for _, c := range s {
 		switch c {
-		case '\'':
-			b.WriteString(`\'`)
+		case q:
+			b.WriteByte('\\')
+			b.WriteRune(c)
 		case '\\':
 			b.WriteString(`\\`)
 		case '\n':
@@ -535,7 +545,7 @@ func quote(s string) string {
 			}
 		}
 	}
-	b.WriteByte('\'')
+	b.WriteRune(q)
 	return b.String()
 }
 

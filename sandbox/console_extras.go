@@ -354,8 +354,8 @@ func (r *run) arrayFrom(o *goja.Object) []goja.Value {
 	return out
 }
 
-// renderTable draws rows under header with Node's box characters, each cell centered in a
-// column as wide as its widest entry plus one space either side.
+// renderTable draws rows under header with Node's box characters, each cell left-aligned in
+// a column as wide as its widest entry plus one space either side (as Node 20.20 does).
 func renderTable(header []string, rows [][]string) string {
 	widths := make([]int, len(header))
 	for i, h := range header {
@@ -389,10 +389,9 @@ func renderTable(header []string, rows [][]string) string {
 			if i < len(row) {
 				c = row[i]
 			}
-			pad := w - utf8.RuneCountInString(c)
-			b.WriteString(strings.Repeat(" ", pad/2))
+			b.WriteString(" ")
 			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", pad-pad/2))
+			b.WriteString(strings.Repeat(" ", w-1-utf8.RuneCountInString(c)))
 		}
 		b.WriteString("│")
 	}

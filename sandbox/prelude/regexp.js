@@ -32,7 +32,7 @@
 				const indices = pairs.slice();
 				let groups;
 				names.forEach((name, i) => {
-					if (!/^\d+$/.test(name)) {
+					if (name !== "" && !/^\d+$/.test(name)) {
 						if (groups === undefined) groups = Object.create(null);
 						groups[name] = pairs[i];
 					}
@@ -72,7 +72,12 @@
 		if (Object.getPrototypeOf(re) === proto) Object.setPrototypeOf(re, Translated);
 		return re;
 	}
+	const hasInstance = {[Symbol.hasInstance](v) { return v instanceof NativeRegExp; }}[Symbol.hasInstance];
 	const Wrapped = new Proxy(NativeRegExp, {
+		get(target, key, receiver) {
+			if (key === Symbol.hasInstance) return hasInstance;
+			return Reflect.get(target, key, receiver);
+		},
 		construct(target, args, newTarget) {
 			return make(args, newTarget === Wrapped ? NativeRegExp : newTarget);
 		},
