@@ -587,7 +587,7 @@ func (r *run) describe(v goja.Value) string {
 			}
 			text := fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
 			if st := o.Get("stack"); st != nil && goja.IsString(st) {
-				text += errorLocation(st.String())
+				text += r.errorLocation(st.String())
 			}
 			return text
 		}

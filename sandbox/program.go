@@ -70,11 +70,6 @@ const (
 	wrapSuffix = "\n})"
 )
 
-// userPosition maps a line and column of the wrapped program, as goja reports them
-// (source-mapped for TypeScript), to the user's own source.
-func userPosition(line, col int) (int, int) {
-	return line - strings.Count(wrapPrefix, "\n"), col
-}
 
 // Program is a compiled run_code program, immutable and safe to run in many runtimes at once.
 type Program struct {

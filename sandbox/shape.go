@@ -501,14 +501,14 @@ func shapeEdits(src string, fn *ast.FunctionLiteral, base int) []insertion {
 	if !ok || !isCallLike(es.Expression) {
 		return nil
 	}
-	start := 0
+	// After the previous statement, which may end without a semicolon (an empty statement
+	// is harmless when it has one).
+	start, text := stmtStart(src, exprStart(src, es.Expression, base)), " return ("
 	if len(stmts) > 1 {
-		start = afterSemicolon(src, int(stmts[len(stmts)-2].Idx1())-base)
-	} else {
-		start = stmtStart(src, exprStart(src, es.Expression, base))
+		start, text = afterSemicolon(src, int(stmts[len(stmts)-2].Idx1())-base), ";return ("
 	}
 	end := int(es.Idx1()) - base
-	return []insertion{ins(start, " return ("), ins(end, ")")}
+	return []insertion{ins(start, text), ins(end, ")")}
 }
 
 func isFunctionLiteral(e ast.Expression) bool {

@@ -28,6 +28,7 @@ func TestProgramShapes(t *testing.T) {
 		{"main called but not awaited", "async function main() {\n  await new Promise(r => setTimeout(r, 5))\n  return 'done'\n}\nmain()", `"done"`},
 		{"main().catch", "async function main() { return 'caught?' }\nmain().catch(e => console.error(e));", `"caught?"`},
 		{"await main()", "async function main() { return 3 }\nawait main()", `3`},
+		{"last call after a statement without semicolon", "const x = 2\n  await Promise.resolve(x)", `2`},
 		{"console call stays last", "console.log('x')", ``},
 		{"explicit return wins", "if (true) return 1\nmain()\nfunction main() { return 2 }", `1`},
 		{"export keywords dropped", "export const a = 1\nexport function f() { return a + 1 }\nexport { a }\nreturn f()", `2`},
