@@ -70,7 +70,6 @@ const (
 	wrapSuffix = "\n})"
 )
 
-
 // Program is a compiled run_code program, immutable and safe to run in many runtimes at once.
 type Program struct {
 	lang     Lang
