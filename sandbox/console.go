@@ -12,7 +12,9 @@ import (
 	"github.com/dop251/goja"
 )
 
-// consoleMethods are the console functions a program gets. All write to Result.Logs alike.
+// consoleMethods are the console functions every program gets. All write to Result.Logs
+// alike. The others (table, dir, count, time, group, assert, trace, …) are added for programs
+// that name them; see installConsoleExtras.
 var consoleMethods = [...]string{"log", "info", "warn", "error", "debug"}
 
 const (
@@ -25,6 +27,7 @@ const (
 // all capture alike, and one function object is cheaper to set up than five.
 func (r *run) newConsole() *goja.Object {
 	c := r.rt.NewObject()
+	r.console = c
 	fn := r.function("log", r.consoleLog)
 	for _, name := range consoleMethods {
 		if err := c.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
@@ -43,8 +46,21 @@ func (r *run) consoleLog(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	// Format at most one byte past the room left: enough to know the line does not fit.
-	r.appendLog(r.formatLog(call.Arguments, room+1))
+	r.emit(r.formatLog(call.Arguments, room+1))
 	return goja.Undefined()
+}
+
+// emit logs text, indented by the open console.group levels, one captured line per line of
+// text.
+func (r *run) emit(text string) {
+	if r.groupIndent == 0 {
+		r.appendLog(text)
+		return
+	}
+	pad := strings.Repeat(" ", r.groupIndent)
+	for _, line := range strings.Split(text, "\n") {
+		r.appendLog(pad + line)
+	}
 }
 
 // appendLog adds one captured line. Each line costs its bytes plus one for its newline. The
@@ -89,7 +105,7 @@ func truncateUTF8(s string, n int) string {
 // bytes long (the output is cut there). A first string argument may hold %s %d %i %f %j %o %O
 // %c and %% directives.
 func (r *run) formatLog(args []goja.Value, limit int) string {
-	in := &inspector{r: r, limit: limit}
+	in := &inspector{r: r, limit: limit, depthLimit: inspectDepth}
 	rest := args
 	if len(args) > 0 && goja.IsString(args[0]) {
 		f := args[0].String()
@@ -116,12 +132,16 @@ func (r *run) formatLog(args []goja.Value, limit int) string {
 
 // inspector renders values for the console, Node-style, with bounded depth and output size.
 type inspector struct {
-	r     *run
-	b     strings.Builder
-	limit int
-	full  bool
-	seen  []*goja.Object // the objects being rendered, for [Circular]
+	r          *run
+	b          strings.Builder
+	limit      int
+	depthLimit int // nesting shown before [Object]; negative for no limit
+	full       bool
+	seen       []*goja.Object // the objects being rendered, for [Circular]
 }
+
+// tooDeep reports whether a value at depth is shown by its kind only.
+func (in *inspector) tooDeep(depth int) bool { return in.depthLimit >= 0 && depth > in.depthLimit }
 
 func (in *inspector) write(s string) {
 	if in.full {
@@ -311,7 +331,7 @@ func (in *inspector) array(o *goja.Object, depth int) {
 		in.write("[]")
 		return
 	}
-	if depth > inspectDepth {
+	if in.tooDeep(depth) {
 		in.write("[Array]")
 		return
 	}
@@ -414,7 +434,7 @@ func (in *inspector) collection(o *goja.Object, cls string, depth int) {
 		in.write("{}")
 		return
 	}
-	if depth > inspectDepth {
+	if in.tooDeep(depth) {
 		in.write("[" + cls + "]")
 		return
 	}
@@ -456,7 +476,7 @@ func (in *inspector) plain(o *goja.Object, cls string, depth int) {
 		in.write(prefix + "{}")
 		return
 	}
-	if depth > inspectDepth {
+	if in.tooDeep(depth) {
 		name := strings.TrimSpace(prefix)
 		if name == "" || strings.HasPrefix(name, "[") {
 			name = "Object"
@@ -492,13 +512,23 @@ func (in *inspector) properties(o *goja.Object, keys []string, depth int) {
 // quote renders a string as Node does inside objects: single quotes, escapes for quotes,
 // backslashes and control characters.
 func quote(s string) string {
+	// Node picks the quote the string does not contain: ' then " then `.
+	q := '\''
+	if strings.ContainsRune(s, '\'') {
+		if !strings.ContainsRune(s, '"') {
+			q = '"'
+		} else if !strings.ContainsRune(s, '`') {
+			q = '`'
+		}
+	}
 	var b strings.Builder
 	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
+	b.WriteRune(q)
 	for _, c := range s {
 		switch c {
-		case '\'':
-			b.WriteString(`\'`)
+		case q:
+			b.WriteByte('\\')
+			b.WriteRune(c)
 		case '\\':
 			b.WriteString(`\\`)
 		case '\n':
@@ -515,7 +545,7 @@ func quote(s string) string {
 			}
 		}
 	}
-	b.WriteByte('\'')
+	b.WriteRune(q)
 	return b.String()
 }
 
@@ -557,41 +587,71 @@ func (r *run) describe(v goja.Value) string {
 			}
 			text := fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
 			if st := o.Get("stack"); st != nil && goja.IsString(st) {
-				text += errorLocation(st.String())
+				text += r.errorLocation(st.String())
 			}
 			return text
 		}
 		text := name
 		if msg != "" {
-			text += ": " + msg
+			text += ": " + msg + hostHint(name, msg)
 		}
 		if st := o.Get("stack"); st != nil && goja.IsString(st) {
-			text += errorLocation(st.String())
+			text += r.errorLocation(st.String())
 		}
 		return text
 	}
 	return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
 }
 
-// stackFrame matches a frame of the program in a goja stack trace: program.js (JavaScript) or
-// program.ts (TypeScript, through its source map), line and column of the wrapped source.
-var stackFrame = regexp.MustCompile(`\bprogram\.(js|ts):(\d+):(\d+)`)
+// stackFrame matches a frame of the program in a goja stack trace: program.js or program.ts
+// (through esbuild's source map), line and column of the wrapped source. Frames in esbuild's
+// helpers are named otherwise and never match.
+var stackFrame = regexp.MustCompile(`\bprogram\.(?:js|ts):(\d+):(\d+)`)
 
 // errorLocation finds the innermost frame of the program in an error's stack and renders it in
-// the user's lines: " (at line 3:7)" for JavaScript, " (at line 3)" for TypeScript, whose
-// columns esbuild's source map gives only roughly; "" when there is none.
-func errorLocation(stack string) string {
-	m := stackFrame.FindStringSubmatch(stack)
-	if m == nil {
+// the model's lines and columns, " (at line 3:7)"; "" when there is none.
+func (r *run) errorLocation(stack string) string {
+	for _, m := range stackFrame.FindAllStringSubmatch(stack, 8) {
+		line, err1 := strconv.Atoi(m[1])
+		col, err2 := strconv.Atoi(m[2])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if l, c, ok := r.prog.frame(line, col); ok {
+			return fmt.Sprintf(" (at line %d:%d)", l, c)
+		}
+	}
+	return ""
+}
+
+// hostHints explain the globals a program written for Node, Deno or a browser reaches for.
+var hostHints = map[string]string{
+	"require":        moduleHint,
+	"module":         moduleHint,
+	"exports":        moduleHint,
+	"__dirname":      moduleHint,
+	"__filename":     moduleHint,
+	"process":        "there is no process object (no environment, arguments or exit); " + toolsHint,
+	"Buffer":         "there is no Buffer; use Uint8Array, TextEncoder/TextDecoder and atob/btoa",
+	"fetch":          "there is no network; " + toolsHint,
+	"XMLHttpRequest": "there is no network; " + toolsHint,
+	"WebSocket":      "there is no network; " + toolsHint,
+	"Deno":           "this is not Deno; " + toolsHint,
+	"Bun":            "this is not Bun; " + toolsHint,
+	"window":         "this is not a browser (use globalThis); " + toolsHint,
+	"document":       "this is not a browser: there is no DOM; " + toolsHint,
+	"localStorage":   "there is no storage; " + toolsHint,
+}
+
+const toolsHint = "call tools through the global `tools` object (for example `const r = await tools.<name>(args)`)"
+
+// hostHint returns the hint for a ReferenceError "<name> is not defined" about a host global.
+func hostHint(name, msg string) string {
+	if name != "ReferenceError" || !strings.HasSuffix(msg, " is not defined") {
 		return ""
 	}
-	line, err1 := strconv.Atoi(m[2])
-	col, err2 := strconv.Atoi(m[3])
-	if err1 != nil || err2 != nil || line < 2 {
-		return ""
+	if h, ok := hostHints[strings.TrimSuffix(msg, " is not defined")]; ok {
+		return ": " + h
 	}
-	if m[1] == "ts" {
-		return fmt.Sprintf(" (at line %d)", line-1)
-	}
-	return fmt.Sprintf(" (at line %d:%d)", line-1, col)
+	return ""
 }

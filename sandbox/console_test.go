@@ -12,7 +12,7 @@ func TestConsoleFormatting(t *testing.T) {
 		{"no arguments", ``, ``},
 		{"primitives", `1, -0, 1.5, true, null, undefined, 10n, Symbol("s"), NaN`, `1 -0 1.5 true null undefined 10n Symbol(s) NaN`},
 		{"object", `{a: 1, "b-c": "x", d: [1, "two"], e: {}}`, `{ a: 1, 'b-c': 'x', d: [ 1, 'two' ], e: {} }`},
-		{"nested strings quoted and escaped", `["it's", "line\nbreak"]`, `[ 'it\'s', 'line\nbreak' ]`},
+		{"nested strings quoted and escaped", `["it's", "line\nbreak"]`, `[ "it's", 'line\nbreak' ]`},
 		{"empty array", `[]`, `[]`},
 		{"depth limit", `{a: {b: {c: {d: 1}}}, l: [[[[1]]]]}`, `{ a: { b: { c: [Object] } }, l: [ [ [Array] ] ] }`},
 		{"circular", `(() => { const o = {x: 1}; o.self = o; return o })()`, `{ x: 1, self: [Circular] }`},

@@ -58,7 +58,7 @@ func TestToolCallErrorsCarryCodeAndLine(t *testing.T) {
 	if len(calls) != 2 || calls[0].Line != 1 || calls[1].Line != 3 || calls[1].Column != 20 {
 		t.Fatalf("call sites %+v", calls)
 	}
-	res = runLang(t, "const bad: string = \"bad\"\ntry {\n  await tools.fetch({id: bad})\n} catch (e) {\n  return [e.code, e.stack.split(\"\\n\")[1].includes(\"program.ts:4\")]\n}", TypeScript, host, Options{})
+	res = runLang(t, "const bad: string = \"bad\"\ntry {\n  await tools.fetch({id: bad})\n} catch (e) {\n  return [e.code, e.stack.split(\"\\n\")[1].includes(\"program.ts:3\")]\n}", TypeScript, host, Options{})
 	wantValue(t, res, `["TOOL_FAILED",true]`)
 	if c := host.recorded()[2]; c.Line != 3 {
 		t.Fatalf("TypeScript call site %+v", c)

@@ -8,8 +8,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
 )
 
 // Lang is the language a program is written in.
@@ -58,24 +60,25 @@ const (
 	// disk: JavaScript is parsed with source maps disabled, and TypeScript with a loader that
 	// answers this one URL from memory and nothing else.
 	sourceMapURL = "codemode:program.map"
+	// helpersName names esbuild's output where no source map entry covers it: the helpers
+	// esbuild adds for syntax it lowers.
+	helpersName = "esbuild-helpers.js"
 	// wrapPrefix and wrapSuffix make the source the body of an async function, so top-level
-	// await and return work. The prefix ends in a newline so user line N is line N+1.
-	wrapPrefix = "(async function () {\n"
+	// await and return work. The prefix shares the first line with the program, so line
+	// numbers (in stack traces too) are the program's own.
+	wrapPrefix = "(async function () {"
 	wrapSuffix = "\n})"
 )
 
-// userPosition maps a line and column of the wrapped program, as goja reports them
-// (source-mapped for TypeScript), to the user's own source.
-func userPosition(line, col int) (int, int) {
-	return line - strings.Count(wrapPrefix, "\n"), col
-}
-
 // Program is a compiled run_code program, immutable and safe to run in many runtimes at once.
 type Program struct {
-	lang   Lang
-	prg    *goja.Program
-	size   int      // bytes of user source, for the cache's budget
-	guards guardSet // the built-ins the program's runtime guards
+	lang     Lang
+	prg      *goja.Program
+	size     int        // bytes of user source, for the cache's budget
+	guards   guardSet   // the built-ins the program's runtime guards
+	features featureSet // the platform additions the program's runtime gets
+	pos      positions  // maps positions back to the model's source
+	lowered  bool       // compiled through esbuild (positions come through its source map)
 }
 
 // Lang reports the language the program was compiled from.
@@ -84,10 +87,13 @@ func (p *Program) Lang() Lang { return p.lang }
 // goja-compatible syntax for esbuild's output: everything goja parses is ES2022, minus
 // the features listed as unsupported, which esbuild lowers.
 var esbuildSupported = map[string]bool{
-	"async-generator":      false,
-	"for-await":            false,
-	"using":                false,
-	"regexp-match-indices": false,
+	"async-generator":                 false,
+	"for-await":                       false,
+	"using":                           false,
+	"decorators":                      false,
+	"regexp-match-indices":            false,
+	"regexp-set-notation":             false,
+	"regexp-unicode-property-escapes": false,
 }
 
 // Compile prepares source, the body of an async function, for [Run]. TypeScript types are
@@ -129,15 +135,48 @@ func compile(source string, lang Lang) (p *Program, err error) {
 	if f := checkNesting(source); f != nil {
 		return nil, f
 	}
-	userLines := strings.Count(source, "\n") + 1
-	wrapped := wrapPrefix + source + wrapSuffix
+	src, f := stripModuleSyntax(stripFence(source))
+	if f != nil {
+		return nil, f
+	}
+	pos := positions{userLines: strings.Count(source, "\n") + 1}
+	wrapped := wrapPrefix + src + wrapSuffix
+	// goja's compiler panics on internal errors it does not expect; a program must never
+	// crash the process, so anything left over becomes a syntax failure.
+	defer func() {
+		if x := recover(); x != nil {
+			p, err = nil, &Failure{Kind: KindSyntax, Message: fmt.Sprintf("internal compiler error: %v", x)}
+		}
+	}()
+	lower := lang == TypeScript || needsLowering(src)
+	for {
+		p, err = compileWrapped(wrapped, lang, lower, pos)
+		if err == nil || lower || !regexFlagsFailure(err) {
+			break
+		}
+		lower = true // a regular expression with flags goja lacks (d, v): esbuild rewrites it
+	}
+	if p != nil {
+		p.size = len(source)
+	}
+	return p, err
+}
+
+// compileWrapped compiles the wrapped source, through esbuild first when lower is set.
+func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Program, error) {
+	name := programName
 	sourceMaps := parser.WithDisableSourceMaps
-	if lang == TypeScript {
+	text := wrapped
+	if lower {
+		loader, sourcefile := api.LoaderJS, programName
+		if lang == TypeScript {
+			loader, sourcefile = api.LoaderTS, tsName
+		}
 		res := api.Transform(wrapped, api.TransformOptions{
-			Loader:     api.LoaderTS,
+			Loader:     loader,
 			Target:     api.ES2022,
 			Supported:  esbuildSupported,
-			Sourcefile: tsName,
+			Sourcefile: sourcefile,
 			Sourcemap:  api.SourceMapExternal,
 			LogLevel:   api.LogLevelSilent,
 			Charset:    api.CharsetUTF8,
@@ -148,9 +187,12 @@ func compile(source string, lang Lang) (p *Program, err error) {
 			if m.Location != nil {
 				line, col = m.Location.Line, m.Location.Column+1
 			}
-			return nil, syntaxFailure(m.Text, line, col, userLines)
+			return nil, pos.syntax(m.Text, line, col)
 		}
-		wrapped = string(res.Code) + "\n//# sourceMappingURL=" + sourceMapURL
+		// Unmapped frames (esbuild's helpers) are named apart, so that error positions
+		// only ever name the program's own lines.
+		name = helpersName
+		text = lowerRegexLiterals(string(res.Code)) + "\n//# sourceMappingURL=" + sourceMapURL
 		sourceMap := res.Map
 		sourceMaps = parser.WithSourceMapLoader(func(url string) ([]byte, error) {
 			if url != sourceMapURL {
@@ -158,52 +200,192 @@ func compile(source string, lang Lang) (p *Program, err error) {
 			}
 			return sourceMap, nil
 		})
-		// A failure below is an incompatibility between esbuild's output and goja; its
-		// position is in esbuild's output, so it is reported without one.
-		userLines = -1
-	}
-	// goja's compiler panics on internal errors it does not expect; a program must never
-	// crash the process, so anything left over becomes a syntax failure.
-	defer func() {
-		if x := recover(); x != nil {
-			p, err = nil, &Failure{Kind: KindSyntax, Message: fmt.Sprintf("internal compiler error: %v", x)}
+		if sm, err := sourcemap.Parse(sourceMapURL, sourceMap); err == nil {
+			pos.sourceMap = sm
 		}
-	}()
-	ast, perr := parser.ParseFile(nil, programName, wrapped, 0, sourceMaps)
+	}
+	file, perr := parser.ParseFile(nil, name, text, 0, sourceMaps)
 	if perr != nil {
-		var list parser.ErrorList
-		if errors.As(perr, &list) && len(list) > 0 {
-			e := list[0]
-			return nil, syntaxFailure(e.Message, e.Position.Line, e.Position.Column, userLines)
-		}
-		return nil, &Failure{Kind: KindSyntax, Message: perr.Error()}
+		return nil, pos.parseFailure(perr)
 	}
-	prg, cerr := goja.CompileAST(ast, false)
+	if fn := programBody(file); fn != nil {
+		if edits := shapeEdits(text, fn, 1); len(edits) > 0 {
+			text = applyInsertions(text, edits)
+			if file, perr = parser.ParseFile(nil, name, text, 0, sourceMaps); perr != nil {
+				return nil, &Failure{Kind: KindSyntax, Message: "internal error: reshaping the program failed: " + perr.Error()}
+			}
+			if !lower {
+				pos.edits = edits
+			}
+		}
+	}
+	prg, cerr := goja.CompileAST(file, false)
 	if cerr != nil {
 		var se *goja.CompilerSyntaxError
 		if errors.As(cerr, &se) && se.File != nil {
-			pos := se.File.Position(se.Offset)
-			return nil, syntaxFailure(se.Message, pos.Line, pos.Column, userLines)
+			p := se.File.Position(se.Offset)
+			line, col := p.Line, p.Column
+			if lower {
+				line, col = pos.unmap(line, col)
+			} else {
+				line, col = unshift(pos.edits, line, col)
+			}
+			return nil, pos.syntax(se.Message, line, col)
 		}
 		return nil, &Failure{Kind: KindSyntax, Message: cerr.Error()}
 	}
-	return &Program{lang: lang, prg: prg, size: len(source), guards: guardsFor(wrapped)}, nil
+	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), pos: pos, lowered: lower}, nil
 }
 
-// syntaxFailure reports msg at a position of the wrapped source, translated to the user's
-// source. userLines < 0 means positions cannot be translated.
-func syntaxFailure(msg string, line, col, userLines int) *Failure {
+// programBody finds the wrapper function in a parsed program: the last top-level expression
+// statement that is a function literal (esbuild puts its helpers before it).
+func programBody(p *ast.Program) *ast.FunctionLiteral {
+	for i := len(p.Body) - 1; i >= 0; i-- {
+		if es, ok := p.Body[i].(*ast.ExpressionStatement); ok {
+			if fn, ok := es.Expression.(*ast.FunctionLiteral); ok && fn.Body != nil {
+				return fn
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// needsLowering reports whether JavaScript source uses regular-expression syntax goja gets
+// wrong (Unicode property escapes): esbuild turns such literals into RegExp calls, which the
+// sandbox's RegExp translates.
+func needsLowering(src string) bool {
+	return strings.Contains(src, `\p{`) || strings.Contains(src, `\P{`)
+}
+
+// lowerRegexLiterals rewrites the regular-expression literals of esbuild's output that goja
+// would misread (property escapes, which esbuild leaves in place inside a class; the d and v
+// flags) as RegExp calls, which the sandbox's RegExp translates.
+func lowerRegexLiterals(text string) string {
+	if !strings.Contains(text, `\p{`) && !strings.Contains(text, `\P{`) {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	scanCode(text, func(token) {}, func(start, end int) {
+		lit := text[start:end]
+		slash := strings.LastIndexByte(lit, '/')
+		if slash <= 0 {
+			return
+		}
+		body, flags := lit[1:slash], lit[slash+1:]
+		if !strings.Contains(body, `\p{`) && !strings.Contains(body, `\P{`) && !strings.ContainsAny(flags, "dv") {
+			return
+		}
+		b.WriteString(text[last:start])
+		b.WriteString("new RegExp(")
+		b.WriteString(jsString(body))
+		b.WriteString(", ")
+		b.WriteString(jsString(flags))
+		b.WriteString(")")
+		last = end
+	})
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range s {
+		switch c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func regexFlagsFailure(err error) bool {
+	var f *Failure
+	return errors.As(err, &f) && strings.Contains(f.Message, "Invalid flags supplied to RegExp")
+}
+
+// positions translates positions in the compiled text back to the model's source.
+type positions struct {
+	userLines int
+	edits     []insertion         // insertions made into unlowered text
+	sourceMap *sourcemap.Consumer // lowered programs: esbuild's output → its input
+}
+
+// unmap maps a position in esbuild's output to esbuild's input (the wrapped source); 0, 0
+// when it has no mapping (esbuild's helpers).
+func (p positions) unmap(line, col int) (int, int) {
+	if p.sourceMap == nil {
+		return 0, 0
+	}
+	_, _, l, c, ok := p.sourceMap.Source(line, col-1)
+	if !ok {
+		return 0, 0
+	}
+	return l, c + 1
+}
+
+// user maps a line and column of the wrapped source to the model's source; ok is false for
+// positions outside it (the wrapper).
+func (p positions) user(line, col int) (int, int, bool) {
+	if line <= 0 || line > p.userLines {
+		return 0, 0, false
+	}
+	if line == 1 {
+		col -= len(wrapPrefix)
+	}
+	if col < 1 {
+		col = 1
+	}
+	return line, col, true
+}
+
+func (p positions) parseFailure(perr error) *Failure {
+	var list parser.ErrorList
+	if !errors.As(perr, &list) || len(list) == 0 {
+		return &Failure{Kind: KindSyntax, Message: perr.Error()}
+	}
+	e := list[0]
+	line, col := e.Position.Line, e.Position.Column
+	if p.sourceMap != nil {
+		line, col = p.unmap(line, col)
+	}
+	return p.syntax(e.Message, line, col)
+}
+
+// syntax reports msg at a position of the wrapped source, in the model's terms.
+func (p positions) syntax(msg string, line, col int) *Failure {
 	msg = strings.TrimSpace(msg)
 	switch {
-	case line <= 0 || userLines < 0:
+	case line <= 0:
 		return &Failure{Kind: KindSyntax, Message: msg}
-	case line-1 < 1:
-		return &Failure{Kind: KindSyntax, Message: msg + " (at line 1)"}
-	case line-1 > userLines:
+	case line > p.userLines:
 		return &Failure{Kind: KindSyntax, Message: msg + " (at end of program)"}
-	default:
-		return &Failure{Kind: KindSyntax, Message: fmt.Sprintf("%s (at line %d:%d)", msg, line-1, col)}
 	}
+	l, c, _ := p.user(line, col)
+	return &Failure{Kind: KindSyntax, Message: fmt.Sprintf("%s (at line %d:%d)", msg, l, c)}
+}
+
+// frame maps a stack frame's position (program.js or program.ts) to the model's source.
+func (p *Program) frame(line, col int) (int, int, bool) {
+	if !p.lowered {
+		line, col = unshift(p.pos.edits, line, col)
+	}
+	return p.pos.user(line, col)
 }
 
 // checkNesting scans source as JavaScript/TypeScript tokens closely enough to track bracket

@@ -188,40 +188,48 @@ type run struct {
 	trampoline    goja.Callable // runs next as a top-level call into the VM
 	next          func()
 
-	caps         caps                  // built-in caps derived from opts.Memory
-	bindings     map[string]goja.Value // tool functions made so far, by name
-	calls        int                   // calls dispatched
-	inflight     int                   // dispatched calls not yet settled in the VM
-	timerSeq     int
-	timers       map[int]timer // pending timers by id
-	value        []byte        // the result's JSON; read by Run only after done is closed
-	stopped      atomic.Bool   // set with failure; the loop runs no more JavaScript
-	idle         atomic.Bool   // the VM goroutine is waiting for a job (for the watchdog)
-	ranJS        atomic.Bool   // JavaScript ran since the watchdog last looked
-	wake         chan struct{} // capacity 1: a job was queued or the run was stopped
-	done         chan struct{} // closed when the VM goroutine returns
-	callsClosed  bool          // guarded by callMu
-	callMu       sync.Mutex    // held while the Host is called, so none is after close
-	mu           sync.Mutex
-	closed       bool                // guarded by mu
-	failure      *Failure            // first failure wins; guarded by mu
-	queue        []func()            // jobs for the VM goroutine; guarded by mu
-	logs         []string            // guarded by mu
-	logBytes     int                 // guarded by mu
-	logFull      bool                // guarded by mu
-	timerHandles map[int]*time.Timer // guarded by mu
+	start         time.Time             // when the run began: the clock of performance.now
+	console       *goja.Object          // the console object, for methods added later
+	groupIndent   int                   // spaces console.group adds before each line
+	consoleCounts map[string]int        // console.count labels
+	consoleTimers map[string]time.Time  // console.time labels
+	preludes      map[string]goja.Value // results of preludes run in this runtime
+
+	caps        caps                  // built-in caps derived from opts.Memory
+	bindings    map[string]goja.Value // tool functions made so far, by name
+	calls       int                   // calls dispatched
+	inflight    int                   // dispatched calls not yet settled in the VM
+	timerSeq    int
+	timers      map[int]*timer // pending timers by id
+	due         timerHeap      // scheduled timers by due time
+	value       []byte         // the result's JSON; read by Run only after done is closed
+	stopped     atomic.Bool    // set with failure; the loop runs no more JavaScript
+	idle        atomic.Bool    // the VM goroutine is waiting for a job (for the watchdog)
+	ranJS       atomic.Bool    // JavaScript ran since the watchdog last looked
+	wake        chan struct{}  // capacity 1: a job was queued or the run was stopped
+	done        chan struct{}  // closed when the VM goroutine returns
+	callsClosed bool           // guarded by callMu
+	callMu      sync.Mutex     // held while the Host is called, so none is after close
+	mu          sync.Mutex
+	closed      bool        // guarded by mu
+	failure     *Failure    // first failure wins; guarded by mu
+	queue       []func()    // jobs for the VM goroutine; guarded by mu
+	logs        []string    // guarded by mu
+	logBytes    int         // guarded by mu
+	logFull     bool        // guarded by mu
+	alarm       *time.Timer // wakes the loop for the earliest due timer; guarded by mu
 }
 
 func newRun(p *Program, host Host, opts Options) *run {
 	return &run{
-		rt:           goja.New(),
-		prog:         p,
-		host:         host,
-		opts:         opts,
-		caps:         capsFor(opts.Memory),
-		wake:         make(chan struct{}, 1),
-		done:         make(chan struct{}),
-		timerHandles: make(map[int]*time.Timer),
+		rt:    goja.New(),
+		prog:  p,
+		host:  host,
+		opts:  opts,
+		start: time.Now(),
+		caps:  capsFor(opts.Memory),
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
 	}
 }
 
@@ -279,10 +287,9 @@ func (r *run) close() Result {
 
 	r.mu.Lock()
 	r.closed = true
-	for _, t := range r.timerHandles {
-		t.Stop()
+	if r.alarm != nil {
+		r.alarm.Stop()
 	}
-	r.timerHandles = nil
 	r.queue = nil
 	res := Result{Logs: r.logs, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
@@ -468,8 +475,8 @@ func (r *run) setup() error {
 		define("tools", r.newTools()),
 		define("console", r.newConsole()),
 		define("setTimeout", r.function("setTimeout", r.setTimeout)),
-		define("clearTimeout", r.function("clearTimeout", r.clearTimeout)),
-		r.installWebAPIs(),
+		define("clearTimeout", r.function("clearTimeout", r.clearTimer)),
+		r.installFeatures(r.prog.features),
 	)
 }
 

@@ -166,7 +166,7 @@ func TestResultSnapshot(t *testing.T) {
 		{name: "bigint", src: `return {n: 1n}`, kind: KindRuntime, message: "not JSON data: result at .n is a BigInt"},
 		{name: "cycle", src: `const o = {}; o.self = o; return o`, kind: KindRuntime, message: "result at .self is a circular reference"},
 		{name: "function", src: `return {f() {}}`, kind: KindRuntime, message: "result at .f is a function"},
-		{name: "function at root", src: `return () => 1`, kind: KindRuntime, message: "result is a function"},
+		{name: "function at root", src: `const f = () => 1; return f`, kind: KindRuntime, message: "result is a function"},
 		{name: "symbol", src: `return [Symbol()]`, kind: KindRuntime, message: "result at [0] is a symbol"},
 		{name: "throwing getter", src: `return {get g() { throw new TypeError("getter") }}`, kind: KindRuntime, message: "result at .g could not be read: TypeError: getter"},
 		{name: "undefined element is null", src: `return [undefined, , 1]`, want: `[null,null,1]`},

@@ -196,8 +196,8 @@ func (r *run) callSite() site {
 		if pos.Filename != programName && pos.Filename != tsName {
 			continue
 		}
-		line, col := userPosition(pos.Line, pos.Column)
-		if line < 1 {
+		line, col, ok := r.prog.frame(pos.Line, pos.Column)
+		if !ok {
 			continue
 		}
 		return site{line: line, column: col, frame: fmt.Sprintf("%s:%d:%d", pos.Filename, pos.Line, pos.Column)}

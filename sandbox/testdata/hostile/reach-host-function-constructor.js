@@ -25,7 +25,12 @@ const allowed = new Set([
   // goja's own: the Error subclass it wraps Go errors in
   "GoError",
   // codemode
-  "tools", "console", "ToolCallError", "setTimeout", "clearTimeout", "URL", "URLSearchParams",
+  "tools", "console", "ToolCallError", "setTimeout", "clearTimeout",
+  // codemode's platform (README: What a program can use)
+  "URL", "URLSearchParams", "setInterval", "clearInterval", "setImmediate", "clearImmediate",
+  "queueMicrotask", "SuppressedError", "DisposableStack", "AsyncDisposableStack", "structuredClone",
+  "TextEncoder", "TextDecoder", "atob", "btoa", "Event", "EventTarget", "CustomEvent", "AbortController",
+  "AbortSignal", "DOMException", "crypto", "performance",
 ]);
 for (const g of routes) {
   if (g !== globalThis) throw new Error("a second global object");

@@ -1,0 +1,253 @@
+package sandbox
+
+import (
+	"embed"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+)
+
+// The platform: what a program gets beyond the ECMAScript built-ins goja provides, so that
+// the JavaScript a model learned from Node, Deno and browsers works: the ES2023–2025
+// built-ins goja lacks, Web APIs, timers, the rest of console.
+//
+// A fresh runtime per run must stay cheap (a trivial run costs tens of microseconds), so none
+// of it is installed up front. A program gets the additions its compiled text names (a word
+// such as structuredClone, groupBy or TextEncoder; all of them when it builds code at run time
+// with eval or Function), and a global among them is built only when the program first reads
+// it. A program that reaches an addition under a name computed at run time, without naming it
+// anywhere, does not get it: that is the one price of the scheme.
+
+// feature is one addition to the runtime.
+type feature struct {
+	name string
+	// words select the feature when any of them occurs in the program's compiled text as a
+	// whole word; match, when set, selects it too.
+	words []string
+	match *regexp.Regexp
+	// install adds the feature to a run's runtime before the program starts.
+	install func(r *run) error
+}
+
+// featureSet has one bit per entry of features.
+type featureSet uint64
+
+var (
+	featureWords map[string]featureSet // word → features it selects
+	featureAll   featureSet
+	wordPattern  *regexp.Regexp
+)
+
+func init() {
+	if len(features) > 64 {
+		panic("sandbox: more than 64 platform features")
+	}
+	featureWords = make(map[string]featureSet)
+	words := ""
+	for i, f := range features {
+		featureAll |= 1 << i
+		for _, w := range f.words {
+			if _, seen := featureWords[w]; !seen {
+				if words != "" {
+					words += "|"
+				}
+				words += regexp.QuoteMeta(w)
+			}
+			featureWords[w] |= 1 << i
+		}
+	}
+	wordPattern = regexp.MustCompile(`\b(?:` + words + `)\b`)
+}
+
+// featuresFor chooses a program's platform additions from the text goja runs.
+func featuresFor(text string) featureSet {
+	if codeAtRunTime.MatchString(text) {
+		return featureAll
+	}
+	var set featureSet
+	for _, w := range wordPattern.FindAllString(text, -1) {
+		set |= featureWords[w]
+	}
+	for i, f := range features {
+		if f.match != nil && set&(1<<i) == 0 && f.match.MatchString(text) {
+			set |= 1 << i
+		}
+	}
+	return set
+}
+
+// installFeatures installs the features of set into the run's runtime.
+func (r *run) installFeatures(set featureSet) error {
+	for i, f := range features {
+		if set&(1<<i) == 0 {
+			continue
+		}
+		if err := f.install(r); err != nil {
+			return fmt.Errorf("install %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// lazyGlobal defines a global that is built by build the first time a program reads it, and
+// from then on (or once assigned) is an ordinary writable, configurable, non-enumerable
+// property, as Node's globals are.
+func (r *run) lazyGlobal(name string, build func() goja.Value) error {
+	global := r.rt.GlobalObject()
+	get := r.function(name, func(goja.FunctionCall) goja.Value {
+		v := build()
+		must(global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+		return v
+	})
+	set := r.function(name, func(call goja.FunctionCall) goja.Value {
+		must(global.DefineDataProperty(name, call.Argument(0), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+		return goja.Undefined()
+	})
+	return global.DefineAccessorProperty(name, get, set, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+// lazyGlobals defines several globals from one build, run once on first use of any of them:
+// build returns an object holding every name.
+func (r *run) lazyGlobals(names []string, build func() *goja.Object) error {
+	var built *goja.Object
+	load := func() *goja.Object {
+		if built == nil {
+			built = build()
+		}
+		return built
+	}
+	for _, name := range names {
+		if err := r.lazyGlobal(name, func() goja.Value { return load().Get(name) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// method defines a non-enumerable method on o, as built-in methods are.
+func (r *run) method(o *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
+	f := r.function(name, fn).(*goja.Object)
+	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+	return o.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+}
+
+// Preludes are the parts of the platform written in JavaScript: each file of prelude/ is one
+// function expression, compiled once per process on first use and called in a run's runtime
+// with the run's natives (Go functions it needs) as its argument.
+
+//go:embed prelude/*.js
+var preludeFiles embed.FS
+
+var preludePrograms sync.Map // file name → func() *goja.Program
+
+func preludeProgram(name string) *goja.Program {
+	once, _ := preludePrograms.LoadOrStore(name, sync.OnceValue(func() *goja.Program {
+		src, err := preludeFiles.ReadFile("prelude/" + name)
+		if err != nil {
+			panic(err)
+		}
+		ast, err := parser.ParseFile(nil, name, string(src), 0, parser.WithDisableSourceMaps)
+		if err != nil {
+			panic(fmt.Sprintf("sandbox: prelude %s: %v", name, err))
+		}
+		p, err := goja.CompileAST(ast, true)
+		if err != nil {
+			panic(fmt.Sprintf("sandbox: prelude %s: %v", name, err))
+		}
+		return p
+	}))
+	return once.(func() *goja.Program)()
+}
+
+// prelude runs the named prelude in the run's runtime and calls it with args, returning what
+// it returns. Its results are cached per run, so a prelude runs at most once per runtime.
+func (r *run) prelude(name string, args ...goja.Value) goja.Value {
+	if v, ok := r.preludes[name]; ok {
+		return v
+	}
+	fnv, err := r.rt.RunProgram(preludeProgram(name))
+	must(err)
+	fn, ok := goja.AssertFunction(fnv)
+	if !ok {
+		panic(fmt.Sprintf("sandbox: prelude %s is not a function", name))
+	}
+	v, err := fn(goja.Undefined(), args...)
+	must(err)
+	if r.preludes == nil {
+		r.preludes = make(map[string]goja.Value)
+	}
+	r.preludes[name] = v
+	return v
+}
+
+// natives builds the object of Go functions handed to a prelude.
+func (r *run) natives(fns map[string]func(goja.FunctionCall) goja.Value) *goja.Object {
+	o := r.rt.NewObject()
+	for name, fn := range fns {
+		must(o.Set(name, r.function(name, fn)))
+	}
+	return o
+}
+
+// features lists every platform addition. The words of one feature are the names a program
+// uses to reach it.
+var features = []feature{
+	{name: "console", words: []string{"table", "dir", "dirxml", "trace", "assert", "count", "countReset", "time", "timeLog", "timeEnd", "group", "groupCollapsed", "groupEnd"},
+		install: (*run).installConsoleExtras},
+	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
+		install: (*run).installTimerGlobals},
+	{name: "url", words: []string{"URL", "URLSearchParams"},
+		install: (*run).installWebAPIs},
+	{name: "groupBy", words: []string{"groupBy"}, install: installPrelude("groupby.js")},
+	{name: "fromAsync", words: []string{"fromAsync"}, install: installPrelude("fromasync.js")},
+	{name: "withResolvers", words: []string{"withResolvers"}, install: installPrelude("withresolvers.js")},
+	{name: "wellFormed", words: []string{"isWellFormed", "toWellFormed"}, install: installPrelude("wellformed.js")},
+	{name: "captureStackTrace", words: []string{"captureStackTrace", "stackTraceLimit"}, install: installPrelude("capturestack.js")},
+	{name: "symbols", words: []string{"asyncIterator", "dispose", "asyncDispose", "SuppressedError", "DisposableStack", "AsyncDisposableStack"},
+		install: (*run).installSymbols},
+	// Every built-in iterator inherits the helpers, so programs that iterate (an iterator
+	// method called without arguments, a generator, matchAll) get them.
+	{name: "iterator", words: []string{"Iterator", "toArray", "matchAll", "yield"},
+		match:   regexp.MustCompile(`\.(?:values|keys|entries)\(\s*\)|function\s*\*|\*\s*\[\s*Symbol\.iterator`),
+		install: (*run).installIterator},
+	{name: "weakRef", words: []string{"WeakRef", "FinalizationRegistry"},
+		install: preludeGlobals("weakref.js", nil, "WeakRef", "FinalizationRegistry")},
+	{name: "structuredClone", words: []string{"structuredClone"},
+		install: preludeGlobals("structuredclone.js", (*run).structuredCloneNatives, "structuredClone")},
+	{name: "encoding", words: []string{"TextEncoder", "TextDecoder"},
+		install: preludeGlobals("encoding.js", (*run).encodingNatives, "TextEncoder", "TextDecoder")},
+	{name: "base64", words: []string{"atob", "btoa"}, install: (*run).installBase64},
+	{name: "events", words: []string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"},
+		install: func(r *run) error {
+			return r.lazyGlobals([]string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.events)
+		}},
+	{name: "crypto", words: []string{"crypto"}, install: (*run).installCrypto},
+	// esbuild turns regular-expression literals goja cannot read into RegExp calls.
+	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: (*run).installRegexp},
+	// Every match goes through exec or test.
+	{name: "regexpTimeout", words: []string{"exec", "test", "match", "matchAll", "replace", "replaceAll", "search", "split", "RegExp"},
+		install: (*run).installRegexpTimeout},
+	{name: "performance", words: []string{"performance"},
+		install: func(r *run) error {
+			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })
+		}},
+}
+
+// platformGlobals names every global the features define.
+var platformGlobals = []string{
+	"URL", "URLSearchParams",
+	"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask",
+	"SuppressedError", "DisposableStack", "AsyncDisposableStack", "Iterator", "WeakRef", "FinalizationRegistry",
+	"structuredClone", "TextEncoder", "TextDecoder", "atob", "btoa",
+	"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException",
+	"crypto", "performance",
+}
+
+// PlatformSummary says in a few lines what a program can use, for the model-facing SDK text.
+const PlatformSummary = `The runtime is ES2024 JavaScript (TypeScript types are stripped), with Node-like globals: console (log, table, dir, group, count, time, assert), setTimeout/setInterval/setImmediate/queueMicrotask, structuredClone, TextEncoder/TextDecoder, atob/btoa, URL/URLSearchParams, AbortController/AbortSignal, EventTarget/Event, crypto (randomUUID, getRandomValues, subtle.digest), performance.now, Intl and the ES2023-2025 built-ins (Object.groupBy, iterator helpers, Promise.withResolvers, Array.fromAsync, Set methods, using).
+Regular expressions support \p{…}, the d and v flags. There is no require, import, fetch, process, Buffer or file system: every effect goes through the global tools object (await tools.<name>(args)).`
