@@ -46,22 +46,32 @@ type Options struct {
 	// NewID mints approval ids and the call ids of Run. It must return
 	// unique, non-empty strings. Default: 16 random bytes in hex.
 	NewID func() string
+	// Leases makes each step hold its session's lease in the store, so that
+	// agents in several processes sharing the store (replicas on one
+	// PostgreSQL) never interleave one session's steps; a step waits while
+	// another holds it. Within one process steps of a session are
+	// serialized either way.
+	Leases bool
+	// LeaseTTL is how long a lease lasts without renewal (a crashed holder's
+	// lease frees after it). Default DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // Agent runs steps of sessions against a runtime and logs them in a store.
 // It is safe for concurrent use; steps of one session are serialized within
-// the process (several processes continuing one session at once must be
-// kept apart by their callers).
+// the process, and across processes sharing the store with Options.Leases.
 type Agent struct {
 	rt    *runtime.Runtime
 	store session.Store
 	opts  Options
+	owner string // this agent's name as a lease holder
 
 	mu    sync.Mutex
 	steps map[string]*sessionLock // sessions with a step running or waiting; guarded by mu
 	// states caches each session's folded log state; guarded by mu, and
 	// each state by its session's step lock.
 	states map[string]*logState
+	leases map[string]*heldLease // leases held by running steps; guarded by mu
 	// answering serializes Answer within the process, so that two answers
 	// racing here cannot both pass the "still pending" check.
 	answering sync.Mutex
@@ -84,7 +94,13 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 	if opts.NewID == nil {
 		opts.NewID = randomID
 	}
-	return &Agent{rt: rt, store: store, opts: opts, steps: map[string]*sessionLock{}, states: map[string]*logState{}}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	return &Agent{
+		rt: rt, store: store, opts: opts, owner: "agent-" + randomID(),
+		steps: map[string]*sessionLock{}, states: map[string]*logState{}, leases: map[string]*heldLease{},
+	}
 }
 
 func randomID() string {

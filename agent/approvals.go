@@ -130,14 +130,12 @@ func (a *Agent) firstAnswer(ctx context.Context, sessionID, approvalID string, a
 	return answer{}, fmt.Errorf("agent: approval %q has no answer up to seq %d", approvalID, until)
 }
 
-func (a *Agent) approver(sessionID string) runtime.Approver {
-	return &approver{a: a, sessionID: sessionID}
-}
-
-// approver routes a session's asks through its log.
+// approver routes a session's asks through its log, writing through the
+// step's writer so that an ask follows everything the step logged before it.
 type approver struct {
 	a         *Agent
 	sessionID string
+	w         *logWriter
 }
 
 var _ runtime.Approver = (*approver)(nil)
@@ -151,7 +149,7 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 	a := p.a
 	logCtx := context.WithoutCancel(ctx)
 	id := a.opts.NewID()
-	asked, err := a.appendEvents(logCtx, p.sessionID, "approval/asked", entry{session.TypeApprovalAsked, session.ApprovalAsked{
+	asked, err := p.commit(logCtx, "approval/asked", entry{session.TypeApprovalAsked, session.ApprovalAsked{
 		ApprovalID: id, CallID: req.Call.CallID, Tool: req.Call.Name,
 		Arguments: json.RawMessage(req.Call.Args.Bytes()), Reason: req.Reason,
 	}})
@@ -187,7 +185,7 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 	default:
 		own.Decision, own.Reason = session.DecisionCancelled, fmt.Sprintf("the approval could not be awaited: %v", waitErr)
 	}
-	ended, err := a.appendEvents(logCtx, p.sessionID, "approval/answered", entry{session.TypeApprovalAnswered, own})
+	ended, err := p.commit(logCtx, "approval/answered", entry{session.TypeApprovalAnswered, own})
 	if err != nil {
 		a.opts.Logger.Error("agent: approval end not logged", "session", p.sessionID, "approval_id", id, "err", err)
 		return decide(own)
@@ -198,6 +196,16 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 		return decide(first.ApprovalAnswered)
 	}
 	return decide(own)
+}
+
+// commit writes an approval event through the step's writer and waits until
+// it is durable: only then can a person see the ask.
+func (p *approver) commit(ctx context.Context, what string, en entry) ([]session.Event, error) {
+	events, err := entriesEvents(what, en)
+	if err != nil {
+		return nil, err
+	}
+	return p.w.commit(ctx, events...)
 }
 
 // decide maps a logged decision to the runtime's outcome; anything unknown

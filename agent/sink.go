@@ -9,35 +9,56 @@ import (
 
 // Sink returns the bridge.EventSink that appends a run_code program's nested
 // dispatch events to the session: tool/code-dispatch-start when an SDK call
-// enters the pipeline and tool/code-dispatch when it settles. Step installs
-// it on every call's context; it is exported for components that run
-// run_code themselves. The sink cannot report failures to the bridge: a
-// failed append is logged with Options.Logger and the program goes on.
+// enters the pipeline and tool/code-dispatch when it settles. It is for
+// components that run run_code themselves, outside a step: each event is
+// durable when its method returns. (A step installs a sink of its own that
+// queues the events in the step's group commits.) The sink cannot report
+// failures to the bridge beyond a failed write-ahead: a failed append is
+// logged with Options.Logger and the program goes on.
 func (a *Agent) Sink(sessionID string) bridge.EventSink {
-	return &sink{a: a, sessionID: sessionID}
+	return &sink{a: a, w: newLogWriter(a.store, sessionID, nil, nil), sync: true}
 }
 
+// sink writes nested events through a step's log writer.
 type sink struct {
-	a         *Agent
-	sessionID string
+	a    *Agent
+	w    *logWriter
+	sync bool // wait for every event (outside a step)
 }
 
 var _ bridge.EventSink = (*sink)(nil)
 
-// DispatchStarted implements bridge.EventSink.
-func (s *sink) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) {
-	s.append(ctx, ev.SubCallID, entry{session.TypeCodeDispatchStart, ev})
-}
-
-// DispatchSettled implements bridge.EventSink.
-func (s *sink) DispatchSettled(ctx context.Context, ev session.CodeDispatch) {
-	s.append(ctx, ev.SubCallID, entry{session.TypeCodeDispatch, ev})
-}
-
-func (s *sink) append(ctx context.Context, subCallID string, en entry) {
-	// Nested events are logged even when the run is being cancelled: they
-	// must land inside the open turn.
-	if _, err := s.a.appendEvents(context.WithoutCancel(ctx), s.sessionID, en.typ, en); err != nil {
-		s.a.opts.Logger.Error("agent: nested event not logged", "session", s.sessionID, "sub_call_id", subCallID, "type", en.typ, "err", err)
+// DispatchStarted implements bridge.EventSink: the event is queued, and the
+// function returned waits until it is durable.
+func (s *sink) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) func(context.Context) error {
+	t := s.write(ctx, ev.SubCallID, session.TypeCodeDispatchStart, ev)
+	if t == nil {
+		return nil
 	}
+	return func(ctx context.Context) error {
+		_, err := t.Wait(ctx)
+		return err
+	}
+}
+
+// DispatchSettled implements bridge.EventSink: the event is queued.
+func (s *sink) DispatchSettled(ctx context.Context, ev session.CodeDispatch) {
+	s.write(ctx, ev.SubCallID, session.TypeCodeDispatch, ev)
+}
+
+// write queues one event. Nested events are logged even when the run is
+// being cancelled: they must land inside the open turn.
+func (s *sink) write(ctx context.Context, subCallID, typ string, payload any) *session.Ticket {
+	events, err := entriesEvents(typ, entry{typ, payload})
+	if err != nil {
+		s.a.opts.Logger.Error("agent: nested event not logged", "session", s.w.sessionID, "sub_call_id", subCallID, "type", typ, "err", err)
+		return nil
+	}
+	t := s.w.submit(ctx, events...)
+	if s.sync {
+		if _, err := t.Wait(context.WithoutCancel(ctx)); err != nil {
+			s.a.opts.Logger.Error("agent: nested event not logged", "session", s.w.sessionID, "sub_call_id", subCallID, "type", typ, "err", err)
+		}
+	}
+	return t
 }

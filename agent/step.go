@@ -61,7 +61,14 @@ type StepResult struct {
 //
 // A step with no calls only commits the pending contexts.
 func (a *Agent) Step(ctx context.Context, sessionID string, calls []ToolCall) (StepResult, error) {
-	return a.step(ctx, sessionID, calls, false, nil)
+	return a.step(ctx, sessionID, calls, stepOptions{})
+}
+
+// stepOptions are what Run adds to a step.
+type stepOptions struct {
+	codeEntry bool             // the calls may be run_code in any scope
+	also      bridge.EventSink // also receives the nested events
+	create    *session.Session // the session to create with the step's first write
 }
 
 // RunOptions adjust one Run.
@@ -70,6 +77,11 @@ type RunOptions struct {
 	Timeout time.Duration
 	// CallID names the run_code call in the log; empty mints "run_<id>".
 	CallID string
+	// Create, when set, is a new session (ID and Scope) that Run creates in
+	// the transaction of its first events instead of using sessionID's: a
+	// run in a new session costs no write of its own. Its ID must be
+	// sessionID.
+	Create *session.Session
 	// MaxCallsBytes bounds the arguments and content of the sub-calls Run
 	// hands back (the log keeps them whole): past it, calls are trimmed, then
 	// left out, and RunReport counts them. Zero means DefaultMaxCallsBytes.
@@ -114,14 +126,17 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if calls.budget <= 0 {
 		calls.budget = DefaultMaxCallsBytes
 	}
-	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, true, &calls)
+	if opts.Create != nil && opts.Create.ID != sessionID {
+		return nil, fmt.Errorf("agent: Create names session %q, not %q", opts.Create.ID, sessionID)
+	}
+	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create})
 	if len(res.Results) == 0 {
 		return nil, err
 	}
 	return calls.report(res.Results[0].Result), err
 }
 
-func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, codeEntry bool, also bridge.EventSink) (StepResult, error) {
+func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o stepOptions) (StepResult, error) {
 	if err := checkCalls(calls); err != nil {
 		return StepResult{}, err
 	}
@@ -129,40 +144,52 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, co
 	if err != nil {
 		return StepResult{}, err
 	}
-	defer unlock()
-	sess, err := a.store.GetSession(ctx, sessionID)
+	lease, err := a.takeLease(ctx, sessionID, o.create != nil)
+	if err != nil {
+		unlock()
+		return StepResult{}, err
+	}
+	defer a.endLease(lease, unlock)
+	st, err := a.logState(ctx, sessionID, o.create)
 	if err != nil {
 		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
 	}
-	st, err := a.logState(ctx, sessionID)
-	if err != nil {
-		return StepResult{}, fmt.Errorf("agent: read session %q: %w", sessionID, err)
-	}
-	for _, c := range calls {
-		if st.callIDs[c.ID] {
-			return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, c.ID, sessionID)
-		}
+	if id, err := a.usedCallID(ctx, sessionID, st, calls); err != nil {
+		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
+	} else if id != "" {
+		return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, id, sessionID)
 	}
 	if err := ctx.Err(); err != nil {
 		return StepResult{}, err // nothing appended yet: the caller is gone
 	}
 	// From here on the log must stay consistent whatever the caller does.
 	logCtx := context.WithoutCancel(ctx)
-	if err := a.commit(logCtx, sessionID, st.pending); err != nil {
-		return StepResult{}, err
-	}
 	r := &stepRun{
-		a: a, sessionID: sessionID, scope: sess.Scope, calls: calls, codeEntry: codeEntry, logCtx: logCtx,
+		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, logCtx: logCtx,
+		w:       newLogWriter(a.store, sessionID, o.create, lease),
 		done:    make([]chan struct{}, len(calls)),
 		results: make([]*runtime.Result, len(calls)),
 		logged:  make([]bool, len(calls)),
+	}
+	// The contexts the last step's results carried open this one; they go
+	// with its first write.
+	if err := r.hold("contexts", contextEntries(st.Pending)...); err != nil {
+		return StepResult{}, err
 	}
 	r.turn, r.step = st.next()
 	r.cond = sync.NewCond(&r.mu)
 	for i := range r.done {
 		r.done[i] = make(chan struct{})
 	}
-	out := r.run(ctx, bridge.Tee(a.Sink(sessionID), also))
+	out := r.run(ctx, bridge.Tee(&sink{a: a, w: r.w}, o.also))
+	// Nothing of the step leaves the process before its log is durable.
+	if err := r.w.durable(logCtx); err != nil {
+		r.fail(err)
+	}
+	if written, ok := r.w.written(); ok {
+		st.applyOwn(written)
+		a.saveCheckpoint(logCtx, sessionID, st, lease)
+	}
 	return out, r.failure()
 }
 
@@ -183,115 +210,16 @@ func checkCalls(calls []ToolCall) error {
 	return nil
 }
 
-// commit appends the pending contexts as user/context events, atomically:
-// either all of them are committed or none is.
-func (a *Agent) commit(ctx context.Context, sessionID string, pending []pendingContext) error {
-	if len(pending) == 0 {
-		return nil
-	}
+// contextEntries are the user/context events committing pending contexts,
+// in FIFO order.
+func contextEntries(pending []pendingContext) []entry {
 	entries := make([]entry, len(pending))
 	for i, p := range pending {
 		entries[i] = entry{session.TypeUserContext, session.UserContext{
-			Source: p.ctx.Source, Text: p.ctx.Text, Content: p.ctx.Content, CallID: p.callID,
+			Source: p.Ctx.Source, Text: p.Ctx.Text, Content: p.Ctx.Content, CallID: p.CallID,
 		}}
 	}
-	_, err := a.appendEvents(ctx, sessionID, "contexts", entries...)
-	return err
-}
-
-// logState is what a step needs to know about the log before it. It is
-// derived from the events for every step: nothing is kept between requests.
-type logState struct {
-	seq        int64           // the last event folded in
-	turn, step int             // of the last tool/call; 0 when there is none
-	concluded  bool            // a result of that step concluded the turn
-	callIDs    map[string]bool // every logged tool/call id
-	pending    []pendingContext
-}
-
-// pendingContext is a context a tool/result carried that no user/context has
-// committed yet.
-type pendingContext struct {
-	callID string
-	ctx    registry.Context
-}
-
-// foldLog derives the log state. A user/context commits the oldest pending
-// context of the call it names; contexts stay pending in log (= model) order.
-func foldLog(events []session.Event) *logState {
-	st := &logState{callIDs: map[string]bool{}}
-	st.apply(events)
-	return st
-}
-
-// apply folds more events into the state.
-func (st *logState) apply(events []session.Event) {
-	for _, e := range events {
-		st.seq = max(st.seq, e.Seq)
-		switch p := e.Payload().(type) {
-		case *session.ToolCall:
-			st.callIDs[p.CallID] = true
-			if p.Turn != st.turn || p.Step != st.step {
-				st.turn, st.step, st.concluded = p.Turn, p.Step, false
-			}
-		case *session.ToolResult:
-			for _, c := range p.Contexts {
-				st.pending = append(st.pending, pendingContext{callID: p.CallID, ctx: c})
-			}
-			st.concluded = st.concluded || p.ConcludesTurn
-		case *session.UserContext:
-			if p.CallID == "" {
-				continue
-			}
-			if i := slices.IndexFunc(st.pending, func(q pendingContext) bool { return q.callID == p.CallID }); i >= 0 {
-				st.pending = slices.Delete(st.pending, i, i+1)
-			}
-		}
-	}
-}
-
-// maxCachedStates bounds the per-session log states an agent keeps.
-const maxCachedStates = 4096
-
-// logState returns the session's log state, folding only the events
-// appended since it was last read (by any process: the log is the truth,
-// the cache only remembers how far it was read). Callers hold the
-// session's step lock, which also guards the cached state.
-func (a *Agent) logState(ctx context.Context, sessionID string) (*logState, error) {
-	a.mu.Lock()
-	st := a.states[sessionID]
-	a.mu.Unlock()
-	if st == nil {
-		st = &logState{callIDs: map[string]bool{}}
-	}
-	events, err := a.store.Events(ctx, sessionID, st.seq, 0)
-	if err != nil {
-		return nil, err
-	}
-	st.apply(events)
-	a.mu.Lock()
-	if len(a.states) >= maxCachedStates && a.states[sessionID] == nil {
-		for id := range a.states { // drop an arbitrary one; it is rebuilt from the log when needed
-			delete(a.states, id)
-			break
-		}
-	}
-	a.states[sessionID] = st
-	a.mu.Unlock()
-	return st, nil
-}
-
-// next numbers the coming step: the step after the last one, or step 1 of
-// the next turn after a step that concluded its turn.
-func (st logState) next() (turn, step int) {
-	switch {
-	case st.turn == 0:
-		return 1, 1
-	case st.concluded:
-		return st.turn + 1, 1
-	default:
-		return st.turn, st.step + 1
-	}
+	return entries
 }
 
 // stepRun is one step in flight.
@@ -304,6 +232,7 @@ type stepRun struct {
 	codeEntry  bool
 	logCtx     context.Context    // appends outlive the caller's cancellation
 	abort      context.CancelFunc // cancels every call after a store failure
+	w          *logWriter         // the step's writes, in order
 
 	done []chan struct{} // done[i] is closed when call i has its result
 
@@ -336,14 +265,14 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 		abort()
 	}()
 
-	approver := r.a.approver(r.sessionID)
+	approver := &approver{a: r.a, sessionID: r.sessionID, w: r.w}
 	for i, c := range r.calls {
 		_, ok := b.Go(runtime.Request{
 			CallID: c.ID, Name: c.Name, Arguments: c.Arguments,
 			Scope: r.scope, SessionID: r.sessionID,
 			Approver: approver, CodeEntry: r.codeEntry,
 		}, runtime.Hooks{
-			Start: func(_ int, _ runtime.Call, safe bool) { r.start(i, safe) },
+			Start: func(_ int, call runtime.Call, safe bool) { r.start(i, call, safe) },
 			Done:  func(_ int, res *runtime.Result) { r.finish(i, res) },
 		})
 		if !ok {
@@ -379,16 +308,19 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	return out
 }
 
-// start is call i's Hooks.Start: it appends the tool/call before the call
+// start is call i's Hooks.Start: it writes the tool/call before the call
 // enters the pipeline. First it waits for the results the log must show
 // before this call: an exclusive call waits for every earlier result and a
 // safe call for the results up to the last exclusive call before it, so the
 // log shows an exclusive call as the barrier it is. (The batch already runs
-// them so; this only orders the appends. Start hooks run in call order, so
-// lastExclusive is up to date.) A call that cannot be logged must not run:
-// the step is aborted at once, so the pipeline's gate stops this call and
-// the batch abandons the rest.
-func (r *stepRun) start(i int, safe bool) {
+// them so; this only orders the writes. Start hooks run in call order, so
+// lastExclusive is up to date.) The tool/call of a tool that may have
+// effects is durable before the call runs (write-ahead for effects); that of
+// a read-only tool, or of run_code (whose sub-calls write ahead for
+// themselves), goes with the next write. A call that cannot be logged must
+// not run: the step is aborted at once, so the pipeline's gate stops this
+// call and the batch abandons the rest.
+func (r *stepRun) start(i int, call runtime.Call, safe bool) {
 	r.mu.Lock()
 	barrier := r.lastExclusive
 	if !safe {
@@ -399,7 +331,13 @@ func (r *stepRun) start(i int, safe bool) {
 	}
 	r.mu.Unlock()
 	c := r.calls[i]
-	_, err := r.a.appendEvents(r.logCtx, r.sessionID, "tool/call", entry{session.TypeToolCall, r.callPayload(c)})
+	ev := entry{session.TypeToolCall, r.callPayload(c)}
+	var err error
+	if call.Tool == nil || call.Tool.Hints().ReadOnly || c.Name == registry.RunCode {
+		err = r.hold("tool/call", ev) // nil Tool: the gate refuses it, nothing runs
+	} else {
+		_, err = r.commit("tool/call", ev)
+	}
 	if err != nil {
 		r.fail(err)
 		return
@@ -430,7 +368,7 @@ func (r *stepRun) logResult(i int, res *runtime.Result) {
 	if !logged {
 		return
 	}
-	if _, err := r.a.appendEvents(r.logCtx, r.sessionID, "tool/result", entry{session.TypeToolResult, session.ToolResultOf(r.calls[i].ID, res)}); err != nil {
+	if err := r.submit("tool/result", entry{session.TypeToolResult, session.ToolResultOf(r.calls[i].ID, res)}); err != nil {
 		r.fail(err)
 	}
 }
@@ -438,12 +376,39 @@ func (r *stepRun) logResult(i int, res *runtime.Result) {
 // logAbandoned appends the synthetic pair of a call that never started, in
 // one append so that the log never holds one without the other.
 func (r *stepRun) logAbandoned(c ToolCall, res *runtime.Result) {
-	_, err := r.a.appendEvents(r.logCtx, r.sessionID, "aborted call",
+	err := r.submit("aborted call",
 		entry{session.TypeToolCall, r.callPayload(c)},
 		entry{session.TypeToolResult, session.ToolResultOf(c.ID, res)})
 	if err != nil {
 		r.fail(err)
 	}
+}
+
+// hold queues entries for the step's next write.
+func (r *stepRun) hold(what string, entries ...entry) error {
+	events, err := entriesEvents(what, entries...)
+	if err == nil {
+		r.w.hold(events...)
+	}
+	return err
+}
+
+// submit queues entries as a write of their own, without waiting.
+func (r *stepRun) submit(what string, entries ...entry) error {
+	events, err := entriesEvents(what, entries...)
+	if err == nil {
+		r.w.submit(r.logCtx, events...)
+	}
+	return err
+}
+
+// commit writes entries and waits until the step's log so far is durable.
+func (r *stepRun) commit(what string, entries ...entry) ([]session.Event, error) {
+	events, err := entriesEvents(what, entries...)
+	if err != nil {
+		return nil, err
+	}
+	return r.w.commit(r.logCtx, events...)
 }
 
 // fail records a store failure and stops the step.
@@ -484,7 +449,9 @@ type collector struct {
 // content text.
 const trimmedBytes = 512
 
-func (c *collector) DispatchStarted(context.Context, session.CodeDispatchStart) {}
+func (c *collector) DispatchStarted(context.Context, session.CodeDispatchStart) func(context.Context) error {
+	return nil
+}
 
 func (c *collector) DispatchSettled(_ context.Context, d session.CodeDispatch) {
 	c.mu.Lock()

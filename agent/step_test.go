@@ -281,6 +281,15 @@ func (s failingStore) Append(ctx context.Context, id string, evs ...session.Even
 	return s.Store.Append(ctx, id, evs...)
 }
 
+func (s failingStore) Submit(ctx context.Context, w session.Write) *session.Ticket {
+	for _, e := range w.Events {
+		if e.Type == s.typ {
+			return session.FailedTicket(errors.New("disk full"))
+		}
+	}
+	return s.Store.Submit(ctx, w)
+}
+
 // A call whose tool/call cannot be appended never runs, and the step
 // reports the store failure.
 func TestStepDoesNotRunUnloggedCalls(t *testing.T) {

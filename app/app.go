@@ -101,6 +101,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		ApprovalTimeout: cfg.Approvals.Timeout.Std(),
 		MaxParallel:     cfg.Limits.MaxParallelSubCalls,
 		Logger:          log,
+		// Replicas share a PostgreSQL log: their steps of one session must
+		// not interleave.
+		Leases: a.sharedStore(),
 	})
 	if !opts.SkipRecovery {
 		n, err := a.Agent.Recover(ctx, a.RecoveryAge())
@@ -116,13 +119,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
+// sharedStore reports whether other processes may use the store at once.
+func (a *App) sharedStore() bool { return strings.HasPrefix(a.Config.Store, "postgres") }
+
 // RecoveryAge is how old an open call must be before start-up recovery
 // closes it: any age for a store only this process uses, and for a shared
 // PostgreSQL store only calls older than anything still running elsewhere
 // could be (a run's timeout plus an approval's), so that a starting replica
 // never closes another replica's live call.
 func (a *App) RecoveryAge() time.Duration {
-	if strings.HasPrefix(a.Config.Store, "postgres") {
+	if a.sharedStore() {
 		return a.Config.Limits.Timeout.Std() + a.Config.Approvals.Timeout.Std() + time.Minute
 	}
 	return 0
@@ -266,14 +272,17 @@ var ErrUnknownScope = errors.New("unknown scope")
 // call, and the result comes back in its wire form.
 func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	sessionID := req.SessionID
+	var create *session.Session
 	if sessionID == "" {
-		s, err := a.NewSession(ctx, req.Scope)
+		// The new session is created with the run's first write: no flush of
+		// its own.
+		s, err := a.newSession(req.Scope)
 		if err != nil {
 			return RunResult{}, err
 		}
-		sessionID = s.ID
+		sessionID, create = s.ID, &s
 	}
-	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout})
+	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout, Create: create})
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -303,15 +312,23 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 
 // NewSession creates a session in a scope ("" means default).
 func (a *App) NewSession(ctx context.Context, scope string) (session.Session, error) {
+	s, err := a.newSession(scope)
+	if err != nil {
+		return session.Session{}, err
+	}
+	if err := a.Store.CreateSession(ctx, s); err != nil {
+		return session.Session{}, err
+	}
+	return a.Store.GetSession(ctx, s.ID)
+}
+
+// newSession mints a session of scope ("" means default) without storing it.
+func (a *App) newSession(scope string) (session.Session, error) {
 	if scope == "" {
 		scope = config.DefaultScope
 	}
 	if !a.Registry.HasScope(scope) {
 		return session.Session{}, fmt.Errorf("%w %q", ErrUnknownScope, scope)
 	}
-	s := session.Session{ID: NewID(), Scope: scope}
-	if err := a.Store.CreateSession(ctx, s); err != nil {
-		return session.Session{}, err
-	}
-	return a.Store.GetSession(ctx, s.ID)
+	return session.Session{ID: NewID(), Scope: scope}, nil
 }

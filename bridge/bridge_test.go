@@ -29,11 +29,12 @@ type recorder struct {
 	ends   []session.CodeDispatch
 }
 
-func (r *recorder) DispatchStarted(_ context.Context, ev session.CodeDispatchStart) {
+func (r *recorder) DispatchStarted(_ context.Context, ev session.CodeDispatchStart) func(context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, "start "+ev.Name+" "+ev.SubCallID)
 	r.starts = append(r.starts, ev)
+	return nil
 }
 
 func (r *recorder) DispatchSettled(_ context.Context, ev session.CodeDispatch) {

@@ -7,12 +7,19 @@ import (
 )
 
 // EventSink receives the nested dispatch events of run_code programs, in
-// the log's own payload types. The
-// agent loop supplies one that appends them to the session log; calls for
-// one run arrive in order per sub-call (start before settlement) and may
-// come from several goroutines at once.
+// the log's own payload types. The agent loop supplies one that queues them
+// for the session log without waiting; calls for one run arrive in order per
+// sub-call (start before settlement) and may come from several goroutines at
+// once.
 type EventSink interface {
-	DispatchStarted(ctx context.Context, ev session.CodeDispatchStart)
+	// DispatchStarted logs a sub-call entering the pipeline and returns at
+	// once. The function it returns (nil: nothing to wait for) waits until
+	// the event is durable: the bridge waits for it before running a
+	// sub-call whose tool may have effects (not Hints.ReadOnly), so the log
+	// never loses the record of an effect that started. An error means the
+	// event could not be logged; the call then does not run.
+	DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) (durable func(context.Context) error)
+	// DispatchSettled logs a sub-call's settlement; it need not wait.
 	DispatchSettled(ctx context.Context, ev session.CodeDispatch)
 }
 
@@ -43,9 +50,24 @@ func Tee(sinks ...EventSink) EventSink {
 
 type tee []EventSink
 
-func (t tee) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) {
+func (t tee) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) func(context.Context) error {
+	var waits []func(context.Context) error
 	for _, s := range t {
-		s.DispatchStarted(ctx, ev)
+		if w := s.DispatchStarted(ctx, ev); w != nil {
+			waits = append(waits, w)
+		}
+	}
+	if len(waits) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		var first error
+		for _, w := range waits {
+			if err := w(ctx); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
 	}
 }
 

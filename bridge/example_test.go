@@ -16,8 +16,9 @@ import (
 // printSink prints the nested dispatch events a run logs.
 type printSink struct{}
 
-func (printSink) DispatchStarted(_ context.Context, e session.CodeDispatchStart) {
+func (printSink) DispatchStarted(_ context.Context, e session.CodeDispatchStart) func(context.Context) error {
 	fmt.Println("start", e.SubCallID, e.Name, string(e.Arguments))
+	return nil
 }
 
 func (printSink) DispatchSettled(_ context.Context, e session.CodeDispatch) {

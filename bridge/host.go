@@ -17,7 +17,8 @@ import (
 // run is one program's set of sub-calls: the sandbox.Host over a batch.
 type run struct {
 	batch    *runtime.Batch
-	logCtx   context.Context // events are logged even after cancellation
+	abort    context.CancelCauseFunc // stops every sub-call: the log failed
+	logCtx   context.Context         // events are logged even after cancellation
 	exec     registry.Exec
 	parent   runtime.Token
 	approver runtime.Approver
@@ -47,9 +48,12 @@ type subCall struct {
 }
 
 func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.View) *run {
+	logCtx := context.WithoutCancel(ctx)
+	ctx, abort := context.WithCancelCause(ctx)
 	r := &run{
 		batch:  b.rt.NewBatch(ctx, runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls}),
-		logCtx: context.WithoutCancel(ctx),
+		abort:  abort,
+		logCtx: logCtx,
 		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
 		maxValueBytes: b.opts.MaxSubCallBytes, maxContentBytes: b.opts.MaxContentBytes,
 		calls: map[int]*subCall{}, results: map[int]*runtime.Result{},
@@ -88,14 +92,22 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		Approver:  r.approver,
 	}, runtime.Hooks{
 		CallID: subID,
-		Start: func(n int, _ runtime.Call, _ bool) {
+		Start: func(n int, call runtime.Call, _ bool) {
 			r.mu.Lock()
 			sc.started = true
 			r.mu.Unlock()
 			start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
 			startedAt = time.Now()
-			if r.sink != nil {
-				r.sink.DispatchStarted(r.logCtx, start)
+			if r.sink == nil {
+				return
+			}
+			durable := r.sink.DispatchStarted(r.logCtx, start)
+			// Write-ahead for effects: a tool that may change the world runs
+			// only once the record that it started is durable.
+			if durable != nil && call.Tool != nil && !call.Tool.Hints().ReadOnly {
+				if err := durable(r.logCtx); err != nil {
+					r.abort(fmt.Errorf("the log could not record a call before it ran: %w", err))
+				}
 			}
 		},
 		Done: func(n int, res *runtime.Result) {
@@ -156,7 +168,10 @@ func (r *run) unfinished() []Unfinished {
 
 // settle ends the run's sub-calls: queued ones are abandoned (nothing is
 // logged), in-flight ones cancelled, and it returns when they have drained.
-func (r *run) settle() { r.batch.Close() }
+func (r *run) settle() {
+	r.batch.Close()
+	r.abort(nil)
+}
 
 // ferry defers the sub-calls' contexts and image content onto the run_code
 // result in submission order, and reports whether any asked to conclude

@@ -14,7 +14,10 @@ import (
 
 type countingSink struct{ starts, ends int }
 
-func (s *countingSink) DispatchStarted(context.Context, session.CodeDispatchStart) { s.starts++ }
+func (s *countingSink) DispatchStarted(context.Context, session.CodeDispatchStart) func(context.Context) error {
+	s.starts++
+	return nil
+}
 func (s *countingSink) DispatchSettled(context.Context, session.CodeDispatch)      { s.ends++ }
 
 // A binding called after the run was cancelled is rejected at once and

@@ -319,6 +319,34 @@ func newerUpdate(a, b Session) bool {
 	return a.ID > b.ID
 }
 
+// UsedCallIDs implements Store.
+func (m *Memory) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	s, ok := m.sessions[sessionID]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []string
+	for _, e := range s.events {
+		if e.Type != TypeToolCall {
+			continue
+		}
+		if id, err := callIDOf(e.Data); err == nil && want[id] {
+			out = append(out, id)
+			delete(want, id)
+		}
+	}
+	return out, nil
+}
+
 // OpenCalls implements Store.
 func (m *Memory) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	m.mu.RLock()

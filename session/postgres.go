@@ -483,6 +483,25 @@ func (p *Postgres) lastSeq(ctx context.Context, id string) (int64, error) {
 	return last, nil
 }
 
+// UsedCallIDs implements Store.
+func (p *Postgres) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
+	if p.closed.Load() {
+		return nil, ErrClosed
+	}
+	var known bool
+	var used []string
+	err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1),
+		COALESCE((SELECT array_agg(DISTINCT call_id) FROM events WHERE session_id = $1 AND type = 'tool/call' AND call_id = ANY($2)), '{}')`,
+		sessionID, ids).Scan(&known, &used)
+	if err != nil {
+		return nil, fmt.Errorf("session: used call ids: %w", err)
+	}
+	if !known {
+		return nil, ErrNotFound
+	}
+	return used, nil
+}
+
 // OpenCalls implements Store.
 func (p *Postgres) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	if p.closed.Load() {

@@ -858,6 +858,28 @@ WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
   AND NOT EXISTS (SELECT 1 FROM events AS r
     WHERE r.session_id = c.session_id AND r.call_id = c.call_id AND r.type = 'tool/result' AND r.seq > c.seq)`
 
+// UsedCallIDs implements Store.
+func (s *SQLite) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if _, err := s.GetSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range ids {
+		var one int
+		err := s.db.QueryRowContext(ctx, `SELECT 1 FROM events WHERE session_id = ? AND call_id = ? AND type = 'tool/call' LIMIT 1`, sessionID, id).Scan(&one)
+		switch {
+		case err == nil:
+			out = append(out, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("session: used call ids: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // OpenCalls implements Store.
 func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	if s.closed.Load() {

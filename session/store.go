@@ -113,6 +113,12 @@ type Store interface {
 	// session id and then Seq. Crash recovery closes them.
 	OpenCalls(ctx context.Context) ([]OpenCall, error)
 
+	// UsedCallIDs returns which of ids a tool/call of the session already
+	// uses, in no particular order, through the call-id index (a reader
+	// resuming from a checkpoint checks new calls without the whole log). It
+	// fails with ErrNotFound for an unknown session.
+	UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error)
+
 	// LoadCheckpoint returns the session's checkpoint, saved by a Write: the
 	// derived state of its log up to Seq, so that a reader rebuilds the rest
 	// from the events after Seq alone. A session without one returns a zero

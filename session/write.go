@@ -94,6 +94,10 @@ func (t *Ticket) resolve(events []Event, err error) {
 	close(t.done)
 }
 
+// FailedTicket returns a ticket already resolved with err, for a Store that
+// wraps another and refuses a write itself.
+func FailedTicket(err error) *Ticket { return failed(err) }
+
 // failed returns a ticket resolved with err.
 func failed(err error) *Ticket {
 	t := newTicket()

@@ -44,6 +44,7 @@ func RunConformance(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Wait", testWait},
 		{"WaitCancel", testWaitCancel},
 		{"OpenCalls", testOpenCalls},
+		{"UsedCallIDs", testUsedCallIDs},
 		{"SubmitOrder", testSubmitOrder},
 		{"SubmitConcurrent", testSubmitConcurrent},
 		{"SubmitFailures", testSubmitFailures},

@@ -1,0 +1,200 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/session"
+)
+
+// logState is what a step needs to know about the log before it, derived
+// from the events. The agent caches it per session and folds in only the
+// events it has not seen; it keeps a checkpoint of it in the store, so that
+// after a restart a step reads the checkpoint and the events after it, not
+// the whole log.
+type logState struct {
+	Seq       int64            `json:"seq"`       // the last event folded in
+	Scope     string           `json:"scope"`     // the session's scope
+	Turn      int              `json:"turn"`      // of the last tool/call; 0 when there is none
+	Step      int              `json:"step"`      // likewise
+	Concluded bool             `json:"concluded"` // a result of that step concluded the turn
+	Pending   []pendingContext `json:"pending"`   // contexts no user/context has committed yet
+	Complete  bool             `json:"-"`         // callIDs holds every tool/call id of the log
+	callIDs   map[string]bool  // the tool/call ids folded in (all of them when Complete)
+	saved     int64            // the Seq of the last checkpoint saved
+}
+
+// pendingContext is a context a tool/result carried that no user/context has
+// committed yet.
+type pendingContext struct {
+	CallID string           `json:"call_id"`
+	Ctx    registry.Context `json:"context"`
+}
+
+// checkpointEvery is how many events may follow a session's checkpoint before
+// the agent saves a new one.
+const checkpointEvery = 256
+
+func newLogState(scope string) *logState {
+	return &logState{Scope: scope, Complete: true, callIDs: map[string]bool{}}
+}
+
+// foldLog derives the log state of a whole log. A user/context commits the
+// oldest pending context of the call it names; contexts stay pending in log
+// (= model) order.
+func foldLog(events []session.Event) *logState {
+	st := newLogState("")
+	st.apply(events)
+	return st
+}
+
+// apply folds more events into the state.
+func (st *logState) apply(events []session.Event) {
+	for _, e := range events {
+		st.Seq = max(st.Seq, e.Seq)
+		switch p := e.Payload().(type) {
+		case *session.ToolCall:
+			st.callIDs[p.CallID] = true
+			if p.Turn != st.Turn || p.Step != st.Step {
+				st.Turn, st.Step, st.Concluded = p.Turn, p.Step, false
+			}
+		case *session.ToolResult:
+			for _, c := range p.Contexts {
+				st.Pending = append(st.Pending, pendingContext{CallID: p.CallID, Ctx: c})
+			}
+			st.Concluded = st.Concluded || p.ConcludesTurn
+		case *session.UserContext:
+			if p.CallID == "" {
+				continue
+			}
+			if i := slices.IndexFunc(st.Pending, func(q pendingContext) bool { return q.CallID == p.CallID }); i >= 0 {
+				st.Pending = slices.Delete(st.Pending, i, i+1)
+			}
+		}
+	}
+}
+
+// applyOwn folds the events a step wrote, when they directly follow what
+// the state has seen (nobody else wrote in between); otherwise the next
+// step reads them back from the log.
+func (st *logState) applyOwn(events []session.Event) {
+	for i, e := range events {
+		if e.Seq != st.Seq+int64(i)+1 {
+			return
+		}
+	}
+	st.apply(events)
+}
+
+// next numbers the coming step: the step after the last one, or step 1 of
+// the next turn after a step that concluded its turn.
+func (st *logState) next() (turn, step int) {
+	switch {
+	case st.Turn == 0:
+		return 1, 1
+	case st.Concluded:
+		return st.Turn + 1, 1
+	default:
+		return st.Turn, st.Step + 1
+	}
+}
+
+// maxCachedStates bounds the per-session log states an agent keeps.
+const maxCachedStates = 4096
+
+// logState returns the session's log state: the cached one with the events
+// appended since it was read (by any process: the log is the truth, the
+// cache only remembers how far it was read), or, for a session not cached,
+// its checkpoint and the events after it. A session the step creates starts
+// empty. Callers hold the session's step lock, which also guards the state.
+func (a *Agent) logState(ctx context.Context, sessionID string, create *session.Session) (*logState, error) {
+	a.mu.Lock()
+	st := a.states[sessionID]
+	a.mu.Unlock()
+	switch {
+	case create != nil:
+		st = newLogState(create.Scope)
+	case st == nil:
+		var err error
+		if st, err = a.loadState(ctx, sessionID); err != nil {
+			return nil, err
+		}
+		fallthrough
+	default:
+		events, err := a.store.Events(ctx, sessionID, st.Seq, 0)
+		if err != nil {
+			return nil, err
+		}
+		st.apply(events)
+	}
+	a.mu.Lock()
+	if len(a.states) >= maxCachedStates && a.states[sessionID] == nil {
+		for id := range a.states { // drop an arbitrary one; it is rebuilt from the log when needed
+			delete(a.states, id)
+			break
+		}
+	}
+	a.states[sessionID] = st
+	a.mu.Unlock()
+	return st, nil
+}
+
+// loadState starts the state of a session the agent has not cached: from
+// its checkpoint when it has one (the call ids before it then come from the
+// store's index), else from nothing.
+func (a *Agent) loadState(ctx context.Context, sessionID string) (*logState, error) {
+	sess, err := a.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	st := newLogState(sess.Scope)
+	cp, err := a.store.LoadCheckpoint(ctx, sessionID)
+	if err != nil || cp.Seq == 0 {
+		return st, err
+	}
+	var saved logState
+	if err := json.Unmarshal(cp.State, &saved); err != nil || saved.Seq != cp.Seq {
+		a.opts.Logger.Warn("agent: ignoring a checkpoint that does not decode", "session", sessionID, "seq", cp.Seq, "err", err)
+		return st, nil
+	}
+	saved.Scope, saved.callIDs, saved.saved = sess.Scope, map[string]bool{}, cp.Seq
+	return &saved, nil
+}
+
+// usedCallID returns a call id of calls the session already used, or "".
+func (a *Agent) usedCallID(ctx context.Context, sessionID string, st *logState, calls []ToolCall) (string, error) {
+	var unknown []string
+	for _, c := range calls {
+		if st.callIDs[c.ID] {
+			return c.ID, nil
+		}
+		unknown = append(unknown, c.ID)
+	}
+	if st.Complete || len(unknown) == 0 {
+		return "", nil
+	}
+	used, err := a.store.UsedCallIDs(ctx, sessionID, unknown)
+	if err != nil || len(used) == 0 {
+		return "", err
+	}
+	return used[0], nil
+}
+
+// saveCheckpoint queues a checkpoint of the state when enough events have
+// passed since the last one. It rides the next group commit; nobody waits
+// for it, and losing it costs a longer read after a restart, nothing else.
+func (a *Agent) saveCheckpoint(ctx context.Context, sessionID string, st *logState, lease *session.Lease) {
+	if st.Seq-st.saved < checkpointEvery {
+		return
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		a.opts.Logger.Warn("agent: checkpoint not saved", "session", sessionID, "err", fmt.Errorf("encode: %w", err))
+		return
+	}
+	a.store.Submit(context.WithoutCancel(ctx), session.Write{SessionID: sessionID, Checkpoint: &session.Checkpoint{Seq: st.Seq, State: state}, Lease: lease})
+	st.saved = st.Seq
+}
