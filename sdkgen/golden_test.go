@@ -1,20 +1,15 @@
 package sdkgen
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evanw/esbuild/pkg/api"
 
 	demo "github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // demoTools is the demo tool pack of CONTRACT.md (examples/tools) as a registry view presents
 // it to the SDK generator.
@@ -169,34 +164,16 @@ func TestGolden(t *testing.T) {
 			set := NewSet(tc.tools())
 			ts := TypeScript(set)
 			assertDeclarations(t, ts)
-			checkGolden(t, tc.name+".ts.golden", ts)
+			golden.Check(t, "testdata/"+tc.name+".ts.golden", ts)
 
 			js := JavaScript(set)
 			assertJSReference(t, js)
-			checkGolden(t, tc.name+".js.golden", js)
+			golden.Check(t, "testdata/"+tc.name+".js.golden", js)
 
 			prompt := Prompt(set)
 			assertPromptDeclarations(t, prompt)
-			checkGolden(t, tc.name+".prompt.golden", prompt)
+			golden.Check(t, "testdata/"+tc.name+".prompt.golden", prompt)
 		})
-	}
-}
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update if the change is intended)\n--- got ---\n%s", path, got)
 	}
 }
 

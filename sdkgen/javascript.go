@@ -17,7 +17,7 @@ const jsHeader = `// @ts-check
  * UNKNOWN_TOOL, INVALID_ARGS, DENIED, TOOL_TIMEOUT, TOOL_FAILED, ABORTED, …
  * @typedef {Error & { readonly name: "ToolCallError"; readonly toolName: string; readonly code: string }} ToolCallError
  */
-/** @type {{ new (toolName: string, message: string): ToolCallError; readonly prototype: ToolCallError }} */
+/** @type {{ new (toolName: string, message: string, code?: string): ToolCallError; readonly prototype: ToolCallError }} */
 var ToolCallError;
 `
 

@@ -14,10 +14,11 @@ import (
 // instead of listing every tool again.
 
 // toolCallErrorDecl declares the error a failed tool call rejects with, as the sandbox defines
-// it: constructor (toolName, message), name on the prototype, toolName and code on the instance.
+// it: constructor (toolName, message, code = "TOOL_FAILED"), name on the prototype, toolName and
+// code on the instance.
 const toolCallErrorDecl = `/** A failed tool call: the promise returned by a tools call rejects with one. */
 declare class ToolCallError extends Error {
-  constructor(toolName: string, message: string);
+  constructor(toolName: string, message: string, code?: string);
   readonly name: "ToolCallError";
   /** The name of the tool whose call failed. */
   readonly toolName: string;
