@@ -70,6 +70,11 @@ func TestUpFrontSize(t *testing.T) {
 	up, native := upFront(tools), nativeSchemas(t, tools)
 	ratio := float64(len(up)) / float64(len(native))
 	t.Logf("code mode up front: %d bytes; native schemas: %d bytes; ratio %.2f", len(up), len(native), ratio)
+	// What the service sends once it passes the sandbox's own platform line (not pinned: that
+	// line is the sandbox's to keep short).
+	withPlatform := bridge.Description + "\n\n" + string(sdkgen.PromptWith(sdkgen.NewSet(tools), sdkgen.PromptOptions{Platform: sandbox.PlatformSummary}))
+	t.Logf("with sandbox.PlatformSummary (%d bytes) as the platform line: %d bytes, ratio %.2f",
+		len(sandbox.PlatformSummary), len(withPlatform), float64(len(withPlatform))/float64(len(native)))
 	if ratio > maxUpFrontRatio {
 		t.Errorf("code mode's up-front text is %d bytes, %.2f× the %d bytes of the native schemas (target ≤ %.1f×)",
 			len(up), ratio, len(native), maxUpFrontRatio)
