@@ -53,7 +53,7 @@ type sdkFormat struct {
 
 var sdkFormats = map[string]sdkFormat{
 	"ts":     {"application/typescript; charset=utf-8", sdkgen.TypeScript},
-	"js":     {"text/javascript; charset=utf-8", sdkgen.Bindings},
+	"js":     {"text/javascript; charset=utf-8", sdkgen.JavaScript},
 	"prompt": {"text/markdown; charset=utf-8", sdkgen.Prompt},
 }
 

@@ -57,7 +57,7 @@ func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) 
 func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("sdk", stderr)
 	scope := fs.String("scope", config.DefaultScope, "the scope")
-	format := fs.String("format", "ts", "ts (declarations), js (sandbox bindings) or prompt (model instructions)")
+	format := fs.String("format", "ts", "ts (TypeScript declarations), js (the same as JSDoc, for JavaScript readers) or prompt (model instructions)")
 	configFile := fs.String("config", "", "configuration file (YAML)")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -67,7 +67,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	case "ts":
 		gen = sdkgen.TypeScript
 	case "js":
-		gen = sdkgen.Bindings
+		gen = sdkgen.JavaScript
 	case "prompt":
 		gen = sdkgen.Prompt
 	default:
