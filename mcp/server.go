@@ -16,10 +16,8 @@ import (
 
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/app"
-	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/registry"
-	"github.com/codemode/codemode/sdkgen"
 )
 
 // ServerName is the serverInfo.name codemode reports to MCP clients.
@@ -161,16 +159,15 @@ func (s *Server) Close() error {
 type listKey struct{}
 
 // toolList is the MCP tool list of a view, built once per view: run_code's
-// description is bridge.Description followed by the scope's SDK prompt
-// (instructions and TypeScript declarations).
-func toolList(v *registry.View) []listEntry {
+// description is the scope's SDK prompt (instructions and declarations).
+func (s *Server) toolList(v *registry.View) []listEntry {
 	return v.Memo(listKey{}, func() any {
 		tools := v.ModelTools()
 		out := make([]listEntry, 0, len(tools))
 		for _, t := range tools {
 			desc := t.Description()
 			if t.Name() == registry.RunCode {
-				desc = bridge.Description + "\n\n" + string(sdkgen.Prompt(bridge.SDK(v)))
+				desc = string(s.app.Bridge.Prompt(v))
 			}
 			tool, wrapped := listedTool(t, desc)
 			fp, err := json.Marshal(tool)
@@ -192,7 +189,7 @@ func (s *Server) sync() {
 	defer s.syncMu.Unlock()
 	var want []listEntry
 	if v, err := s.app.Registry.View(s.scope); err == nil {
-		want = toolList(v)
+		want = s.toolList(v)
 	}
 	s.listMu.RLock()
 	old := s.listed

@@ -18,6 +18,8 @@ import (
 
 	"github.com/codemode/codemode/bridge"
 	demo "github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sdkgen"
 )
@@ -37,9 +39,30 @@ func demoTools() []sdkgen.Tool {
 }
 
 // upFront is what a model reads before its first call in code mode: run_code's description,
-// which MCP builds as bridge.Description and the prompt (mcp/server.go).
+// the prompt of the tools with the service's default limits and the sandbox's platform line.
+// TestUpFrontIsWhatTheBridgeOffers checks that it is what the bridge builds.
 func upFront(tools []sdkgen.Tool) string {
-	return bridge.Description + "\n\n" + string(sdkgen.Prompt(sdkgen.NewSet(tools)))
+	return string(sdkgen.PromptWith(sdkgen.NewSet(tools), sdkgen.PromptOptions{Platform: sandbox.PlatformSummary}))
+}
+
+// TestUpFrontIsWhatTheBridgeOffers: for the demo scope, upFront is byte for byte the prompt the
+// bridge makes run_code's description (MCP, GET /v1/tools).
+func TestUpFrontIsWhatTheBridgeOffers(t *testing.T) {
+	reg := registry.New()
+	if err := reg.CreateScope("default", registry.Global, registry.ModeCode); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.New().Register(reg, "default"); err != nil {
+		t.Fatal(err)
+	}
+	b := bridge.Install(runtime.New(reg, runtime.Options{}), bridge.Options{})
+	v, err := reg.View("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b.Prompt(v)); got != upFront(demoTools()) {
+		t.Fatalf("the bridge's prompt differs from what the size test measures:\n%s", got)
+	}
 }
 
 // nativeSchemas is what a model reads of the same tools natively: each tool's name, description
@@ -70,11 +93,6 @@ func TestUpFrontSize(t *testing.T) {
 	up, native := upFront(tools), nativeSchemas(t, tools)
 	ratio := float64(len(up)) / float64(len(native))
 	t.Logf("code mode up front: %d bytes; native schemas: %d bytes; ratio %.2f", len(up), len(native), ratio)
-	// What the service sends once it passes the sandbox's own platform line (not pinned: that
-	// line is the sandbox's to keep short).
-	withPlatform := bridge.Description + "\n\n" + string(sdkgen.PromptWith(sdkgen.NewSet(tools), sdkgen.PromptOptions{Platform: sandbox.PlatformSummary}))
-	t.Logf("with sandbox.PlatformSummary (%d bytes) as the platform line: %d bytes, ratio %.2f",
-		len(sandbox.PlatformSummary), len(withPlatform), float64(len(withPlatform))/float64(len(native)))
 	if ratio > maxUpFrontRatio {
 		t.Errorf("code mode's up-front text is %d bytes, %.2f× the %d bytes of the native schemas (target ≤ %.1f×)",
 			len(up), ratio, len(native), maxUpFrontRatio)

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/registry"
@@ -41,17 +42,17 @@ func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 // scopeView loads the configuration and resolves a scope.
-func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) (*registry.View, func(), error) {
+func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) (*app.App, *registry.View, func(), error) {
 	a, err := loadApp(ctx, configFile, "", stderr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	v, err := a.Registry.View(scope)
 	if err != nil {
 		a.Close()
-		return nil, nil, usagef("unknown scope %q", scope)
+		return nil, nil, nil, usagef("unknown scope %q", scope)
 	}
-	return v, func() { a.Close() }, nil
+	return a, v, func() { a.Close() }, nil
 }
 
 func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -62,23 +63,26 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	var gen func(*sdkgen.Set) []byte
 	switch *format {
-	case "ts":
-		gen = sdkgen.TypeScript
-	case "js":
-		gen = sdkgen.JavaScript
-	case "prompt":
-		gen = sdkgen.Prompt
+	case "ts", "js", "prompt":
 	default:
 		return usagef("--format: want ts, js or prompt, got %q", *format)
 	}
-	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	a, v, done, err := scopeView(ctx, *configFile, *scope, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
-	_, err = stdout.Write(gen(bridge.SDK(v)))
+	var text []byte
+	switch *format {
+	case "ts":
+		text = sdkgen.TypeScript(bridge.SDK(v))
+	case "js":
+		text = sdkgen.JavaScript(bridge.SDK(v))
+	default:
+		text = a.Bridge.Prompt(v)
+	}
+	_, err = stdout.Write(text)
 	return err
 }
 
@@ -90,7 +94,7 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	_, v, done, err := scopeView(ctx, *configFile, *scope, stderr)
 	if err != nil {
 		return err
 	}
