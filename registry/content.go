@@ -1,14 +1,44 @@
 package registry
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
 
 // ContentBlock is one piece of model-facing content: what a model sees of a
-// result. Type is "text" (Text set) or "image" (Data is base64, MimeType set).
+// result. Its JSON is MCP's content block. Type is
+//   - "text": Text set;
+//   - "image" or "audio": Data is base64, MimeType set;
+//   - "resource_link": URI and Name set, with optional Title, Description,
+//     MimeType and Size;
+//   - "resource": an embedded resource, Resource set.
+//
+// Annotations and Meta carry MCP's annotations (audience, priority,
+// lastModified) and _meta of the block, verbatim JSON objects, so content
+// that came from an MCP server reaches an MCP client whole.
 type ContentBlock struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text,omitempty"`
+	Data        string          `json:"data,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	URI         string          `json:"uri,omitempty"`
+	Name        string          `json:"name,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Size        *int64          `json:"size,omitempty"`
+	Resource    *Resource       `json:"resource,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Resource is the contents of an embedded resource: text, or base64 Blob.
+type Resource struct {
+	URI      string          `json:"uri"`
+	MimeType string          `json:"mimeType,omitempty"`
+	Text     *string         `json:"text,omitempty"`
+	Blob     *string         `json:"blob,omitempty"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Text returns a text content block.
@@ -27,7 +57,30 @@ func CloneContent(blocks []ContentBlock) []ContentBlock {
 	if blocks == nil {
 		return nil
 	}
-	return append([]ContentBlock(nil), blocks...)
+	out := append([]ContentBlock(nil), blocks...)
+	for i := range out {
+		b := &out[i]
+		if b.Size != nil {
+			n := *b.Size
+			b.Size = &n
+		}
+		b.Annotations = bytes.Clone(b.Annotations)
+		b.Meta = bytes.Clone(b.Meta)
+		if r := b.Resource; r != nil {
+			c := *r
+			if r.Text != nil {
+				t := *r.Text
+				c.Text = &t
+			}
+			if r.Blob != nil {
+				d := *r.Blob
+				c.Blob = &d
+			}
+			c.Meta = bytes.Clone(r.Meta)
+			b.Resource = &c
+		}
+	}
+	return out
 }
 
 // Context is a control signal carried on a result: a message the agent loop
