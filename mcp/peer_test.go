@@ -345,16 +345,22 @@ func TestTypeScriptUpstream(t *testing.T) {
 	node := requireNode(t)
 	dir := t.TempDir()
 	a := newApp(t)
-	stop, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
+	opts := testOptions(discard)
+	opts.minBackoff = 20 * time.Millisecond
+	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
 		{Name: "notes", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}},
 		// A second instance with a short call timeout for the timeout case;
-		// connecting is not bound by it.
-		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}, Timeout: config.Duration(300 * time.Millisecond)},
-	}, upstreamOptions{Logger: discard, MinBackoff: 20 * time.Millisecond})
+		// connecting has its own.
+		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir},
+			Timeout: config.Duration(300 * time.Millisecond), ConnectTimeout: config.Duration(30 * time.Second)},
+	}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer ups.Close()
+	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
+		t.Fatalf("settle: %v %+v", err, ups.States())
+	}
 
 	t.Run("registered", func(t *testing.T) {
 		v, err := a.Registry.View("default")
@@ -484,11 +490,14 @@ func TestTypeScriptUpstreamHTTP(t *testing.T) {
 		t.Fatalf("upstream.mjs --http said %q", line)
 	}
 	a := newApp(t)
-	stop, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, upstreamOptions{Logger: discard})
+	ups, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, testOptions(discard))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer ups.Close()
+	if err := ups.Settle(ctx); err != nil || !ups.Ready() {
+		t.Fatalf("settle: %v %+v", err, ups.States())
+	}
 	got := runProgram(t, a, `const [x, y] = await Promise.all([tools["remote.add"]({a: 1, b: 2}), tools["remote.add"]({a: 3, b: 4})]); return x.sum + y.sum`)
 	if string(got) != "10" {
 		t.Errorf("value %s", got)

@@ -32,6 +32,11 @@ type Options struct {
 	// Version is reported as serverInfo.version. Default "dev".
 	Version string
 
+	// Upstreams, when set, are awaited before the first tools/list answers
+	// (each for at most its connect_timeout), so that a client that lists
+	// once at start sees their tools.
+	Upstreams *Upstreams
+
 	// sessionID mints MCP session ids (the HTTP handler binds them to a
 	// scope); nil keeps the SDK's default.
 	sessionID func() string
@@ -51,11 +56,12 @@ type Options struct {
 // A Server serves any number of MCP sessions at once (Run, Connect, or the
 // HTTP Handler). Close stops following the registry.
 type Server struct {
-	app   *app.App
-	scope string
-	log   *slog.Logger
-	mcp   *sdk.Server
-	stop  func() // removes the registry listener
+	app       *app.App
+	scope     string
+	log       *slog.Logger
+	mcp       *sdk.Server
+	stop      func() // removes the registry listener
+	upstreams *Upstreams
 
 	syncMu sync.Mutex           // serializes sync
 	listMu sync.RWMutex         // guards listed
@@ -99,7 +105,7 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
+	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: version}, &sdk.ServerOptions{
 		Logger:       quiet(s.log),
 		GetSessionID: opts.sessionID,
@@ -118,6 +124,11 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 					return nil, err // not a typed nil in the interface
 				}
 				return res, nil
+			}
+			if method == "tools/list" && s.upstreams != nil {
+				// Bounded by each upstream's connect_timeout; a client that
+				// gives up first just ends the wait.
+				_ = s.upstreams.Settle(ctx)
 			}
 			return next(ctx, method, req)
 		}
@@ -198,6 +209,7 @@ func (s *Server) sync() {
 	old := s.listed
 	s.listMu.RUnlock()
 	next := make(map[string]listEntry, len(want))
+	changed := 0
 	for _, e := range want {
 		if prev, ok := old[e.tool.Name]; ok && prev.fingerprint == e.fingerprint {
 			next[e.tool.Name] = prev
@@ -208,6 +220,7 @@ func (s *Server) sync() {
 			continue
 		}
 		next[e.tool.Name] = e
+		changed++
 	}
 	var gone []string
 	for name := range old {
@@ -223,6 +236,17 @@ func (s *Server) sync() {
 	if len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
+	if changed > 0 || len(gone) > 0 {
+		// One line per change of the list, however many sessions it
+		// notifies (the go-sdk's own per-session lines are not logged).
+		s.log.Info("MCP tool list changed; notifying sessions", "tools", len(next), "added_or_changed", changed, "removed", len(gone), "sessions", s.sessionCount())
+	}
+}
+
+func (s *Server) sessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.bindings)
 }
 
 // addTool adds a tool to the go-sdk server, turning its panics (a schema it
@@ -304,6 +328,8 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		}
 		return nil, err
 	}
+	ctx = WithPeer(ctx, sessionPeer{ss: req.Session, reqCtx: ctx})
+	ctx = registry.WithNotifier(ctx, newClientNotifier(req.Session, req.Params.GetProgressToken(), callID))
 	step, err := s.app.Agent.Step(ctx, sessionID, []agent.ToolCall{{ID: callID, Name: name, Arguments: args}})
 	if len(step.Results) == 0 {
 		switch {
@@ -344,7 +370,7 @@ func ServeStdio(ctx context.Context, a *app.App, scope string, in io.Reader, out
 		return err
 	}
 	defer s.Close()
-	err = s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	err = s.Run(ctx, &cancelTransport{Transport: &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}})
 	if ctx.Err() != nil {
 		return nil
 	}

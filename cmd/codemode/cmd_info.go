@@ -40,18 +40,33 @@ func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	return nil
 }
 
-// scopeView loads the configuration and resolves a scope.
-func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) (*registry.View, func(), error) {
+// scopeView loads the configuration, starts its mcp_servers (unless
+// noUpstreams) and waits for their first attempt, and resolves a scope.
+func scopeView(ctx context.Context, configFile, scope string, noUpstreams bool, stderr io.Writer) (*registry.View, func(), error) {
 	a, err := loadApp(ctx, configFile, "", stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := a.Registry.View(scope)
-	if err != nil {
+	if !a.Registry.HasScope(scope) {
 		a.Close()
 		return nil, nil, usagef("unknown scope %q", scope)
 	}
-	return v, func() { a.Close() }, nil
+	ups, err := startUpstreams(ctx, a, a.Logger, noUpstreams, stderr)
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	settleUpstreams(ctx, ups, stderr)
+	done := func() {
+		ups.Close()
+		a.Close()
+	}
+	v, err := a.Registry.View(scope)
+	if err != nil {
+		done()
+		return nil, nil, usagef("unknown scope %q", scope)
+	}
+	return v, done, nil
 }
 
 func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -59,6 +74,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	format := fs.String("format", "ts", "ts (declarations), js (sandbox bindings) or prompt (model instructions)")
 	configFile := fs.String("config", "", "configuration file (YAML)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -73,7 +89,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	default:
 		return usagef("--format: want ts, js or prompt, got %q", *format)
 	}
-	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
@@ -87,10 +103,11 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
 	configFile := fs.String("config", "", "configuration file (YAML)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
