@@ -406,11 +406,26 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	defer c.writeMu.Unlock()
 	select {
 	case <-c.exited:
-		return fmt.Errorf("%w: %w", errExited, sdk.ErrConnectionClosed)
+		return c.exitError()
 	default:
 	}
-	_, err = c.stdin.Write(append(data, '\n'))
+	if _, err = c.stdin.Write(append(data, '\n')); err != nil {
+		// A broken pipe is a server that is exiting: say how it ended.
+		select {
+		case <-c.exited:
+			return c.exitError()
+		case <-time.After(stopGrace):
+		}
+	}
 	return err
+}
+
+// exitError is the error of a write to a server that had exited.
+func (c *stdioConn) exitError() error {
+	if c.waitErr != nil {
+		return fmt.Errorf("%w (%v): %w", errExited, c.waitErr, sdk.ErrConnectionClosed)
+	}
+	return fmt.Errorf("%w: %w", errExited, sdk.ErrConnectionClosed)
 }
 
 // Close closes the server's stdin and waits for it to exit, sending SIGTERM
@@ -443,9 +458,16 @@ func (c *stdioConn) SessionID() string { return "" }
 // watchTransport wraps a transport's connections to see what the go-sdk
 // client does not keep: the raw tools/list results (a tool's
 // execution.taskSupport, and tools the go-sdk drops as invalid).
+//
+// It also hands the server's progress and log notifications to onNotify in
+// the reading goroutine, in the order they arrived, so that the
+// notifications a server sent before a result are delivered before the call
+// that awaits it returns (the go-sdk runs notification handlers apart from
+// the delivery of results). Those onNotify consumes the go-sdk never sees.
 type watchTransport struct {
 	sdk.Transport
-	onTools func(raw []json.RawMessage)
+	onTools  func(raw []json.RawMessage)
+	onNotify func(r *jsonrpc.Request) (consumed bool)
 }
 
 func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -453,12 +475,13 @@ func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &watchConn{Connection: c, onTools: t.onTools, pending: map[jsonrpc.ID]bool{}}, nil
+	return &watchConn{Connection: c, onTools: t.onTools, onNotify: t.onNotify, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
 type watchConn struct {
 	sdk.Connection
-	onTools func(raw []json.RawMessage)
+	onTools  func(raw []json.RawMessage)
+	onNotify func(r *jsonrpc.Request) bool
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool // outgoing tools/list calls; guarded by mu
@@ -475,6 +498,13 @@ func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	for err == nil {
+		r, ok := msg.(*jsonrpc.Request)
+		if !ok || r.IsCall() || c.onNotify == nil || !c.onNotify(r) {
+			break
+		}
+		msg, err = c.Connection.Read(ctx)
+	}
 	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
 		mine := c.pending[r.ID]
@@ -490,6 +520,38 @@ func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return msg, err
+}
+
+// lastingTransport connects its transport under a context that lasts as
+// long as the upstream runs (life), while the attempt that connects stays
+// bounded by its own context: the legacy SSE transport ties its event
+// stream to the context it connects with.
+type lastingTransport struct {
+	sdk.Transport
+	life context.Context
+}
+
+func (t *lastingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	type result struct {
+		c   sdk.Connection
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := t.Transport.Connect(t.life)
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, context.Cause(ctx)
+	}
 }
 
 // lineLogger logs what a stdio server writes to its stderr, a line at a

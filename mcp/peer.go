@@ -51,7 +51,7 @@ func (u *upstream) peerFor(what string) (*inflight, Peer, error) {
 	}
 	p := peerFrom(c.ctx)
 	if p == nil {
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s is not available: the call (%s) was not made by an MCP client that could answer it", what, c.tool)}
+		return nil, nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("%s is not available: the call (%s) was not made by an MCP client that could answer it", what, c.tool)}
 	}
 	return c, p, nil
 }
@@ -118,7 +118,7 @@ func (p sessionPeer) in(ctx context.Context) (context.Context, func()) {
 
 func (p sessionPeer) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 	if p.capabilities().Sampling == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("sampling is not available: %s did not declare the sampling capability", p.clientName())}
+		return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("sampling is not available: %s did not declare the sampling capability", p.clientName())}
 	}
 	ctx, done := p.in(ctx)
 	defer done()
@@ -127,7 +127,7 @@ func (p sessionPeer) CreateMessage(ctx context.Context, params *sdk.CreateMessag
 
 func (p sessionPeer) Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 	if p.capabilities().Elicitation == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("elicitation is not available: %s did not declare the elicitation capability", p.clientName())}
+		return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("elicitation is not available: %s did not declare the elicitation capability", p.clientName())}
 	}
 	ctx, done := p.in(ctx)
 	defer done()

@@ -429,7 +429,7 @@ func (u *upstream) callUpstream(ctx context.Context, name, callID string, do fun
 // act on it: the server no longer knows the session (it restarted), the
 // connection was refused, or a stdio server had already exited.
 func notDelivered(err error) bool {
-	return errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errExited)
+	return sessionGone(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errExited)
 }
 
 // connectionBroken reports whether a request failed because the connection

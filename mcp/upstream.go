@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/app"
@@ -189,6 +191,7 @@ func startUpstreams(ctx context.Context, reg *registry.Registry, servers []confi
 	stopOnDone := context.AfterFunc(ctx, cancel)
 	ups.cancel = func() { stopOnDone(); cancel() }
 	for _, u := range ups.list {
+		u.life = runCtx
 		ups.wg.Add(1)
 		go func() {
 			defer ups.wg.Done()
@@ -271,6 +274,7 @@ type upstream struct {
 	kick           chan struct{} // a call saw the session die: reconnect now
 	tokens         atomic.Int64  // progress tokens
 	stash          contentStash
+	life           context.Context // the run loop's; set before it starts
 
 	mu      sync.Mutex
 	conn    *connection          // nil while unavailable; guarded by mu
@@ -290,6 +294,7 @@ type connection struct {
 	cs        *sdk.ClientSession
 	transport string
 	caps      *sdk.ServerCapabilities // never nil
+	lost      atomic.Bool             // a call found the session dead
 }
 
 type registration struct {
@@ -447,14 +452,17 @@ func (u *upstream) run(ctx context.Context) {
 			u.conn = nil
 		}
 		u.mu.Unlock()
-		stable := time.Since(started) >= stableAfter
+		// A connection that lasted, or that a call found dead (the server
+		// restarted: the call waits to be retried on the next session), is
+		// reconnected at once.
+		stable := time.Since(started) >= stableAfter || c.lost.Load() || sessionGone(err)
 		var next *time.Time
 		if !stable {
 			t := time.Now().Add(backoff)
 			next = &t
 		}
 		u.update(func(st *UpstreamState) {
-			if !errors.Is(err, errLost) { // lost already said why
+			if !c.lost.Load() { // lost already said why
 				st.LastError = err.Error()
 			}
 			st.State, st.NextRetry = StateRestarting, next
@@ -482,6 +490,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// sessionGone reports whether a session ended because the server no longer
+// knows it: it restarted, and a new session will work. (The go-sdk keeps
+// only the text of a connection's failure in the errors of the calls it
+// fails, hence the suffix.)
+func sessionGone(err error) bool {
+	return err != nil && (errors.Is(err, sdk.ErrSessionMissing) || strings.HasSuffix(err.Error(), ": "+sdk.ErrSessionMissing.Error()))
 }
 
 // errLost ends a session that a call found dead (see lost).
@@ -579,9 +595,9 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 	case kind == "stdio":
 		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log}
 	default:
-		t = u.http.transport(kind, u.cfg.URL, attempt)
+		t = &lastingTransport{Transport: u.http.transport(kind, u.cfg.URL, attempt), life: u.life}
 	}
-	t = &watchTransport{Transport: t, onTools: u.sawTools}
+	t = &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification}
 	opts := u.clientOptions()
 	if kind != "stdio" && u.opts.healthInterval > 0 {
 		opts.KeepAlive = u.opts.healthInterval
@@ -653,8 +669,9 @@ func capabilityNames(c *sdk.ServerCapabilities) []string {
 }
 
 // clientOptions are the go-sdk client's handlers for what the server sends
-// beyond results: list changes, progress, log messages, and sampling and
-// elicitation requests (see peer.go).
+// beyond results: list changes, and sampling and elicitation requests (see
+// peer.go). Progress and log messages are handled as they are read
+// (notification).
 func (u *upstream) clientOptions() *sdk.ClientOptions {
 	return &sdk.ClientOptions{
 		Logger: quiet(u.log),
@@ -669,12 +686,6 @@ func (u *upstream) clientOptions() *sdk.ClientOptions {
 			case u.refresh <- struct{}{}:
 			default: // a refresh is already due
 			}
-		},
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			u.progress(req.Params)
-		},
-		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
-			u.logMessage(req.Params)
 		},
 		CreateMessageHandler: func(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 			return u.createMessage(ctx, req.Params)
@@ -723,6 +734,7 @@ func (u *upstream) unavailable(why string) error {
 // dropped at once (later calls wait for the reconnection) and the run loop
 // reconnects now.
 func (u *upstream) lost(c *connection, err error) {
+	c.lost.Store(true)
 	u.mu.Lock()
 	if u.conn != c {
 		u.mu.Unlock()
@@ -788,6 +800,26 @@ func (u *upstream) onlyCall() *inflight {
 		return c
 	}
 	return nil
+}
+
+// notification handles the server's progress and log notifications as
+// they are read (see watchTransport), and reports whether it did.
+func (u *upstream) notification(r *jsonrpc.Request) bool {
+	switch r.Method {
+	case "notifications/progress":
+		var p sdk.ProgressNotificationParams
+		if json.Unmarshal(r.Params, &p) == nil {
+			u.progress(&p)
+		}
+		return true
+	case "notifications/message":
+		var p sdk.LoggingMessageParams
+		if json.Unmarshal(r.Params, &p) == nil {
+			u.logMessage(&p)
+		}
+		return true
+	}
+	return false
 }
 
 func (u *upstream) progress(p *sdk.ProgressNotificationParams) {
