@@ -184,18 +184,35 @@ func outputSchema(raw json.RawMessage) (schema json.RawMessage, wrapped bool) {
 }
 
 // listedTool is a registry tool as the MCP tool list shows it: its hints
-// become MCP's annotations (and title).
-func listedTool(t *registry.Tool, description string) (tool *sdk.Tool, wrapped bool) {
-	out, wrapped := outputSchema(t.OutputSchema())
-	return &sdk.Tool{
-		Name:         t.Name(),
-		Title:        t.Hints().Title,
-		Description:  description,
-		InputSchema:  inputSchema(t.Parameters()),
-		OutputSchema: out,
-		Annotations:  annotations(t.Hints()),
-	}, wrapped
+// become MCP's annotations (and title). A tool whose value is its MCP
+// content (an upstream tool without an output schema) is listed without
+// one, as its server listed it, and its results carry no structuredContent
+// (contentOnly).
+func listedTool(t *registry.Tool, description string) (tool *sdk.Tool, wrapped, contentOnly bool) {
+	tool = &sdk.Tool{
+		Name:        t.Name(),
+		Title:       t.Hints().Title,
+		Description: description,
+		InputSchema: inputSchema(t.Parameters()),
+		Annotations: annotations(t.Hints()),
+	}
+	raw := t.OutputSchema()
+	if bytes.Equal(raw, compactContentArraySchema) {
+		return tool, false, true
+	}
+	tool.OutputSchema, wrapped = outputSchema(raw)
+	return tool, wrapped, false
 }
+
+// compactContentArraySchema is contentArraySchema as a compiled tool
+// returns it.
+var compactContentArraySchema = func() []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(contentArraySchema)); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
 
 // annotations are MCP's tool annotations for registry hints. Every hint is
 // stated: readOnlyHint and idempotentHint always (their defaults are

@@ -244,8 +244,11 @@ func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		}
 		return nil, fmt.Errorf("start %q: %w", t.cmd[0], err)
 	}
-	c := &stdioConn{cmd: cmd, stdin: stdin, log: t.log, incoming: make(chan stdioRead), closed: make(chan struct{}), exited: make(chan struct{})}
+	c := &stdioConn{cmd: cmd, stdin: stdin, log: t.log, incoming: make(chan stdioRead), closed: make(chan struct{}),
+		exited: make(chan struct{}), readDone: make(chan struct{})}
 	go func() {
+		// Wait closes stdout, so it waits for the reads to end first.
+		<-c.readDone
 		c.waitErr = cmd.Wait()
 		close(c.exited)
 	}()
@@ -263,6 +266,8 @@ type stdioConn struct {
 	closed   chan struct{} // closed by Close
 	exited   chan struct{} // closed when the process has exited
 	waitErr  error         // why it exited; set before exited closes
+	readDone chan struct{} // closed when readLoop stops reading stdout
+	doneOnce sync.Once
 
 	writeMu   sync.Mutex
 	closeOnce sync.Once
@@ -280,6 +285,8 @@ const maxStdioLine = sdk.DefaultMaxLineLength
 // readLoop reads lines until stdout ends, handing decoded messages to Read.
 // A line that is not JSON-RPC is logged and skipped.
 func (c *stdioConn) readLoop(stdout io.Reader) {
+	stopReading := func() { c.doneOnce.Do(func() { close(c.readDone) }) }
+	defer stopReading()
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	send := func(x stdioRead) bool {
 		select {
@@ -304,6 +311,7 @@ func (c *stdioConn) readLoop(stdout io.Reader) {
 				c.log.Warn("upstream wrote a stdout line longer than the limit; skipped", "limit", maxStdioLine)
 				continue
 			}
+			stopReading()
 			if errors.Is(err, io.EOF) {
 				<-c.exited // report how the process ended
 				err = io.EOF

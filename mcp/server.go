@@ -76,6 +76,7 @@ type listEntry struct {
 	tool        *sdk.Tool
 	fingerprint string // its JSON, to tell changed tools from unchanged ones
 	wrapped     bool   // its outputSchema is the {"value"} envelope
+	contentOnly bool   // listed without an outputSchema: its value is its content
 }
 
 // binding ties one MCP session to its codemode session.
@@ -183,12 +184,12 @@ func toolList(v *registry.View) []listEntry {
 			if t.Name() == registry.RunCode {
 				desc = bridge.Description + "\n\n" + string(sdkgen.Prompt(bridge.SDK(v)))
 			}
-			tool, wrapped := listedTool(t, desc)
+			tool, wrapped, contentOnly := listedTool(t, desc)
 			fp, err := json.Marshal(tool)
 			if err != nil { // cannot happen: every field is JSON
 				fp = []byte(t.Name())
 			}
-			out = append(out, listEntry{tool: tool, fingerprint: string(fp), wrapped: wrapped})
+			out = append(out, listEntry{tool: tool, fingerprint: string(fp), wrapped: wrapped, contentOnly: contentOnly})
 		}
 		return out
 	}).([]listEntry)
@@ -346,7 +347,7 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		s.log.Error("tool call ran but its log is incomplete", "session", sessionID, "call", callID, "error", err)
 	}
 	e, listed := s.listing(name)
-	return callResult(step.Results[0].Result, resultInfo{sessionID: sessionID, listed: listed, wrapped: e.wrapped}), nil
+	return callResult(step.Results[0].Result, resultInfo{sessionID: sessionID, listed: listed && !e.contentOnly, wrapped: e.wrapped}), nil
 }
 
 // cancelledBeforeStart answers a call whose client gave up before it could
