@@ -49,6 +49,12 @@ type HandlerOptions struct {
 	// Upstreams are awaited before a session's first tools/list (see
 	// Options.Upstreams).
 	Upstreams *Upstreams
+	// StreamPollAfter, when positive, closes the SSE stream of a tools/call
+	// still running after this long, with a retry field, for clients of
+	// protocol 2025-11-25 (SEP-1699): they reconnect with Last-Event-ID and
+	// get the rest, result included, from the event store. It keeps long
+	// runs alive behind proxies that cut idle streams. Default 0: never.
+	StreamPollAfter time.Duration
 }
 
 // HTTPHandler serves MCP over streamable HTTP (the service's /mcp), one
@@ -258,6 +264,7 @@ func (h *HTTPHandler) server(scope string) (*Server, error) {
 		Version:   h.opts.Version,
 		Upstreams: h.opts.Upstreams,
 		sessionID: func() string { return newSessionID(scope) },
+		pollAfter: h.opts.StreamPollAfter,
 	})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ type clientNotifier struct {
 	callID string // the tools/call's call id
 
 	mu   sync.Mutex // orders and guards the progress sent
+	sent bool       // some progress was sent
 	last float64    // the last progress sent
 }
 
@@ -48,10 +49,10 @@ func (n *clientNotifier) Notify(ctx context.Context, no registry.Notice) {
 		p := &sdk.ProgressNotificationParams{ProgressToken: n.token, Progress: no.Progress, Total: no.Total, Message: no.Message}
 		if no.CallID != n.callID {
 			p.Progress, p.Total, p.Message = n.last+1, 0, stepMessage(no)
-		} else if no.Progress <= n.last {
+		} else if n.sent && no.Progress <= n.last {
 			return // MCP's progress must increase
 		}
-		n.last = p.Progress
+		n.sent, n.last = true, p.Progress
 		_ = n.ss.NotifyProgress(ctx, p)
 	case registry.NoticeLog:
 		var data any = json.RawMessage(no.Data)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +41,10 @@ type Options struct {
 	// sessionID mints MCP session ids (the HTTP handler binds them to a
 	// scope); nil keeps the SDK's default.
 	sessionID func() string
+	// pollAfter, when positive, closes the SSE stream of a tools/call over
+	// streamable HTTP that still runs after this long (see
+	// HandlerOptions.StreamPollAfter).
+	pollAfter time.Duration
 }
 
 // Server is codemode as an MCP server for one scope. Its tool list is the
@@ -62,8 +67,10 @@ type Server struct {
 	mcp       *sdk.Server
 	stop      func() // removes the registry listener
 	upstreams *Upstreams
+	pollAfter time.Duration
 
 	syncMu sync.Mutex           // serializes sync
+	synced bool                 // the first sync is done; guarded by syncMu
 	listMu sync.RWMutex         // guards listed
 	listed map[string]listEntry // the tools the clients were last shown, by name
 
@@ -106,7 +113,7 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
+	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, pollAfter: opts.pollAfter, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: version}, &sdk.ServerOptions{
 		Logger:       quiet(s.log),
 		GetSessionID: opts.sessionID,
@@ -237,11 +244,12 @@ func (s *Server) sync() {
 	if len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
-	if changed > 0 || len(gone) > 0 {
+	if (changed > 0 || len(gone) > 0) && s.synced {
 		// One line per change of the list, however many sessions it
 		// notifies (the go-sdk's own per-session lines are not logged).
 		s.log.Info("MCP tool list changed; notifying sessions", "tools", len(next), "added_or_changed", changed, "removed", len(gone), "sessions", s.sessionCount())
 	}
+	s.synced = true
 }
 
 func (s *Server) sessionCount() int {
@@ -329,6 +337,9 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		}
 		return nil, err
 	}
+	if stop := s.pollStream(req); stop != nil {
+		defer stop()
+	}
 	ctx = WithPeer(ctx, sessionPeer{ss: req.Session, reqCtx: ctx})
 	ctx = registry.WithNotifier(ctx, newClientNotifier(req.Session, req.Params.GetProgressToken(), callID))
 	step, err := s.app.Agent.Step(ctx, sessionID, []agent.ToolCall{{ID: callID, Name: name, Arguments: args}})
@@ -348,6 +359,28 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	}
 	e, listed := s.listing(name)
 	return callResult(step.Results[0].Result, resultInfo{sessionID: sessionID, listed: listed && !e.contentOnly, wrapped: e.wrapped}), nil
+}
+
+// pollRetry is the reconnection delay sent when a long call's stream is
+// closed.
+const pollRetry = time.Second
+
+// pollStream arranges for the SSE stream of a long tools/call to be closed
+// after pollAfter with a retry field (SEP-1699, protocol 2025-11-25): the
+// client reconnects with Last-Event-ID and the event store replays what it
+// missed, the result included, so no proxy's idle timeout can lose it. It
+// returns what stops the timer, or nil when it does not apply.
+func (s *Server) pollStream(req *sdk.CallToolRequest) (stop func()) {
+	extra := req.Extra
+	if s.pollAfter <= 0 || extra == nil || extra.CloseSSEStream == nil || req.Session == nil {
+		return nil
+	}
+	ip := req.Session.InitializeParams()
+	if ip == nil || ip.ProtocolVersion < "2025-11-25" || ip.ProtocolVersion >= "2026-07-28" {
+		return nil // older clients cannot resume, newer ones have no streams to resume
+	}
+	t := time.AfterFunc(s.pollAfter, func() { extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: pollRetry}) })
+	return func() { t.Stop() }
 }
 
 // cancelledBeforeStart answers a call whose client gave up before it could
