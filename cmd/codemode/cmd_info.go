@@ -51,12 +51,12 @@ func scopeView(ctx context.Context, configFile, scope string, noUpstreams bool, 
 		a.Close()
 		return nil, nil, usagef("unknown scope %q", scope)
 	}
-	ups, err := startUpstreams(ctx, a, a.Logger, noUpstreams, stderr)
+	ups, err := startUpstreams(ctx, a, a.Logger, noUpstreams)
 	if err != nil {
 		a.Close()
 		return nil, nil, err
 	}
-	settleUpstreams(ctx, ups, stderr)
+	settleUpstreams(ctx, ups, a.Logger)
 	done := func() {
 		ups.Close()
 		a.Close()

@@ -12,14 +12,14 @@ import (
 )
 
 // startUpstreams starts the configured mcp_servers in the background, or,
-// with skip (--no-upstreams), starts none and says so on stderr when some
+// with skip (--no-upstreams), starts none and says so in the log when some
 // are configured. A configuration it cannot start (an unset ${VAR}) is a
 // usage error.
-func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool, stderr io.Writer) (*mcp.Upstreams, error) {
+func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool) (*mcp.Upstreams, error) {
 	servers := a.Config.MCPServers
 	if skip {
 		if len(servers) > 0 {
-			fmt.Fprintf(stderr, "codemode: --no-upstreams: the %d mcp_servers are not started, and their tools are missing\n", len(servers))
+			log.Warn(fmt.Sprintf("--no-upstreams: the %d mcp_servers are not started, and their tools are missing", len(servers)))
 		}
 		return nil, nil
 	}
@@ -31,10 +31,11 @@ func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool
 }
 
 // settleUpstreams waits for every upstream's first connection attempt
-// (each bounded by its connect_timeout) and says on stderr which ones are
-// not there, so that a command that shows or runs a scope once sees their
-// tools, or knows why not.
-func settleUpstreams(ctx context.Context, ups *mcp.Upstreams, stderr io.Writer) {
+// (each bounded by its connect_timeout) and logs which ones are not there,
+// so that a command that shows or runs a scope once sees their tools, or
+// says why not. (Tools an upstream did not register are logged as it lists
+// them.)
+func settleUpstreams(ctx context.Context, ups *mcp.Upstreams, log *slog.Logger) {
 	if ups == nil {
 		return
 	}
@@ -43,10 +44,7 @@ func settleUpstreams(ctx context.Context, ups *mcp.Upstreams, stderr io.Writer) 
 	}
 	for _, st := range ups.States() {
 		if st.State != mcp.StateReady {
-			fmt.Fprintf(stderr, "codemode: upstream %s is %s (its tools are missing): %s\n", st.Name, st.State, st.LastError)
-		}
-		for _, r := range st.Rejected {
-			fmt.Fprintf(stderr, "codemode: upstream %s: tool %q is not registered: %s\n", st.Name, r.Tool, r.Reason)
+			log.Warn("upstream MCP server is not ready: its tools are missing", "upstream", st.Name, "state", st.State, "error", st.LastError)
 		}
 	}
 }
@@ -97,7 +95,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	defer a.Close()
-	ups, err := startUpstreams(ctx, a, log, *noUpstreams, stderr)
+	ups, err := startUpstreams(ctx, a, log, *noUpstreams)
 	if err != nil {
 		return err
 	}

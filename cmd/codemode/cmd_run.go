@@ -61,12 +61,12 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !a.Registry.HasScope(*scope) {
 		return usagef("unknown scope %q", *scope)
 	}
-	ups, err := startUpstreams(ctx, a, a.Logger, *noUpstreams, stderr)
+	ups, err := startUpstreams(ctx, a, a.Logger, *noUpstreams)
 	if err != nil {
 		return err
 	}
 	defer ups.Close()
-	settleUpstreams(ctx, ups, stderr)
+	settleUpstreams(ctx, ups, a.Logger)
 	res, err := a.Run(ctx, app.RunRequest{Code: string(code), Description: "codemode run " + pos[0], Scope: *scope, Timeout: *timeout})
 	if err != nil {
 		return err

@@ -72,7 +72,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	}
 	// Upstreams connect in the background: the service is up at once, and
 	// GET /v1/upstreams says how each is doing.
-	ups, err := startUpstreams(ctx, a, log, *noUpstreams, stderr)
+	ups, err := startUpstreams(ctx, a, log, *noUpstreams)
 	if err != nil {
 		closeApp()
 		return err
