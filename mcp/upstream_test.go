@@ -319,6 +319,9 @@ func TestUpstreamReconnects(t *testing.T) {
 	}
 	f.refuse.Store(false)
 	waitFor(t, "calls to succeed again", func() bool { return !execute(a, "up.add", `{"a":1,"b":1}`).IsError() })
+	// (A call may use the new session while its tools are still being
+	// listed, before the state says ready.)
+	waitFor(t, "the state to say ready", func() bool { return ups.States()[0].State == StateReady })
 	if got := generation(t, a); got != gen {
 		t.Errorf("reconnecting to the same tools changed the registry (generation %d → %d)", gen, got)
 	}
