@@ -32,8 +32,9 @@ import (
 //     structuredContent is {"value": <canonical value>}. The root's $schema,
 //     $defs and definitions move to the envelope so local $refs still resolve.
 //
-// Results (server side). Content blocks map one to one (text → text, image →
-// image); a result's additional contexts, which the agent loop would commit
+// Results (server side). Content blocks map one to one, every MCP type
+// (text, image, audio, resource_link, resource) with its annotations and
+// _meta; a result's additional contexts, which the agent loop would commit
 // as user messages, follow its content as text and image blocks, since an MCP
 // host has no other channel for them. Failed results set isError and carry
 // no structuredContent. _meta carries codemode/sessionId, codemode/callId,
@@ -42,9 +43,11 @@ import (
 // result asks to end the turn.
 //
 // Upstream tools (client side). With an outputSchema, the binding's value is
-// the upstream's structuredContent. Without one, the value is the upstream's
-// content as an array of blocks (contentArraySchema), rendered back to text
-// and image content for the model.
+// the upstream's structuredContent and its content renders for the model.
+// Without one, the value is the upstream's content as an array of blocks
+// (contentArraySchema), rendered back as the same blocks; such a tool is
+// re-exported without an outputSchema and its results carry no
+// structuredContent, as its server listed it.
 
 // metaPrefix namespaces the _meta keys codemode writes.
 const metaPrefix = "codemode/"
