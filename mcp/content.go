@@ -286,23 +286,23 @@ func mcpBlock(b registry.ContentBlock) sdk.Content {
 	}
 }
 
-func decodeMeta(raw json.RawMessage) sdk.Meta {
+func decodeMeta(raw registry.RawJSON) sdk.Meta {
 	if len(raw) == 0 {
 		return nil
 	}
 	var m sdk.Meta
-	if json.Unmarshal(raw, &m) != nil {
+	if json.Unmarshal([]byte(raw), &m) != nil {
 		return nil
 	}
 	return m
 }
 
-func decodeAnnotations(raw json.RawMessage) *sdk.Annotations {
+func decodeAnnotations(raw registry.RawJSON) *sdk.Annotations {
 	if len(raw) == 0 {
 		return nil
 	}
 	var a sdk.Annotations
-	if json.Unmarshal(raw, &a) != nil {
+	if json.Unmarshal([]byte(raw), &a) != nil {
 		return nil
 	}
 	return &a

@@ -18,27 +18,57 @@ import (
 // lastModified) and _meta of the block, verbatim JSON objects, so content
 // that came from an MCP server reaches an MCP client whole.
 type ContentBlock struct {
-	Type        string          `json:"type"`
-	Text        string          `json:"text,omitempty"`
-	Data        string          `json:"data,omitempty"`
-	MimeType    string          `json:"mimeType,omitempty"`
-	URI         string          `json:"uri,omitempty"`
-	Name        string          `json:"name,omitempty"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Size        *int64          `json:"size,omitempty"`
-	Resource    *Resource       `json:"resource,omitempty"`
-	Annotations json.RawMessage `json:"annotations,omitempty"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
+	Type        string    `json:"type"`
+	Text        string    `json:"text,omitempty"`
+	Data        string    `json:"data,omitempty"`
+	MimeType    string    `json:"mimeType,omitempty"`
+	URI         string    `json:"uri,omitempty"`
+	Name        string    `json:"name,omitempty"`
+	Title       string    `json:"title,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Size        *int64    `json:"size,omitempty"`
+	Resource    *Resource `json:"resource,omitempty"`
+	Annotations RawJSON   `json:"annotations,omitempty"`
+	Meta        RawJSON   `json:"_meta,omitempty"`
 }
 
 // Resource is the contents of an embedded resource: text, or base64 Blob.
 type Resource struct {
-	URI      string          `json:"uri"`
-	MimeType string          `json:"mimeType,omitempty"`
-	Text     *string         `json:"text,omitempty"`
-	Blob     *string         `json:"blob,omitempty"`
-	Meta     json.RawMessage `json:"_meta,omitempty"`
+	URI      string  `json:"uri"`
+	MimeType string  `json:"mimeType,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Blob     *string `json:"blob,omitempty"`
+	Meta     RawJSON `json:"_meta,omitempty"`
+}
+
+// RawJSON is a JSON value kept verbatim. It is a string, so a block that
+// holds one stays comparable and immutable; "" is absent (and encodes as
+// null where it is not omitted).
+type RawJSON string
+
+// MarshalJSON implements json.Marshaler.
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	if !json.Valid([]byte(r)) {
+		return nil, fmt.Errorf("registry.RawJSON holds invalid JSON")
+	}
+	return []byte(r), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: it keeps the value, compacted.
+func (r *RawJSON) UnmarshalJSON(b []byte) error {
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return err
+	}
+	if c.String() == "null" {
+		*r = ""
+		return nil
+	}
+	*r = RawJSON(c.String())
+	return nil
 }
 
 // Text returns a text content block.
@@ -64,8 +94,6 @@ func CloneContent(blocks []ContentBlock) []ContentBlock {
 			n := *b.Size
 			b.Size = &n
 		}
-		b.Annotations = bytes.Clone(b.Annotations)
-		b.Meta = bytes.Clone(b.Meta)
 		if r := b.Resource; r != nil {
 			c := *r
 			if r.Text != nil {
@@ -76,7 +104,6 @@ func CloneContent(blocks []ContentBlock) []ContentBlock {
 				d := *r.Blob
 				c.Blob = &d
 			}
-			c.Meta = bytes.Clone(r.Meta)
 			b.Resource = &c
 		}
 	}

@@ -37,15 +37,34 @@ func TestNotifyReachesEveryLayer(t *testing.T) {
 func TestCloneContentIsDeep(t *testing.T) {
 	text, size := "body", int64(4)
 	orig := []registry.ContentBlock{{
-		Type: "resource", Size: &size, Annotations: json.RawMessage(`{"priority":1}`),
-		Resource: &registry.Resource{URI: "file:///a", Text: &text, Meta: json.RawMessage(`{"k":1}`)},
+		Type: "resource", Size: &size, Annotations: `{"priority":1}`,
+		Resource: &registry.Resource{URI: "file:///a", Text: &text, Meta: `{"k":1}`},
 	}}
 	c := registry.CloneContent(orig)
 	*c[0].Size = 9
-	c[0].Annotations[2] = 'X'
 	*c[0].Resource.Text = "changed"
-	c[0].Resource.Meta[2] = 'X'
-	if *orig[0].Size != 4 || string(orig[0].Annotations) != `{"priority":1}` || *orig[0].Resource.Text != "body" || string(orig[0].Resource.Meta) != `{"k":1}` {
+	c[0].Resource.URI = "file:///b"
+	if *orig[0].Size != 4 || *orig[0].Resource.Text != "body" || orig[0].Resource.URI != "file:///a" {
 		t.Fatalf("the clone shares memory with the original: %+v %+v", orig[0], *orig[0].Resource)
+	}
+	if plain := registry.Text("hi"); registry.CloneContent([]registry.ContentBlock{plain})[0] != plain {
+		t.Fatal("a block without pointers is not equal to its clone")
+	}
+}
+
+func TestRawJSON(t *testing.T) {
+	var b registry.ContentBlock
+	if err := json.Unmarshal([]byte(`{"type":"text","text":"x","annotations":{ "priority" : 0.5 },"_meta":null}`), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Annotations != `{"priority":0.5}` || b.Meta != "" {
+		t.Fatalf("decoded %+v", b)
+	}
+	out, err := json.Marshal(b)
+	if err != nil || string(out) != `{"type":"text","text":"x","annotations":{"priority":0.5}}` {
+		t.Fatalf("encoded %s, %v", out, err)
+	}
+	if _, err := json.Marshal(registry.ContentBlock{Type: "text", Meta: "{not json"}); err == nil {
+		t.Fatal("invalid RawJSON encoded")
 	}
 }
