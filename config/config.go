@@ -106,7 +106,55 @@ type MCPServer struct {
 	URL     string            `yaml:"url"`
 	Scope   string            `yaml:"scope"`
 	Env     map[string]string `yaml:"env"`
-	Timeout Duration          `yaml:"timeout"`
+	Timeout Duration          `yaml:"timeout"` // one call; default 60s
+	// ConnectTimeout bounds one connection attempt (start, handshake, first
+	// tools/list); default: timeout when set, else 30s.
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// Transport of a url upstream: "auto" (the default: streamable HTTP, then
+	// the legacy HTTP+SSE transport when the server refuses it with a 4xx),
+	// "streamable-http" or "sse".
+	Transport string `yaml:"transport"`
+	// Headers are sent with every HTTP request to a url upstream; values
+	// expand ${VAR} from the environment.
+	Headers map[string]string `yaml:"headers"`
+	Auth    *MCPAuth          `yaml:"auth"`
+}
+
+// MCPAuth authenticates codemode to a url upstream: a static bearer token,
+// or the OAuth 2.1 client credentials grant (token_url given, or discovered
+// from the server's 401 through its protected resource metadata). Values
+// expand ${VAR} from the environment.
+type MCPAuth struct {
+	Bearer       string   `yaml:"bearer"`
+	ClientID     string   `yaml:"client_id"`
+	ClientSecret string   `yaml:"client_secret"`
+	TokenURL     string   `yaml:"token_url"`
+	Scopes       []string `yaml:"scopes"`
+}
+
+// MCP transports of a url upstream.
+const (
+	TransportAuto       = "auto"
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// ExpandEnv expands ${VAR} (and $VAR) in s from the environment; a
+// variable that is not set is an error naming it, so a missing secret is
+// not sent as an empty one.
+func ExpandEnv(s string) (string, error) {
+	var missing []string
+	out := os.Expand(s, func(k string) string {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			missing = append(missing, k)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // APIKey maps the SHA-256 of a key to the scopes it may use.
@@ -251,6 +299,8 @@ func keyLines(data []byte) map[int]string {
 var (
 	nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 	hexRE  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// headerNameRE is RFC 9110's token.
+	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 // Validate checks values and references; the error names the key.
@@ -372,6 +422,39 @@ func (c *Config) Validate() error {
 			return bad(key+".scope", "unknown scope %q", m.Scope)
 		case m.Timeout < 0:
 			return bad(key+".timeout", "must not be negative")
+		case m.ConnectTimeout < 0:
+			return bad(key+".connect_timeout", "must not be negative")
+		case m.Transport != "" && m.Transport != TransportAuto && m.Transport != TransportStreamable && m.Transport != TransportSSE:
+			return bad(key+".transport", "want auto, streamable-http or sse, got %q", m.Transport)
+		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):
+			return bad(key, "transport, headers and auth apply to url upstreams only")
+		}
+		for _, h := range sortedKeys(m.Headers) {
+			if !headerNameRE.MatchString(h) {
+				return bad(key+".headers", "invalid header name %q", h)
+			}
+			if strings.EqualFold(h, "Mcp-Session-Id") || strings.EqualFold(h, "Mcp-Protocol-Version") {
+				return bad(key+".headers."+h, "is set by the MCP transport")
+			}
+		}
+		if a := m.Auth; a != nil {
+			switch {
+			case (a.Bearer != "") == (a.ClientID != ""):
+				return bad(key+".auth", "give either bearer or client_id (with client_secret)")
+			case a.Bearer != "" && (a.ClientSecret != "" || a.TokenURL != "" || len(a.Scopes) > 0):
+				return bad(key+".auth", "bearer takes no client_secret, token_url or scopes")
+			case a.ClientID != "" && a.ClientSecret == "":
+				return bad(key+".auth.client_secret", "the client credentials grant needs a client secret")
+			case a.TokenURL != "" && !strings.HasPrefix(a.TokenURL, "http://") && !strings.HasPrefix(a.TokenURL, "https://"):
+				return bad(key+".auth.token_url", "want an http(s) URL, got %q", a.TokenURL)
+			case a.TokenURL == "" && m.Transport == TransportSSE:
+				return bad(key+".auth.token_url", "required with transport sse (discovery needs streamable HTTP)")
+			}
+			for _, h := range sortedKeys(m.Headers) {
+				if strings.EqualFold(h, "Authorization") {
+					return bad(key+".headers."+h, "conflicts with auth")
+				}
+			}
 		}
 		seen[m.Name] = true
 	}

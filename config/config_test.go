@@ -84,6 +84,19 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mcp_servers:\n  - {name: a, scope: default}", "mcp_servers[0]: give exactly one"},
 		{"mcp_servers:\n  - {name: a, url: ftp://x}", "mcp_servers[0].url"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x'}\n  - {name: a, url: 'http://y'}", "mcp_servers[1].name: duplicate"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', transport: grpc}", "mcp_servers[0].transport"},
+		{"mcp_servers:\n  - {name: a, command: [x], transport: sse}", "mcp_servers[0]: transport, headers and auth apply to url upstreams only"},
+		{"mcp_servers:\n  - {name: a, command: [x], headers: {X-A: b}}", "url upstreams only"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {'bad header': b}}", "mcp_servers[0].headers: invalid header name"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {mcp-session-id: b}}", "mcp_servers[0].headers.mcp-session-id: is set by the MCP transport"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', connect_timeout: -1s}", "mcp_servers[0].connect_timeout"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {}}", "mcp_servers[0].auth: give either bearer or client_id"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {bearer: t, client_id: c}}", "mcp_servers[0].auth: give either"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {bearer: t, scopes: [s]}}", "mcp_servers[0].auth: bearer takes no"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {client_id: c}}", "mcp_servers[0].auth.client_secret"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {client_id: c, client_secret: s, token_url: 'ftp://t'}}", "mcp_servers[0].auth.token_url: want an http(s) URL"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', transport: sse, auth: {client_id: c, client_secret: s}}", "mcp_servers[0].auth.token_url: required with transport sse"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {Authorization: x}, auth: {bearer: t}}", "mcp_servers[0].headers.Authorization: conflicts with auth"},
 		{"api_keys:\n  - {sha256: abc, scopes: [default]}", "api_keys[0].sha256"},
 		{"api_keys:\n  - {sha256: " + strings.Repeat("a", 64) + ", scopes: [ghost]}", "api_keys[0].scopes[0]: unknown scope"},
 		{"demo: maybe", "demo"},
@@ -93,6 +106,40 @@ func TestErrorsNameTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") > 0 {
 			t.Errorf("%q: got %v, want %q on one line", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+func TestMCPServerKeys(t *testing.T) {
+	c, err := Parse(strings.NewReader(`mcp_servers:
+  - name: remote
+    url: https://mcp.example/mcp
+    transport: sse
+    timeout: 5s
+    connect_timeout: 2s
+    headers: {X-Team: "${TEAM}"}
+    auth: {client_id: codemode, client_secret: "${SECRET}", token_url: "https://auth.example/token", scopes: [read]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.MCPServers[0]
+	if m.Transport != TransportSSE || m.ConnectTimeout.Std() != 2*time.Second || m.Headers["X-Team"] != "${TEAM}" ||
+		m.Auth == nil || m.Auth.ClientID != "codemode" || m.Auth.TokenURL != "https://auth.example/token" || len(m.Auth.Scopes) != 1 {
+		t.Fatalf("parsed %+v (auth %+v)", m, m.Auth)
+	}
+}
+
+func TestExpandEnv(t *testing.T) {
+	t.Setenv("CODEMODE_TEST_TOKEN", "s3cret")
+	if got, err := ExpandEnv("Bearer ${CODEMODE_TEST_TOKEN}"); err != nil || got != "Bearer s3cret" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if got, err := ExpandEnv("plain"); err != nil || got != "plain" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if _, err := ExpandEnv("${CODEMODE_TEST_UNSET_A}-${CODEMODE_TEST_UNSET_B}"); err == nil ||
+		!strings.Contains(err.Error(), "CODEMODE_TEST_UNSET_A, CODEMODE_TEST_UNSET_B") {
+		t.Fatalf("unset variables: %v", err)
 	}
 }
 

@@ -44,6 +44,8 @@ type Options struct {
 	// Heartbeat is the comment interval of idle event streams. Default
 	// DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Upstreams, when set, is what GET /v1/upstreams reports.
+	Upstreams Upstreams
 }
 
 // limits are the server.* settings New checked.
@@ -182,6 +184,7 @@ func (s *Server) routes(opts Options) http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(s.withTimeout)
 			r.Get("/scopes", s.scopes)
+			r.Get("/upstreams", upstreams(opts.Upstreams))
 			r.Get("/tools", s.tools)
 			r.Get("/sdk", s.sdk)
 			r.Post("/run", s.run)

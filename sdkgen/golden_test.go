@@ -156,6 +156,26 @@ var goldenCases = []struct {
 	{"exotic_names", exoticNameTools},
 	{"hostile_descriptions", hostileDescriptionTools},
 	{"unsupported_schemas", unsupportedSchemaTools},
+	{"refs", refTools},
+}
+
+// refTools have schemas with $ref and $defs, as MCP servers generated from
+// zod or pydantic models list them.
+func refTools() []Tool {
+	return []Tool{
+		{Name: "contacts.add", Description: "Adds a contact.", Parameters: raw(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string","description":"The city."}},"required":["city"],"additionalProperties":false},` +
+			`"phone":{"type":"string","pattern":"^\\+[0-9]+$"}},` +
+			`"properties":{"name":{"type":"string"},"home":{"$ref":"#/$defs/address","description":"Where they live."},"work":{"$ref":"#/$defs/address"},` +
+			`"phones":{"type":"array","items":{"$ref":"#/$defs/phone"}},"backup":{"anyOf":[{"$ref":"#/$defs/address"},{"type":"null"}]}},` +
+			`"required":["name","home"],"additionalProperties":false}`),
+			Output: raw(`{"type":"object","definitions":{"id":{"type":"integer","description":"Contact id."}},"properties":{"id":{"$ref":"#/definitions/id"}},"required":["id"],"additionalProperties":false}`)},
+		{Name: "tree.walk", Description: "A recursive schema: the recursion renders as unknown.", Parameters: raw(`{"type":"object",` +
+			`"$defs":{"node":{"type":"object","properties":{"label":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["label"],"additionalProperties":false}},` +
+			`"properties":{"root":{"$ref":"#/$defs/node"}},"required":["root"],"additionalProperties":false}`)},
+		{Name: "refs.unresolved", Description: "Remote, anchor and dangling references stay unknown.", Parameters: raw(`{"type":"object","properties":{` +
+			`"remote":{"$ref":"https://example.com/schema.json"},"anchor":{"$ref":"#item"},"dangling":{"$ref":"#/$defs/missing"}},"additionalProperties":false}`)},
+	}
 }
 
 func TestGolden(t *testing.T) {

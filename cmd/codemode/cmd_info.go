@@ -41,18 +41,33 @@ func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	return nil
 }
 
-// scopeView loads the configuration and resolves a scope.
-func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) (*app.App, *registry.View, func(), error) {
+// scopeView loads the configuration, starts its mcp_servers (unless
+// noUpstreams) and waits for their first attempt, and resolves a scope.
+func scopeView(ctx context.Context, configFile, scope string, noUpstreams bool, stderr io.Writer) (*app.App, *registry.View, func(), error) {
 	a, err := loadApp(ctx, configFile, "", stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	v, err := a.Registry.View(scope)
-	if err != nil {
+	if !a.Registry.HasScope(scope) {
 		a.Close()
 		return nil, nil, nil, usagef("unknown scope %q", scope)
 	}
-	return a, v, func() { a.Close() }, nil
+	ups, err := startUpstreams(ctx, a, a.Logger, noUpstreams)
+	if err != nil {
+		a.Close()
+		return nil, nil, nil, err
+	}
+	settleUpstreams(ctx, ups, a.Logger)
+	done := func() {
+		ups.Close()
+		a.Close()
+	}
+	v, err := a.Registry.View(scope)
+	if err != nil {
+		done()
+		return nil, nil, nil, usagef("unknown scope %q", scope)
+	}
+	return a, v, done, nil
 }
 
 func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -60,6 +75,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	format := fs.String("format", "ts", "ts (TypeScript declarations), js (the same as JSDoc, for JavaScript readers) or prompt (model instructions)")
 	configFile := fs.String("config", "", "configuration file (YAML)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -68,7 +84,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	default:
 		return usagef("--format: want ts, js or prompt, got %q", *format)
 	}
-	a, v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	a, v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
@@ -91,10 +107,11 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
 	configFile := fs.String("config", "", "configuration file (YAML)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	_, v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	_, v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
