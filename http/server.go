@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -68,6 +69,10 @@ type Server struct {
 	metrics   *metrics
 	heartbeat time.Duration
 	router    http.Handler
+	crossSite *crossSite // immutable
+	// loopback is set by Serve when its listener is on loopback: every
+	// request must then name a loopback host (see checkHost).
+	loopback atomic.Bool
 
 	// stopCtx ends when shutdown begins: event streams end and no new run
 	// is admitted.
@@ -109,6 +114,10 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	cross, err := newCrossSite(sc.AllowedOrigins, sc.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
 	reg := opts.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -126,6 +135,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		runs:      newRunLimiter(cfg.MaxInflight, cfg.MaxQueued, m.inflight, m.queued),
 		metrics:   m,
 		heartbeat: opts.Heartbeat,
+		crossSite: cross,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	if s.log == nil {
@@ -142,12 +152,14 @@ func New(a *app.App, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// routes builds the router. Everything under /v1 (and /mcp) passes the body
-// limit, identification, rate limiting and authentication, in that order;
-// every route except event streams is bounded by the request timeout.
+// routes builds the router. Every route checks the Host first (on a
+// loopback server); everything under /v1 (and /mcp) passes the cross-origin
+// and content-type checks, the body limit, identification, rate limiting and
+// authentication, in that order; every route except event streams is
+// bounded by the request timeout.
 func (s *Server) routes(opts Options) http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.instrument, middleware.GetHead)
+	r.Use(s.instrument, s.checkHost, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -170,10 +182,12 @@ func (s *Server) routes(opts Options) http.Handler {
 
 	guard := chi.Chain(s.limitBody, s.identify, s.rateLimit(), s.authenticate)
 	if opts.MCP != nil {
-		r.With(guard...).Handle("/mcp", opts.MCP)
-		r.With(guard...).Handle("/mcp/*", opts.MCP)
+		mcp := append(chi.Chain(s.checkOrigin(true), s.checkContentType), guard...)
+		r.With(mcp...).Handle("/mcp", opts.MCP)
+		r.With(mcp...).Handle("/mcp/*", opts.MCP)
 	}
 	r.Route("/v1", func(r chi.Router) {
+		r.Use(s.checkOrigin(false), s.checkContentType)
 		r.Use(guard...)
 		// Event streams live as long as their client; the JSON form of the
 		// same route applies the timeout itself.
@@ -210,12 +224,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // cancelled runs a moment to write their (cancelled) results, and closes
 // every connection. It returns nil after a shutdown that ctx started, or the
 // error that stopped the server. It does not close the App. A Server serves
-// once: after Serve returns it admits no runs.
+// once: after Serve returns it admits no runs. When ln is on loopback, every
+// request must name a loopback host or one of server.allowed_hosts (see
+// checkHost); a handler served by other means does not check the Host.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Request contexts derive from base, not from ctx: the end of ctx starts
 	// the shutdown; base ends only when the grace period is over.
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	s.loopback.Store(isLoopbackAddr(ln.Addr()))
 	hs := &http.Server{
 		Handler:           s,
 		BaseContext:       func(net.Listener) context.Context { return base },
