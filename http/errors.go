@@ -27,7 +27,8 @@ const (
 	CodeBodyTooLarge         = "BODY_TOO_LARGE"         // 413
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" // 415: a request body that is not labelled application/json
 	CodeRateLimited          = "RATE_LIMITED"           // 429, with Retry-After
-	CodeOverloaded           = "OVERLOADED"             // 503: every run slot taken and the queue full
+	CodeTooManyStreams       = "TOO_MANY_STREAMS"       // 429: the session has server.max_streams_per_session event streams open
+	CodeOverloaded           = "OVERLOADED"             // 503: every run slot taken and the queue full, the memory budget in use, or every event stream taken
 	CodeRequestTimeout       = "REQUEST_TIMEOUT"        // 503: the request ended (server.request_timeout, or the client left) before its run started
 	CodeShuttingDown         = "SHUTTING_DOWN"          // 503: the server is stopping
 	CodeInternal             = "INTERNAL"               // 500: a fault of the service (logged)

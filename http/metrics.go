@@ -25,16 +25,17 @@ const (
 
 // metrics are the service's Prometheus collectors, in their own registry.
 type metrics struct {
-	reg          *prometheus.Registry
-	runs         *prometheus.CounterVec   // entry (run|step), outcome
-	runDuration  *prometheus.HistogramVec // entry
-	subCalls     prometheus.Counter
-	resultErrors *prometheus.CounterVec // code: failed results, top-level and nested
-	inflight     prometheus.Gauge
-	queued       prometheus.Gauge
-	streams      prometheus.Gauge
-	requests     *prometheus.CounterVec // route, method, status
-	apiErrors    *prometheus.CounterVec // code: API error responses
+	reg            *prometheus.Registry
+	runs           *prometheus.CounterVec   // entry (run|step), outcome
+	runDuration    *prometheus.HistogramVec // entry
+	subCalls       prometheus.Counter
+	resultErrors   *prometheus.CounterVec // code: failed results, top-level and nested
+	inflight       prometheus.Gauge
+	queued         prometheus.Gauge
+	streams        prometheus.Gauge
+	streamsDropped prometheus.Counter
+	requests       *prometheus.CounterVec // route, method, status
+	apiErrors      *prometheus.CounterVec // code: API error responses
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
@@ -69,6 +70,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Name: "codemode_event_streams",
 			Help: "Open text/event-stream connections.",
 		}),
+		streamsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemode_event_streams_dropped_total",
+			Help: "Event streams dropped because the reader did not take a write within server.stream_write_timeout.",
+		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemode_http_requests_total",
 			Help: "HTTP requests by route pattern, method and status.",
@@ -78,7 +83,7 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Help: "API error responses by error code.",
 		}, []string{"code"}),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.requests, m.apiErrors} {
+	for _, c := range []prometheus.Collector{m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.streamsDropped, m.requests, m.apiErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

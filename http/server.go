@@ -56,20 +56,23 @@ type limits struct {
 	RateWindow     time.Duration
 	RequestTimeout time.Duration
 	ShutdownGrace  time.Duration
+
+	StreamWriteTimeout time.Duration
 }
 
 // Server is the HTTP service over one App. It is an http.Handler; Serve
 // runs it on a listener with graceful shutdown.
 type Server struct {
-	app       *app.App
-	log       *slog.Logger
-	cfg       limits
-	keys      keyring // immutable
-	runs      *runLimiter
-	metrics   *metrics
-	heartbeat time.Duration
-	router    http.Handler
-	crossSite *crossSite // immutable
+	app         *app.App
+	log         *slog.Logger
+	cfg         limits
+	keys        keyring // immutable
+	runs        *runLimiter
+	streamSlots *streamSlots
+	metrics     *metrics
+	heartbeat   time.Duration
+	router      http.Handler
+	crossSite   *crossSite // immutable
 	// loopback is set by Serve when its listener is on loopback: every
 	// request must then name a loopback host (see checkHost).
 	loopback atomic.Bool
@@ -93,6 +96,8 @@ func New(a *app.App, opts Options) (*Server, error) {
 		RateWindow:     sc.RateWindow.Std(),
 		RequestTimeout: sc.RequestTimeout.Std(),
 		ShutdownGrace:  sc.ShutdownGrace.Std(),
+
+		StreamWriteTimeout: sc.StreamWriteTimeout.Std(),
 	}
 	switch {
 	case cfg.MaxBodyBytes <= 0:
@@ -109,6 +114,12 @@ func New(a *app.App, opts Options) (*Server, error) {
 		return nil, errors.New("config: server.request_timeout: must be positive")
 	case cfg.ShutdownGrace < 0:
 		return nil, errors.New("config: server.shutdown_grace: must not be negative")
+	case sc.MaxStreams <= 0:
+		return nil, errors.New("config: server.max_streams: must be positive")
+	case sc.MaxStreamsPerSession <= 0:
+		return nil, errors.New("config: server.max_streams_per_session: must be positive")
+	case cfg.StreamWriteTimeout <= 0:
+		return nil, errors.New("config: server.stream_write_timeout: must be positive")
 	}
 	keys, err := newKeyring(a.Config.APIKeys)
 	if err != nil {
@@ -128,14 +139,15 @@ func New(a *app.App, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	s := &Server{
-		app:       a,
-		log:       opts.Logger,
-		cfg:       cfg,
-		keys:      keys,
-		runs:      newRunLimiter(cfg.MaxInflight, cfg.MaxQueued, m.inflight, m.queued),
-		metrics:   m,
-		heartbeat: opts.Heartbeat,
-		crossSite: cross,
+		app:         a,
+		log:         opts.Logger,
+		cfg:         cfg,
+		keys:        keys,
+		runs:        newRunLimiter(cfg.MaxInflight, cfg.MaxQueued, m.inflight, m.queued),
+		streamSlots: newStreamSlots(sc.MaxStreams, sc.MaxStreamsPerSession),
+		metrics:     m,
+		heartbeat:   opts.Heartbeat,
+		crossSite:   cross,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	if s.log == nil {
