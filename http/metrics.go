@@ -38,7 +38,7 @@ type metrics struct {
 	apiErrors      *prometheus.CounterVec // code: API error responses
 }
 
-func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error) {
 	m := &metrics{
 		reg: reg,
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -83,7 +83,15 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Help: "API error responses by error code.",
 		}, []string{"code"}),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.streamsDropped, m.requests, m.apiErrors} {
+	budgetLimit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "codemode_memory_budget_bytes",
+		Help: "The service-wide memory budget (server.memory_budget) that runs and request bodies reserve from.",
+	}, func() float64 { return float64(budget.Limit()) })
+	budgetInUse := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "codemode_memory_reserved_bytes",
+		Help: "Bytes of the memory budget reserved now: limits.memory per run in flight, plus the bodies of requests being served.",
+	}, func() float64 { return float64(budget.InUse()) })
+	for _, c := range []prometheus.Collector{budgetLimit, budgetInUse, m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.streamsDropped, m.requests, m.apiErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -69,6 +69,7 @@ type Server struct {
 	keys        keyring // immutable
 	runs        *runLimiter
 	streamSlots *streamSlots
+	budget      memoryBudget
 	metrics     *metrics
 	heartbeat   time.Duration
 	router      http.Handler
@@ -129,12 +130,16 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	budget, err := memoryBudgetFor(a.Config)
+	if err != nil {
+		return nil, err
+	}
 	reg := opts.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
 	registerProcessCollectors(reg)
-	m, err := newMetrics(reg)
+	m, err := newMetrics(reg, budget)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -148,6 +153,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		metrics:     m,
 		heartbeat:   opts.Heartbeat,
 		crossSite:   cross,
+		budget:      budget,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	if s.log == nil {
