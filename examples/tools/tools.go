@@ -235,8 +235,8 @@ func (p *Pack) utilEcho() *registry.Tool {
 			Hints:             readOnly,
 			IsConcurrencySafe: always,
 			Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
-				// The value is at most the arguments' size: check that before copying it.
-				if err := p.state.checkValue("the echoed value", int64(args.Len())); err != nil {
+				// The arguments are compact {"value":…}: size the value before copying it.
+				if err := p.state.checkValue("the echoed value", int64(args.Len()-len(`{"value":}`))); err != nil {
 					return nil, err
 				}
 				v, err := valueMember(args)
@@ -258,9 +258,6 @@ func (p *Pack) kvSet() *registry.Tool {
 		Behavior: registry.Behavior{
 			Hints: overwrites,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				if err := p.state.checkValue("the value", int64(args.Len())); err != nil {
-					return nil, err
-				}
 				var in struct {
 					Key   string          `json:"key"`
 					Value json.RawMessage `json:"value"`
@@ -342,10 +339,6 @@ func (p *Pack) filesWrite() *registry.Tool {
 		Behavior: registry.Behavior{
 			Hints: overwrites,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				// The content's UTF-8 is at most its JSON text: refuse what cannot fit before decoding.
-				if err := p.state.checkValue("the file", int64(args.Len())); err != nil {
-					return nil, err
-				}
 				in, err := decode[struct{ Path, Content string }](args)
 				if err != nil {
 					return nil, err

@@ -211,6 +211,11 @@ func TestValueAndKeyLimits(t *testing.T) {
 		t.Fatalf("a fresh pack holds %d sessions, %d bytes", n, b)
 	}
 	ok(t, call(t, rt, "a", "util_echo", `{"value":{"n":123456789012345678901234567890,"z":-0}}`), `{"value":{"n":123456789012345678901234567890,"z":-0}}`)
+	// Exactly at the limit fits.
+	exact := strings.Repeat("x", DefaultMaxValueBytes)
+	ok(t, call(t, rt, "a", "files_write", `{"path":"exact","content":"`+exact+`"}`), "")
+	ok(t, call(t, rt, "a", "util_echo", `{"value":"`+exact[2:]+`"}`), "")
+	ok(t, call(t, rt, "b", "kv_set", `{"key":"exact","value":"`+exact[2:]+`"}`), "")
 }
 
 // TestEditIsSizedBeforeItIsBuilt: an edit whose result would pass a quota
