@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -194,4 +197,55 @@ func TestCrossSiteHelpers(t *testing.T) {
 	if _, err := newCrossSite([]string{"not an origin"}, nil); err == nil || !strings.Contains(err.Error(), "server.allowed_origins[0]") {
 		t.Fatalf("a bad origin: %v", err)
 	}
+}
+
+// FuzzCrossSiteHeaders: whatever Host, Origin, Sec-Fetch-Site and Content-Type a request
+// carries, the checks answer without panicking, a refusal is a JSON error, and a Host they
+// let through names a loopback address, localhost or an allowed host.
+func FuzzCrossSiteHeaders(f *testing.F) {
+	f.Add("127.0.0.1:8080", "http://127.0.0.1:8080", "same-origin", "application/json")
+	f.Add("evil.example:8080", "https://evil.example", "cross-site", "text/plain;charset=UTF-8")
+	f.Add("[::1]:1", "null", "", "application/vnd.x+json; charset=utf-8")
+	f.Add("LOCALHOST.", "http://localhost:3000", "same-site", "multipart/form-data; boundary=x")
+	f.Add("127.0.0.1.nip.io", "", "none", "")
+	f.Add("[fd00::1]:80", "http://[fd00::1]", "", "application/json;;")
+	c, err := newCrossSite([]string{"https://trusted.example"}, []string{"codemode.internal", "[fd00::1]"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	a, _ := newTestApp(f, "", nil)
+	srv, err := New(a, Options{Logger: discardLogger()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv.loopback.Store(true)
+	f.Fuzz(func(t *testing.T, host, origin, site, ct string) {
+		if c.hostAllowed(host) {
+			h := host
+			if hh, _, err := net.SplitHostPort(host); err == nil {
+				h = hh
+			}
+			h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
+			ip := net.ParseIP(h)
+			if h != "localhost" && h != "codemode.internal" && h != "fd00::1" && (ip == nil || !ip.IsLoopback()) {
+				t.Fatalf("Host %q let through", host)
+			}
+		}
+		_ = isJSONType(ct)
+		req := httptest.NewRequest(http.MethodPost, "/v1/sessions", strings.NewReader(`{}`))
+		req.Host = host
+		for k, v := range map[string]string{"Origin": origin, "Sec-Fetch-Site": site, "Content-Type": ct} {
+			if v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusCreated && !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("%d: not JSON: %s", rec.Code, rec.Body)
+		}
+		if rec.Code == http.StatusCreated && !srv.crossSite.hostAllowed(host) {
+			t.Fatalf("a session was created for Host %q", host)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -97,6 +98,26 @@ func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error)
 		}
 	}
 	return m, nil
+}
+
+// demoUsage is what the demo tool pack reports of its state (*tools.Pack).
+type demoUsage interface {
+	Usage() (sessions int, bytes int64)
+}
+
+// registerDemoState adds the demo tools' state to reg: how many sessions hold some, and its
+// bytes, against the demo_state quotas.
+func registerDemoState(reg *prometheus.Registry, demo demoUsage) error {
+	return errors.Join(
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "codemode_demo_state_sessions",
+			Help: "Sessions holding demo tool state (kv entries, files); bounded by demo_state.max_sessions.",
+		}, func() float64 { n, _ := demo.Usage(); return float64(n) })),
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "codemode_demo_state_bytes",
+			Help: "Bytes of demo tool state of all sessions; bounded by demo_state.max_total_bytes.",
+		}, func() float64 { _, b := demo.Usage(); return float64(b) })),
+	)
 }
 
 // registerProcessCollectors adds the Go runtime and process collectors to

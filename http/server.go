@@ -140,6 +140,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	}
 	registerProcessCollectors(reg)
 	m, err := newMetrics(reg, budget)
+	if err == nil && a.Demo != nil {
+		err = registerDemoState(reg, a.Demo)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

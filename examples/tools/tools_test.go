@@ -332,3 +332,19 @@ func TestEditDiffIsUnified(t *testing.T) {
 		t.Fatalf("diff %q", d)
 	}
 }
+
+// FuzzEditedSize: files_edit sizes its result exactly as strings.ReplaceAll builds it.
+func FuzzEditedSize(f *testing.F) {
+	f.Add("aaa", "a", "bb")
+	f.Add("héllo wörld", "ö", "")
+	f.Add("abab", "aba", "x")
+	f.Fuzz(func(t *testing.T, content, old, new string) {
+		if old == "" {
+			return
+		}
+		n := strings.Count(content, old)
+		if got, want := editedSize(content, old, new, n), int64(len(strings.ReplaceAll(content, old, new))); got != want {
+			t.Fatalf("editedSize(%q, %q, %q) = %d, want %d", content, old, new, got, want)
+		}
+	})
+}
