@@ -1192,7 +1192,7 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 				}
 			}
 		default:
-			size += stringLength(v)
+			size += textWidth(v)
 		}
 		if size > limit {
 			r.overCap("JSON.stringify would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
@@ -1291,7 +1291,41 @@ type guardState struct {
 	joining                      []*goja.Object
 }
 
-func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+// itoa is an index as a property key; the first ones are made once.
+func itoa(i int64) string {
+	if i < int64(len(indexKeys)) {
+		return indexKeys[i]
+	}
+	return strconv.FormatInt(i, 10)
+}
+
+var indexKeys = func() []string {
+	keys := make([]string, 1<<12)
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+	}
+	return keys
+}()
+
+// textWidth is the length of a primitive's text, without building it for a number: an
+// integer's digits, or the longest a float's shortest form can be.
+func textWidth(v goja.Value) float64 {
+	if !goja.IsNumber(v) {
+		return stringLength(v)
+	}
+	f := v.ToFloat()
+	if f != math.Trunc(f) || math.Abs(f) >= 1e15 {
+		return 24
+	}
+	width := 1.0
+	if f < 0 {
+		width, f = 2, -f
+	}
+	for ; f >= 10; f /= 10 {
+		width++
+	}
+	return width
+}
 
 // toString is ToString of a value as a goja.String; a symbol throws the TypeError.
 func (r *run) toString(v goja.Value) goja.String {
