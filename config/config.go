@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path"
 	"regexp"
@@ -27,6 +28,7 @@ type Config struct {
 	Mode       string                 `yaml:"mode"`
 	Isolation  string                 `yaml:"isolation"` // "process" (worker processes, the default) or "inproc"
 	Demo       *bool                  `yaml:"demo"`
+	DemoState  DemoState              `yaml:"demo_state"`
 	Limits     Limits                 `yaml:"limits"`
 	Server     Server                 `yaml:"server"`
 	Approvals  Approvals              `yaml:"approvals"`
@@ -62,6 +64,31 @@ type Server struct {
 	RequestTimeout   Duration `yaml:"request_timeout"`
 	ShutdownGrace    Duration `yaml:"shutdown_grace"`
 	AllowNonLoopback bool     `yaml:"allow_non_loopback"` // listen beyond loopback without API keys
+	// MemoryBudget bounds, service-wide, the sum of the memory limits of the
+	// runs admitted and the request bodies being served; 0 means three
+	// quarters of the machine's memory (its cgroup limit when it has one).
+	MemoryBudget Size `yaml:"memory_budget"`
+	// AllowedOrigins are origins ("https://app.example.com") other than the
+	// server's own whose browser pages may send state-changing requests.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHosts are Host names other than loopback ones that requests may
+	// name when the server listens on loopback (a proxy's public name).
+	AllowedHosts         []string `yaml:"allowed_hosts"`
+	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
+	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
+	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
+}
+
+// DemoState bounds the demo tools' state (kv entries and files), which
+// lives in memory per session. When it is full, writes are refused; no
+// session's state is ever evicted for another's.
+type DemoState struct {
+	MaxSessions     int      `yaml:"max_sessions"`      // sessions holding state at once
+	MaxTotalBytes   Size     `yaml:"max_total_bytes"`   // all sessions together
+	MaxSessionBytes Size     `yaml:"max_session_bytes"` // one session's keys, values, paths and files
+	MaxEntries      int      `yaml:"max_entries"`       // keys, and files, per session
+	MaxValueBytes   Size     `yaml:"max_value_bytes"`   // one kv value, file or util_echo value
+	IdleTTL         Duration `yaml:"idle_ttl"`          // state unused this long is released; 0: never
 }
 
 // Approvals configure asks.
@@ -184,13 +211,24 @@ func Default() Config {
 			Memory:              512 << 20,
 		},
 		Server: Server{
-			MaxBodyBytes:    1 << 20,
-			MaxInflightRuns: 16,
-			MaxQueuedRuns:   64,
-			RateLimit:       0,
-			RateWindow:      Duration(time.Minute),
-			RequestTimeout:  Duration(5 * time.Minute),
-			ShutdownGrace:   Duration(30 * time.Second),
+			MaxBodyBytes:         1 << 20,
+			MaxInflightRuns:      16,
+			MaxQueuedRuns:        64,
+			RateLimit:            0,
+			RateWindow:           Duration(time.Minute),
+			RequestTimeout:       Duration(5 * time.Minute),
+			ShutdownGrace:        Duration(30 * time.Second),
+			MaxStreams:           256,
+			MaxStreamsPerSession: 8,
+			StreamWriteTimeout:   Duration(10 * time.Second),
+		},
+		DemoState: DemoState{
+			MaxSessions:     1000,
+			MaxTotalBytes:   256 << 20,
+			MaxSessionBytes: 8 << 20,
+			MaxEntries:      1000,
+			MaxValueBytes:   1 << 20,
+			IdleTTL:         Duration(24 * time.Hour),
 		},
 		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
 	}
@@ -355,8 +393,39 @@ func (c *Config) Validate() error {
 		return bad("server.request_timeout", "must be positive")
 	case s.ShutdownGrace < 0:
 		return bad("server.shutdown_grace", "must not be negative")
+	case s.MemoryBudget < 0:
+		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
+	case s.MaxStreams <= 0:
+		return bad("server.max_streams", "must be positive")
+	case s.MaxStreamsPerSession <= 0:
+		return bad("server.max_streams_per_session", "must be positive")
+	case s.StreamWriteTimeout <= 0:
+		return bad("server.stream_write_timeout", "must be positive")
 	case c.Approvals.Timeout <= 0:
 		return bad("approvals.timeout", "must be positive")
+	}
+	for i, o := range s.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return bad(fmt.Sprintf("server.allowed_origins[%d]", i), "%v", err)
+		}
+	}
+	for i, h := range s.AllowedHosts {
+		if !hostRE.MatchString(h) {
+			return bad(fmt.Sprintf("server.allowed_hosts[%d]", i), "want a host name or address without scheme or port, got %q", h)
+		}
+	}
+	d := c.DemoState
+	switch {
+	case d.MaxSessions <= 0:
+		return bad("demo_state.max_sessions", "must be positive")
+	case d.MaxTotalBytes <= 0:
+		return bad("demo_state.max_total_bytes", "must be positive")
+	case d.MaxSessionBytes <= 0:
+		return bad("demo_state.max_session_bytes", "must be positive")
+	case d.MaxEntries <= 0:
+		return bad("demo_state.max_entries", "must be positive")
+	case d.MaxValueBytes <= 0:
+		return bad("demo_state.max_value_bytes", "must be positive")
 	}
 	for _, name := range sortedKeys(c.Scopes) {
 		sc := c.Scopes[name]
@@ -519,6 +588,19 @@ func (c *Config) checkCycles() error {
 				break
 			}
 		}
+	}
+	return nil
+}
+
+// hostRE matches a host name, an IPv4 address or a bracketed IPv6 one.
+var hostRE = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,62})?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62})?)*\.?|\[[0-9A-Fa-f:.]+\])$`)
+
+// checkOrigin accepts a browser origin: scheme://host[:port], nothing more.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.HasSuffix(o, "/") {
+		return fmt.Errorf("want an origin such as https://app.example.com or http://localhost:3000, got %q", o)
 	}
 	return nil
 }

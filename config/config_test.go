@@ -100,6 +100,21 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"api_keys:\n  - {sha256: abc, scopes: [default]}", "api_keys[0].sha256"},
 		{"api_keys:\n  - {sha256: " + strings.Repeat("a", 64) + ", scopes: [ghost]}", "api_keys[0].scopes[0]: unknown scope"},
 		{"demo: maybe", "demo"},
+		{"demo_state:\n  max_sessions: 0", "demo_state.max_sessions: must be positive"},
+		{"demo_state:\n  max_total_bytes: 0", "demo_state.max_total_bytes: must be positive"},
+		{"demo_state:\n  max_session_bytes: 0", "demo_state.max_session_bytes"},
+		{"demo_state:\n  max_entries: 0", "demo_state.max_entries"},
+		{"demo_state:\n  max_value_bytes: 0", "demo_state.max_value_bytes"},
+		{"demo_state:\n  idle_ttl: -1s", "demo_state.idle_ttl: invalid duration"},
+		{"server:\n  max_streams: 0", "server.max_streams: must be positive"},
+		{"server:\n  max_streams_per_session: 0", "server.max_streams_per_session"},
+		{"server:\n  stream_write_timeout: 0s", "server.stream_write_timeout"},
+		{"server:\n  memory_budget: lots", "server.memory_budget: invalid size"},
+		{"server:\n  allowed_origins: [example.com]", "server.allowed_origins[0]: want an origin"},
+		{"server:\n  allowed_origins: ['https://a.example', 'https://b.example/path']", "server.allowed_origins[1]"},
+		{"server:\n  allowed_origins: ['https://a.example/']", "server.allowed_origins[0]"},
+		{"server:\n  allowed_hosts: ['https://a.example']", "server.allowed_hosts[0]"},
+		{"server:\n  allowed_hosts: ['a.example:80']", "server.allowed_hosts[0]"},
 	}
 	for _, tc := range cases {
 		_, err := Parse(strings.NewReader(tc.yaml))
@@ -169,4 +184,34 @@ func FuzzParse(f *testing.F) {
 			_ = c.ScopeOrder()
 		}
 	})
+}
+
+func TestSafetyKeys(t *testing.T) {
+	d := Default()
+	if d.Server.MemoryBudget != 0 || d.Server.MaxStreams != 256 || d.Server.MaxStreamsPerSession != 8 || d.Server.StreamWriteTimeout.Std() != 10*time.Second {
+		t.Fatalf("server defaults %+v", d.Server)
+	}
+	if d.DemoState != (DemoState{MaxSessions: 1000, MaxTotalBytes: 256 << 20, MaxSessionBytes: 8 << 20, MaxEntries: 1000, MaxValueBytes: 1 << 20, IdleTTL: Duration(24 * time.Hour)}) {
+		t.Fatalf("demo_state defaults %+v", d.DemoState)
+	}
+	c, err := Parse(strings.NewReader(`
+server:
+  memory_budget: 6GiB
+  allowed_origins: ["https://app.example.com", "http://localhost:3000"]
+  allowed_hosts: [codemode.internal, "[::1]", 10.0.0.7]
+  max_streams: 10
+  max_streams_per_session: 2
+  stream_write_timeout: 3s
+demo_state: {max_sessions: 5, max_total_bytes: 1MiB, idle_ttl: 0s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	if s.MemoryBudget != 6<<30 || len(s.AllowedOrigins) != 2 || len(s.AllowedHosts) != 3 || s.MaxStreams != 10 || s.MaxStreamsPerSession != 2 || s.StreamWriteTimeout.Std() != 3*time.Second {
+		t.Fatalf("server %+v", s)
+	}
+	if c.DemoState.MaxSessions != 5 || c.DemoState.MaxTotalBytes != 1<<20 || c.DemoState.IdleTTL != 0 || c.DemoState.MaxEntries != 1000 {
+		t.Fatalf("demo_state %+v", c.DemoState)
+	}
 }
