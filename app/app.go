@@ -145,6 +145,18 @@ func Limits(l config.Limits) sandbox.Options {
 	}
 }
 
+// DemoQuotas converts the configured demo_state bounds to the demo pack's quotas.
+func DemoQuotas(d config.DemoState) tools.Quotas {
+	return tools.Quotas{
+		MaxSessions:     d.MaxSessions,
+		MaxTotalBytes:   int64(d.MaxTotalBytes),
+		MaxSessionBytes: int64(d.MaxSessionBytes),
+		MaxEntries:      d.MaxEntries,
+		MaxValueBytes:   int64(d.MaxValueBytes),
+		IdleTTL:         d.IdleTTL.Std(),
+	}
+}
+
 func (a *App) buildScopes() error {
 	cfg := a.Config
 	for _, name := range cfg.ScopeOrder() {
@@ -161,7 +173,7 @@ func (a *App) buildScopes() error {
 		}
 	}
 	if cfg.DemoEnabled() {
-		a.Demo = tools.New()
+		a.Demo = tools.NewWithQuotas(DemoQuotas(cfg.DemoState))
 		if _, err := a.Demo.Register(a.Registry, config.DefaultScope); err != nil {
 			return fmt.Errorf("demo tools: %w", err)
 		}

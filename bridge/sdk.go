@@ -2,10 +2,32 @@ package bridge
 
 import (
 	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sdkgen"
 )
 
 type sdkKey struct{}
+
+type promptKey struct{}
+
+// Prompt is what a model reads before it writes a program for view v: the
+// run_code instructions with this bridge's limits and the runtime's
+// platform, then the tools' declarations (sdkgen.PromptWith). It is built
+// once per view and is run_code's model-facing description wherever
+// run_code is offered.
+func (b *Bridge) Prompt(v *registry.View) []byte {
+	return v.Memo(promptKey{}, func() any {
+		l := b.opts.Limits.WithDefaults()
+		return sdkgen.PromptWith(SDK(v), sdkgen.PromptOptions{
+			Timeout:        l.Timeout,
+			MaxCalls:       l.MaxCalls,
+			MaxParallel:    b.opts.MaxParallelSubCalls,
+			MaxLogBytes:    int64(l.MaxLogBytes),
+			MaxResultBytes: int64(l.MaxResultBytes),
+			Platform:       sandbox.PlatformSummary,
+		})
+	}).([]byte)
+}
 
 // SDK returns the SDK generator's input for a view: the tools a program can
 // reach (never run_code), in order. It is built once per view.

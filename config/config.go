@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path"
 	"regexp"
@@ -28,6 +29,7 @@ type Config struct {
 	Mode       string                 `yaml:"mode"`
 	Isolation  string                 `yaml:"isolation"` // "process" (worker processes, the default) or "inproc"
 	Demo       *bool                  `yaml:"demo"`
+	DemoState  DemoState              `yaml:"demo_state"`
 	Limits     Limits                 `yaml:"limits"`
 	Server     Server                 `yaml:"server"`
 	Approvals  Approvals              `yaml:"approvals"`
@@ -63,6 +65,31 @@ type Server struct {
 	RequestTimeout   Duration `yaml:"request_timeout"`
 	ShutdownGrace    Duration `yaml:"shutdown_grace"`
 	AllowNonLoopback bool     `yaml:"allow_non_loopback"` // listen beyond loopback without API keys
+	// MemoryBudget bounds, service-wide, the sum of the memory limits of the
+	// runs admitted and the request bodies being served; 0 means three
+	// quarters of the machine's memory (its cgroup limit when it has one).
+	MemoryBudget Size `yaml:"memory_budget"`
+	// AllowedOrigins are origins ("https://app.example.com") other than the
+	// server's own whose browser pages may send state-changing requests.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHosts are Host names other than loopback ones that requests may
+	// name when the server listens on loopback (a proxy's public name).
+	AllowedHosts         []string `yaml:"allowed_hosts"`
+	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
+	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
+	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
+}
+
+// DemoState bounds the demo tools' state (kv entries and files), which
+// lives in memory per session. When it is full, writes are refused; no
+// session's state is ever evicted for another's.
+type DemoState struct {
+	MaxSessions     int      `yaml:"max_sessions"`      // sessions holding state at once
+	MaxTotalBytes   Size     `yaml:"max_total_bytes"`   // all sessions together
+	MaxSessionBytes Size     `yaml:"max_session_bytes"` // one session's keys, values, paths and files
+	MaxEntries      int      `yaml:"max_entries"`       // keys, and files, per session
+	MaxValueBytes   Size     `yaml:"max_value_bytes"`   // one kv value, file or util_echo value
+	IdleTTL         Duration `yaml:"idle_ttl"`          // state unused this long is released; 0: never
 }
 
 // Approvals configure asks.
@@ -107,7 +134,55 @@ type MCPServer struct {
 	URL     string            `yaml:"url"`
 	Scope   string            `yaml:"scope"`
 	Env     map[string]string `yaml:"env"`
-	Timeout Duration          `yaml:"timeout"`
+	Timeout Duration          `yaml:"timeout"` // one call; default 60s
+	// ConnectTimeout bounds one connection attempt (start, handshake, first
+	// tools/list); default: timeout when set, else 30s.
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// Transport of a url upstream: "auto" (the default: streamable HTTP, then
+	// the legacy HTTP+SSE transport when the server refuses it with a 4xx),
+	// "streamable-http" or "sse".
+	Transport string `yaml:"transport"`
+	// Headers are sent with every HTTP request to a url upstream; values
+	// expand ${VAR} from the environment.
+	Headers map[string]string `yaml:"headers"`
+	Auth    *MCPAuth          `yaml:"auth"`
+}
+
+// MCPAuth authenticates codemode to a url upstream: a static bearer token,
+// or the OAuth 2.1 client credentials grant (token_url given, or discovered
+// from the server's 401 through its protected resource metadata). Values
+// expand ${VAR} from the environment.
+type MCPAuth struct {
+	Bearer       string   `yaml:"bearer"`
+	ClientID     string   `yaml:"client_id"`
+	ClientSecret string   `yaml:"client_secret"`
+	TokenURL     string   `yaml:"token_url"`
+	Scopes       []string `yaml:"scopes"`
+}
+
+// MCP transports of a url upstream.
+const (
+	TransportAuto       = "auto"
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// ExpandEnv expands ${VAR} (and $VAR) in s from the environment; a
+// variable that is not set is an error naming it, so a missing secret is
+// not sent as an empty one.
+func ExpandEnv(s string) (string, error) {
+	var missing []string
+	out := os.Expand(s, func(k string) string {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			missing = append(missing, k)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // APIKey maps the SHA-256 of a key to the scopes it may use.
@@ -138,13 +213,24 @@ func Default() Config {
 			Memory:              512 << 20,
 		},
 		Server: Server{
-			MaxBodyBytes:    1 << 20,
-			MaxInflightRuns: 16,
-			MaxQueuedRuns:   64,
-			RateLimit:       0,
-			RateWindow:      Duration(time.Minute),
-			RequestTimeout:  Duration(5 * time.Minute),
-			ShutdownGrace:   Duration(30 * time.Second),
+			MaxBodyBytes:         1 << 20,
+			MaxInflightRuns:      16,
+			MaxQueuedRuns:        64,
+			RateLimit:            0,
+			RateWindow:           Duration(time.Minute),
+			RequestTimeout:       Duration(5 * time.Minute),
+			ShutdownGrace:        Duration(30 * time.Second),
+			MaxStreams:           256,
+			MaxStreamsPerSession: 8,
+			StreamWriteTimeout:   Duration(10 * time.Second),
+		},
+		DemoState: DemoState{
+			MaxSessions:     1000,
+			MaxTotalBytes:   256 << 20,
+			MaxSessionBytes: 8 << 20,
+			MaxEntries:      1000,
+			MaxValueBytes:   1 << 20,
+			IdleTTL:         Duration(24 * time.Hour),
 		},
 		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
 	}
@@ -253,6 +339,8 @@ func keyLines(data []byte) map[int]string {
 var (
 	nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 	hexRE  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// headerNameRE is RFC 9110's token.
+	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 // Validate checks values and references; the error names the key.
@@ -310,8 +398,39 @@ func (c *Config) Validate() error {
 		return bad("server.request_timeout", "must be positive")
 	case s.ShutdownGrace < 0:
 		return bad("server.shutdown_grace", "must not be negative")
+	case s.MemoryBudget < 0:
+		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
+	case s.MaxStreams <= 0:
+		return bad("server.max_streams", "must be positive")
+	case s.MaxStreamsPerSession <= 0:
+		return bad("server.max_streams_per_session", "must be positive")
+	case s.StreamWriteTimeout <= 0:
+		return bad("server.stream_write_timeout", "must be positive")
 	case c.Approvals.Timeout <= 0:
 		return bad("approvals.timeout", "must be positive")
+	}
+	for i, o := range s.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return bad(fmt.Sprintf("server.allowed_origins[%d]", i), "%v", err)
+		}
+	}
+	for i, h := range s.AllowedHosts {
+		if !hostRE.MatchString(h) {
+			return bad(fmt.Sprintf("server.allowed_hosts[%d]", i), "want a host name or address without scheme or port, got %q", h)
+		}
+	}
+	d := c.DemoState
+	switch {
+	case d.MaxSessions <= 0:
+		return bad("demo_state.max_sessions", "must be positive")
+	case d.MaxTotalBytes <= 0:
+		return bad("demo_state.max_total_bytes", "must be positive")
+	case d.MaxSessionBytes <= 0:
+		return bad("demo_state.max_session_bytes", "must be positive")
+	case d.MaxEntries <= 0:
+		return bad("demo_state.max_entries", "must be positive")
+	case d.MaxValueBytes <= 0:
+		return bad("demo_state.max_value_bytes", "must be positive")
 	}
 	for _, name := range sortedKeys(c.Scopes) {
 		sc := c.Scopes[name]
@@ -377,6 +496,39 @@ func (c *Config) Validate() error {
 			return bad(key+".scope", "unknown scope %q", m.Scope)
 		case m.Timeout < 0:
 			return bad(key+".timeout", "must not be negative")
+		case m.ConnectTimeout < 0:
+			return bad(key+".connect_timeout", "must not be negative")
+		case m.Transport != "" && m.Transport != TransportAuto && m.Transport != TransportStreamable && m.Transport != TransportSSE:
+			return bad(key+".transport", "want auto, streamable-http or sse, got %q", m.Transport)
+		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):
+			return bad(key, "transport, headers and auth apply to url upstreams only")
+		}
+		for _, h := range sortedKeys(m.Headers) {
+			if !headerNameRE.MatchString(h) {
+				return bad(key+".headers", "invalid header name %q", h)
+			}
+			if strings.EqualFold(h, "Mcp-Session-Id") || strings.EqualFold(h, "Mcp-Protocol-Version") {
+				return bad(key+".headers."+h, "is set by the MCP transport")
+			}
+		}
+		if a := m.Auth; a != nil {
+			switch {
+			case (a.Bearer != "") == (a.ClientID != ""):
+				return bad(key+".auth", "give either bearer or client_id (with client_secret)")
+			case a.Bearer != "" && (a.ClientSecret != "" || a.TokenURL != "" || len(a.Scopes) > 0):
+				return bad(key+".auth", "bearer takes no client_secret, token_url or scopes")
+			case a.ClientID != "" && a.ClientSecret == "":
+				return bad(key+".auth.client_secret", "the client credentials grant needs a client secret")
+			case a.TokenURL != "" && !strings.HasPrefix(a.TokenURL, "http://") && !strings.HasPrefix(a.TokenURL, "https://"):
+				return bad(key+".auth.token_url", "want an http(s) URL, got %q", a.TokenURL)
+			case a.TokenURL == "" && m.Transport == TransportSSE:
+				return bad(key+".auth.token_url", "required with transport sse (discovery needs streamable HTTP)")
+			}
+			for _, h := range sortedKeys(m.Headers) {
+				if strings.EqualFold(h, "Authorization") {
+					return bad(key+".headers."+h, "conflicts with auth")
+				}
+			}
 		}
 		seen[m.Name] = true
 	}
@@ -441,6 +593,19 @@ func (c *Config) checkCycles() error {
 				break
 			}
 		}
+	}
+	return nil
+}
+
+// hostRE matches a host name, an IPv4 address or a bracketed IPv6 one.
+var hostRE = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,62})?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62})?)*\.?|\[[0-9A-Fa-f:.]+\])$`)
+
+// checkOrigin accepts a browser origin: scheme://host[:port], nothing more.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.HasSuffix(o, "/") {
+		return fmt.Errorf("want an origin such as https://app.example.com or http://localhost:3000, got %q", o)
 	}
 	return nil
 }

@@ -71,8 +71,6 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mode: turbo", "mode: want native"},
 		{"isolation: vm", "isolation:"},
 		{"store: mysql://x", "store:"},
-		{"durability: normal", `durability: want full or process, got "normal"`},
-		{"durability: ''", "durability: want full or process"},
 		{"listen: nowhere", "listen:"},
 		{"scopes:\n  a: {parent: nope}", "scopes.a.parent: unknown scope"},
 		{"scopes:\n  a: {parent: b}\n  b: {parent: a}", "cycle"},
@@ -86,9 +84,39 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mcp_servers:\n  - {name: a, scope: default}", "mcp_servers[0]: give exactly one"},
 		{"mcp_servers:\n  - {name: a, url: ftp://x}", "mcp_servers[0].url"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x'}\n  - {name: a, url: 'http://y'}", "mcp_servers[1].name: duplicate"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', transport: grpc}", "mcp_servers[0].transport"},
+		{"mcp_servers:\n  - {name: a, command: [x], transport: sse}", "mcp_servers[0]: transport, headers and auth apply to url upstreams only"},
+		{"mcp_servers:\n  - {name: a, command: [x], headers: {X-A: b}}", "url upstreams only"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {'bad header': b}}", "mcp_servers[0].headers: invalid header name"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {mcp-session-id: b}}", "mcp_servers[0].headers.mcp-session-id: is set by the MCP transport"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', connect_timeout: -1s}", "mcp_servers[0].connect_timeout"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {}}", "mcp_servers[0].auth: give either bearer or client_id"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {bearer: t, client_id: c}}", "mcp_servers[0].auth: give either"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {bearer: t, scopes: [s]}}", "mcp_servers[0].auth: bearer takes no"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {client_id: c}}", "mcp_servers[0].auth.client_secret"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {client_id: c, client_secret: s, token_url: 'ftp://t'}}", "mcp_servers[0].auth.token_url: want an http(s) URL"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', transport: sse, auth: {client_id: c, client_secret: s}}", "mcp_servers[0].auth.token_url: required with transport sse"},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {Authorization: x}, auth: {bearer: t}}", "mcp_servers[0].headers.Authorization: conflicts with auth"},
 		{"api_keys:\n  - {sha256: abc, scopes: [default]}", "api_keys[0].sha256"},
 		{"api_keys:\n  - {sha256: " + strings.Repeat("a", 64) + ", scopes: [ghost]}", "api_keys[0].scopes[0]: unknown scope"},
 		{"demo: maybe", "demo"},
+		{"durability: normal", `durability: want full or process, got "normal"`},
+		{"durability: ''", "durability: want full or process"},
+		{"demo_state:\n  max_sessions: 0", "demo_state.max_sessions: must be positive"},
+		{"demo_state:\n  max_total_bytes: 0", "demo_state.max_total_bytes: must be positive"},
+		{"demo_state:\n  max_session_bytes: 0", "demo_state.max_session_bytes"},
+		{"demo_state:\n  max_entries: 0", "demo_state.max_entries"},
+		{"demo_state:\n  max_value_bytes: 0", "demo_state.max_value_bytes"},
+		{"demo_state:\n  idle_ttl: -1s", "demo_state.idle_ttl: invalid duration"},
+		{"server:\n  max_streams: 0", "server.max_streams: must be positive"},
+		{"server:\n  max_streams_per_session: 0", "server.max_streams_per_session"},
+		{"server:\n  stream_write_timeout: 0s", "server.stream_write_timeout"},
+		{"server:\n  memory_budget: lots", "server.memory_budget: invalid size"},
+		{"server:\n  allowed_origins: [example.com]", "server.allowed_origins[0]: want an origin"},
+		{"server:\n  allowed_origins: ['https://a.example', 'https://b.example/path']", "server.allowed_origins[1]"},
+		{"server:\n  allowed_origins: ['https://a.example/']", "server.allowed_origins[0]"},
+		{"server:\n  allowed_hosts: ['https://a.example']", "server.allowed_hosts[0]"},
+		{"server:\n  allowed_hosts: ['a.example:80']", "server.allowed_hosts[0]"},
 	}
 	for _, tc := range cases {
 		_, err := Parse(strings.NewReader(tc.yaml))
@@ -98,12 +126,37 @@ func TestErrorsNameTheKey(t *testing.T) {
 	}
 }
 
-func TestDurability(t *testing.T) {
-	for _, d := range []string{"full", "process"} {
-		c, err := Parse(strings.NewReader("durability: " + d))
-		if err != nil || c.Durability != d {
-			t.Errorf("durability: %s: %q, %v", d, c.Durability, err)
-		}
+func TestMCPServerKeys(t *testing.T) {
+	c, err := Parse(strings.NewReader(`mcp_servers:
+  - name: remote
+    url: https://mcp.example/mcp
+    transport: sse
+    timeout: 5s
+    connect_timeout: 2s
+    headers: {X-Team: "${TEAM}"}
+    auth: {client_id: codemode, client_secret: "${SECRET}", token_url: "https://auth.example/token", scopes: [read]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.MCPServers[0]
+	if m.Transport != TransportSSE || m.ConnectTimeout.Std() != 2*time.Second || m.Headers["X-Team"] != "${TEAM}" ||
+		m.Auth == nil || m.Auth.ClientID != "codemode" || m.Auth.TokenURL != "https://auth.example/token" || len(m.Auth.Scopes) != 1 {
+		t.Fatalf("parsed %+v (auth %+v)", m, m.Auth)
+	}
+}
+
+func TestExpandEnv(t *testing.T) {
+	t.Setenv("CODEMODE_TEST_TOKEN", "s3cret")
+	if got, err := ExpandEnv("Bearer ${CODEMODE_TEST_TOKEN}"); err != nil || got != "Bearer s3cret" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if got, err := ExpandEnv("plain"); err != nil || got != "plain" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if _, err := ExpandEnv("${CODEMODE_TEST_UNSET_A}-${CODEMODE_TEST_UNSET_B}"); err == nil ||
+		!strings.Contains(err.Error(), "CODEMODE_TEST_UNSET_A, CODEMODE_TEST_UNSET_B") {
+		t.Fatalf("unset variables: %v", err)
 	}
 }
 
@@ -133,4 +186,43 @@ func FuzzParse(f *testing.F) {
 			_ = c.ScopeOrder()
 		}
 	})
+}
+
+func TestSafetyKeys(t *testing.T) {
+	d := Default()
+	if d.Server.MemoryBudget != 0 || d.Server.MaxStreams != 256 || d.Server.MaxStreamsPerSession != 8 || d.Server.StreamWriteTimeout.Std() != 10*time.Second {
+		t.Fatalf("server defaults %+v", d.Server)
+	}
+	if d.DemoState != (DemoState{MaxSessions: 1000, MaxTotalBytes: 256 << 20, MaxSessionBytes: 8 << 20, MaxEntries: 1000, MaxValueBytes: 1 << 20, IdleTTL: Duration(24 * time.Hour)}) {
+		t.Fatalf("demo_state defaults %+v", d.DemoState)
+	}
+	c, err := Parse(strings.NewReader(`
+server:
+  memory_budget: 6GiB
+  allowed_origins: ["https://app.example.com", "http://localhost:3000"]
+  allowed_hosts: [codemode.internal, "[::1]", 10.0.0.7]
+  max_streams: 10
+  max_streams_per_session: 2
+  stream_write_timeout: 3s
+demo_state: {max_sessions: 5, max_total_bytes: 1MiB, idle_ttl: 0s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	if s.MemoryBudget != 6<<30 || len(s.AllowedOrigins) != 2 || len(s.AllowedHosts) != 3 || s.MaxStreams != 10 || s.MaxStreamsPerSession != 2 || s.StreamWriteTimeout.Std() != 3*time.Second {
+		t.Fatalf("server %+v", s)
+	}
+	if c.DemoState.MaxSessions != 5 || c.DemoState.MaxTotalBytes != 1<<20 || c.DemoState.IdleTTL != 0 || c.DemoState.MaxEntries != 1000 {
+		t.Fatalf("demo_state %+v", c.DemoState)
+	}
+}
+
+func TestDurability(t *testing.T) {
+	for _, d := range []string{"full", "process"} {
+		c, err := Parse(strings.NewReader("durability: " + d))
+		if err != nil || c.Durability != d {
+			t.Errorf("durability: %s: %q, %v", d, c.Durability, err)
+		}
+	}
 }

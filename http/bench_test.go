@@ -20,6 +20,9 @@ func benchServer(b *testing.B) *Server {
 
 func serve(b *testing.B, srv *Server, method, path, body string, header map[string]string, want int) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}

@@ -15,19 +15,23 @@ import (
 // The codes of API errors: the "code" of {"error":{"code","message"}}. A
 // failed program or tool is not an API error; it is a 200 with is_error.
 const (
-	CodeInvalidRequest   = "INVALID_REQUEST"    // 400: malformed body, missing or bad field
-	CodeUnauthorized     = "UNAUTHORIZED"       // 401: missing or wrong API key
-	CodeUnknownScope     = "UNKNOWN_SCOPE"      // 404: no such scope, or not one the key may use
-	CodeUnknownSession   = "UNKNOWN_SESSION"    // 404: no such session, or in a scope the key may not use
-	CodeUnknownApproval  = "UNKNOWN_APPROVAL"   // 404: no such pending approval
-	CodeNotFound         = "NOT_FOUND"          // 404: no such route
-	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED" // 405
-	CodeBodyTooLarge     = "BODY_TOO_LARGE"     // 413
-	CodeRateLimited      = "RATE_LIMITED"       // 429, with Retry-After
-	CodeOverloaded       = "OVERLOADED"         // 503: every run slot taken and the queue full
-	CodeRequestTimeout   = "REQUEST_TIMEOUT"    // 503: the request ended (server.request_timeout, or the client left) before its run started
-	CodeShuttingDown     = "SHUTTING_DOWN"      // 503: the server is stopping
-	CodeInternal         = "INTERNAL"           // 500: a fault of the service (logged)
+	CodeInvalidRequest       = "INVALID_REQUEST"        // 400: malformed body, missing or bad field
+	CodeUnauthorized         = "UNAUTHORIZED"           // 401: missing or wrong API key
+	CodeCrossOrigin          = "CROSS_ORIGIN"           // 403: a browser request from a page of another origin
+	CodeHostNotAllowed       = "HOST_NOT_ALLOWED"       // 403: a Host that is not loopback, on a loopback server (DNS rebinding)
+	CodeUnknownScope         = "UNKNOWN_SCOPE"          // 404: no such scope, or not one the key may use
+	CodeUnknownSession       = "UNKNOWN_SESSION"        // 404: no such session, or in a scope the key may not use
+	CodeUnknownApproval      = "UNKNOWN_APPROVAL"       // 404: no such pending approval
+	CodeNotFound             = "NOT_FOUND"              // 404: no such route
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
+	CodeBodyTooLarge         = "BODY_TOO_LARGE"         // 413
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" // 415: a request body that is not labelled application/json
+	CodeRateLimited          = "RATE_LIMITED"           // 429, with Retry-After
+	CodeTooManyStreams       = "TOO_MANY_STREAMS"       // 429: the session has server.max_streams_per_session event streams open
+	CodeOverloaded           = "OVERLOADED"             // 503: every run slot taken and the queue full, the memory budget in use, or every event stream taken
+	CodeRequestTimeout       = "REQUEST_TIMEOUT"        // 503: the request ended (server.request_timeout, or the client left) before its run started
+	CodeShuttingDown         = "SHUTTING_DOWN"          // 503: the server is stopping
+	CodeInternal             = "INTERNAL"               // 500: a fault of the service (logged)
 )
 
 // apiError is an error response: an HTTP status and the JSON error object.

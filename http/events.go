@@ -5,17 +5,74 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/codemode/codemode/session"
 )
 
-// streamBatch bounds how many events one read of a stream takes from the
-// store.
-const streamBatch = 256
+// Bounds of reading a session's log. A read takes pages from the store: one
+// event first, then at most pageEvents events, fewer once events turn out
+// large: as many as fit pageBytes at the size of the largest seen so far
+// (and at least one). So a page holds about pageBytes, and at most
+// pageEvents times the largest event the service logs when a log of small
+// events turns to large ones. The
+// JSON form of /events answers at most maxEventsPage events, or about
+// maxEventsPageBytes, per request, and says "more" when it stopped short.
+const (
+	pageEvents         = 16
+	pageBytes          = 4 << 20
+	defaultEventsPage  = 1000
+	maxEventsPage      = 10000
+	maxEventsPageBytes = 8 << 20
+)
+
+// pager reads a session's log in bounded pages, after a seq.
+type pager struct {
+	store   session.Store
+	id      string
+	after   int64 // the seq of the last event read
+	largest int   // the largest event data seen, bytes
+}
+
+func newPager(s *Server, id string, after int64) *pager {
+	return &pager{store: s.app.Store, id: id, after: after}
+}
+
+// next reads the next page, at most most events (most <= 0: a whole page);
+// an empty page means none are left for now, and full that the page is as
+// long as was asked (more may follow at once).
+func (p *pager) next(ctx context.Context, most int) (events []session.Event, full bool, err error) {
+	n := 1 // the first page tells the size of the events
+	if p.largest > 0 {
+		n = max(1, min(pageEvents, pageBytes/p.largest))
+	}
+	if most > 0 && most < n {
+		n = most
+	}
+	events, err = p.store.Events(ctx, p.id, p.after, n)
+	if err != nil || len(events) == 0 {
+		return nil, false, err
+	}
+	p.after = events[len(events)-1].Seq
+	for _, e := range events {
+		p.largest = max(p.largest, len(e.Data))
+	}
+	return events, len(events) == n, nil
+}
+
+func eventBytes(events []session.Event) int {
+	n := 0
+	for _, e := range events {
+		n += len(e.Data)
+	}
+	return n
+}
 
 // events serves GET /v1/sessions/{id}/events?after=SEQ: the session's events
 // after SEQ as {"events":[...]}; or, for a client that accepts
@@ -51,26 +108,52 @@ func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	var limit int
+	limit := defaultEventsPage
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			s.writeError(w, badRequest("limit: want a positive integer, got %q", v))
 			return
 		}
-		limit = n
+		limit = min(n, maxEventsPage)
 	}
-	events, err := s.app.Store.Events(r.Context(), sess.ID, after, limit)
+	page, more, err := s.eventsPage(r.Context(), sess.ID, after, limit)
 	if err != nil {
 		s.writeError(w, s.storeError(r, sess.ID, err))
 		return
 	}
-	if events == nil {
-		events = []session.Event{}
-	}
 	writeJSON(w, http.StatusOK, struct {
 		Events []session.Event `json:"events"`
-	}{events})
+		More   bool            `json:"more"`
+	}{page, more})
+}
+
+// eventsPage reads up to limit events after a seq, stopping early once they
+// pass maxEventsPageBytes (but never before the first); more reports that
+// events may follow the last one returned.
+func (s *Server) eventsPage(ctx context.Context, id string, after int64, limit int) (events []session.Event, more bool, err error) {
+	p := newPager(s, id, after)
+	events = []session.Event{}
+	size := 0
+	for len(events) < limit {
+		page, _, err := p.next(ctx, limit-len(events))
+		if err != nil {
+			return nil, false, err
+		}
+		if len(page) == 0 {
+			return events, false, nil
+		}
+		events = append(events, page...)
+		if size += eventBytes(page); size >= maxEventsPageBytes {
+			return events, true, nil
+		}
+	}
+	// Full: is there another?
+	next, err := s.app.Store.Events(ctx, id, p.after, 1)
+	if err != nil {
+		return nil, false, err
+	}
+	return events, len(next) > 0, nil
 }
 
 // seqParam reads a sequence number: empty is 0.
@@ -98,6 +181,13 @@ func seqParam(name, v string) (int64, *apiError) {
 // stream gets a comment line every heartbeat. The stream ends when the
 // client goes away, the server shuts down, or the store closes; it is not
 // bounded by the request timeout.
+//
+// A stream cannot pin the server: it holds one page of the log at a time
+// (see pager); every write must finish within server.stream_write_timeout,
+// or the reader is taken to have stalled and the stream is dropped (the
+// client resumes with Last-Event-ID); and at most server.max_streams are
+// open, server.max_streams_per_session of them for one session (beyond:
+// 503 and 429).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
@@ -115,6 +205,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, e := s.streamSlots.acquire(sess.ID)
+	if e != nil {
+		w.Header().Set("Retry-After", "5")
+		s.writeError(w, e)
+		return
+	}
+	defer release()
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -125,9 +222,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	sw := &streamWriter{w: w, rc: rc, timeout: s.cfg.StreamWriteTimeout}
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriter(w)
-	flush := func() bool { return bw.Flush() == nil && rc.Flush() == nil }
+	bw := bufio.NewWriter(sw)
+	flush := func() bool {
+		if bw.Flush() == nil && sw.flush() == nil {
+			return true
+		}
+		if sw.stalled {
+			s.metrics.streamsDropped.Inc()
+			s.log.Warn("event stream dropped: the reader did not take a write within server.stream_write_timeout (it can resume with Last-Event-ID)",
+				"session", sess.ID, "after", after, "timeout", s.cfg.StreamWriteTimeout)
+		}
+		return false
+	}
+	sw.begin()
 	bw.WriteString(": session " + sess.ID + "\n\n")
 	if !flush() {
 		return
@@ -135,11 +244,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 
+	p := newPager(s, sess.ID, after)
 	for {
-		events, err := s.app.Store.Events(ctx, sess.ID, after, streamBatch)
+		events, full, err := p.next(ctx, 0)
 		if err != nil {
 			s.endStream(ctx, sess.ID, err)
 			return
+		}
+		if len(events) > 0 {
+			sw.begin()
 		}
 		for _, ev := range events {
 			data, err := marshal(ev)
@@ -150,18 +263,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			bw.WriteString("id: " + strconv.FormatInt(ev.Seq, 10) + "\nevent: " + oneLine(ev.Type) + "\ndata: ")
 			bw.Write(data) // one line: marshal ends it with the newline
 			bw.WriteString("\n")
-			after = ev.Seq
+			if sw.err != nil {
+				break
+			}
 		}
 		if len(events) > 0 {
+			after = p.after
 			if !flush() {
 				return
 			}
-			if len(events) == streamBatch {
+			if full {
 				continue
 			}
 		}
 		switch s.waitEvents(ctx, sess.ID, after) {
 		case waitIdle:
+			sw.begin()
 			bw.WriteString(": heartbeat\n\n")
 			if !flush() {
 				return
@@ -170,6 +287,90 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// streamWriter writes an event stream's bytes. Each batch (the events of
+// one page, a heartbeat) starts with begin, which gives the whole batch, up
+// to its flush, the write timeout to reach the client: a reader that does
+// not take a page within it has stalled. The first error sticks; stalled
+// reports that it was the deadline.
+type streamWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error
+	stalled bool
+}
+
+// begin starts a batch. A writer that supports no deadline (a test
+// recorder) writes without.
+func (sw *streamWriter) begin() {
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+}
+
+func (sw *streamWriter) Write(b []byte) (int, error) {
+	if sw.err != nil {
+		return 0, sw.err
+	}
+	n, err := sw.w.Write(b)
+	sw.fail(err)
+	return n, err
+}
+
+func (sw *streamWriter) flush() error {
+	if sw.err == nil {
+		sw.fail(sw.rc.Flush())
+	}
+	return sw.err
+}
+
+func (sw *streamWriter) fail(err error) {
+	if err == nil || sw.err != nil {
+		return
+	}
+	sw.err = err
+	sw.stalled = errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// streamSlots counts the open event streams, in all and per session.
+type streamSlots struct {
+	max, perSession int
+
+	mu        sync.Mutex
+	total     int            // guarded by mu
+	bySession map[string]int // guarded by mu
+}
+
+func newStreamSlots(max, perSession int) *streamSlots {
+	return &streamSlots{max: max, perSession: perSession, bySession: map[string]int{}}
+}
+
+// acquire takes a stream slot for a session, or refuses: 429 when the
+// session has its share open, 503 when the server has all it allows.
+func (l *streamSlots) acquire(id string) (release func(), e *apiError) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.bySession[id] >= l.perSession:
+		return nil, errorf(http.StatusTooManyRequests, CodeTooManyStreams,
+			"session %q already has %d event streams open (server.max_streams_per_session); close one, or resume it with Last-Event-ID", id, l.perSession)
+	case l.total >= l.max:
+		return nil, errorf(http.StatusServiceUnavailable, CodeOverloaded,
+			"the server has %d event streams open, its limit (server.max_streams); retry later", l.max)
+	}
+	l.total++
+	l.bySession[id]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.total--
+			if l.bySession[id]--; l.bySession[id] == 0 {
+				delete(l.bySession, id)
+			}
+		})
+	}, nil
 }
 
 // What waitEvents saw.

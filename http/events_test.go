@@ -183,7 +183,7 @@ func TestEventsJSON(t *testing.T) {
 		t.Errorf("after=1&limit=2: %+v", got)
 	}
 	resp, b := ts.get("/v1/sessions/" + id + "/events?after=99")
-	if string(b) != "{\"events\":[]}\n" || resp.StatusCode != 200 {
+	if string(b) != "{\"events\":[],\"more\":false}\n" || resp.StatusCode != 200 {
 		t.Errorf("after the end: %d %s", resp.StatusCode, b)
 	}
 	for _, q := range []string{"?after=x", "?after=-1", "?limit=0", "?limit=x"} {

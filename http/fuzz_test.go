@@ -44,6 +44,7 @@ const fuzzYAML = "limits: {timeout: 200ms}\nserver: {request_timeout: 2s}\n"
 func fuzzBody(t *testing.T, srv *Server, path, body string) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	srv.ServeHTTP(rec, req)
 	if rec.Code >= 500 {
 		t.Fatalf("POST %s %q: %d %s", path, body, rec.Code, rec.Body)

@@ -99,6 +99,7 @@ type request struct {
 	body         any               // marshalled as JSON unless a string or []byte (sent verbatim)
 	header       map[string]string // extra headers
 	key          string            // sent as a bearer token when set
+	host         string            // the Host header, when set
 	ctx          context.Context
 }
 
@@ -151,6 +152,9 @@ func (ts *testServer) send(req request) (*http.Response, error) {
 	}
 	for k, v := range req.header {
 		hr.Header.Set(k, v)
+	}
+	if req.host != "" {
+		hr.Host = req.host
 	}
 	return http.DefaultClient.Do(hr)
 }

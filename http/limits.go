@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -12,11 +14,16 @@ import (
 
 	"github.com/go-chi/httprate"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemode/codemode/admission"
+	"github.com/codemode/codemode/config"
 )
 
 // limitBody caps request bodies at server.max_body_bytes: a declared length over it is
 // refused at once, and a longer body fails when read (decodeBody turns that
-// into the same 413).
+// into the same 413). While the request is served, its body's size (the
+// limit, when it is not declared) is reserved from the memory budget; a
+// body that does not fit is refused with 503.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	limit := s.cfg.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -24,11 +31,55 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			s.writeError(w, bodyTooLarge(limit))
 			return
 		}
+		size := r.ContentLength
+		if size < 0 {
+			size = limit
+		}
+		release, err := s.budget.Reserve(size)
+		if err != nil {
+			s.refuseMemory(w, r, "request body", err)
+			return
+		}
+		defer release()
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// memoryBudget is the service-wide memory budget that runs and request
+// bodies reserve from while they are served (an *admission.Budget).
+type memoryBudget interface {
+	// Reserve takes n bytes or fails; release returns them.
+	Reserve(n int64) (release func(), err error)
+	Limit() int64
+	InUse() int64
+}
+
+// memoryBudgetFor makes the budget of server.memory_budget (0: three
+// quarters of the machine's memory), which must hold at least one run
+// (limits.memory) with a full request body.
+func memoryBudgetFor(cfg config.Config) (*admission.Budget, error) {
+	limit := int64(cfg.Server.MemoryBudget)
+	need := int64(cfg.Limits.Memory) + int64(cfg.Server.MaxBodyBytes)
+	switch {
+	case limit == 0:
+		limit = max(admission.DefaultLimit(), need)
+	case limit < need:
+		return nil, fmt.Errorf("config: server.memory_budget: %s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
+			admission.Bytes(limit), admission.Bytes(int64(cfg.Limits.Memory)), admission.Bytes(int64(cfg.Server.MaxBodyBytes)))
+	}
+	return admission.NewBudget(limit), nil
+}
+
+// refuseMemory writes the 503 of a reservation the memory budget refused.
+func (s *Server) refuseMemory(w http.ResponseWriter, r *http.Request, what string, err error) {
+	s.log.Log(r.Context(), slog.LevelWarn, "refused: memory budget", "what", what, "reason", err)
+	w.Header().Set("Retry-After", "1")
+	s.writeError(w, errorf(http.StatusServiceUnavailable, CodeOverloaded,
+		"the server's memory budget (server.memory_budget, %s) cannot take this %s now: %s of it are reserved by the runs and requests in flight; retry later",
+		admission.Bytes(s.budget.Limit()), what, admission.Bytes(s.budget.InUse())))
 }
 
 // rateLimit limits each key (or anonymous client address) to

@@ -135,6 +135,9 @@ func (c *loadClient) call(method, path, body string, header map[string]string, w
 	if err != nil {
 		panic(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}

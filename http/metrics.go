@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -25,19 +26,20 @@ const (
 
 // metrics are the service's Prometheus collectors, in their own registry.
 type metrics struct {
-	reg          *prometheus.Registry
-	runs         *prometheus.CounterVec   // entry (run|step), outcome
-	runDuration  *prometheus.HistogramVec // entry
-	subCalls     prometheus.Counter
-	resultErrors *prometheus.CounterVec // code: failed results, top-level and nested
-	inflight     prometheus.Gauge
-	queued       prometheus.Gauge
-	streams      prometheus.Gauge
-	requests     *prometheus.CounterVec // route, method, status
-	apiErrors    *prometheus.CounterVec // code: API error responses
+	reg            *prometheus.Registry
+	runs           *prometheus.CounterVec   // entry (run|step), outcome
+	runDuration    *prometheus.HistogramVec // entry
+	subCalls       prometheus.Counter
+	resultErrors   *prometheus.CounterVec // code: failed results, top-level and nested
+	inflight       prometheus.Gauge
+	queued         prometheus.Gauge
+	streams        prometheus.Gauge
+	streamsDropped prometheus.Counter
+	requests       *prometheus.CounterVec // route, method, status
+	apiErrors      *prometheus.CounterVec // code: API error responses
 }
 
-func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error) {
 	m := &metrics{
 		reg: reg,
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -69,6 +71,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Name: "codemode_event_streams",
 			Help: "Open text/event-stream connections.",
 		}),
+		streamsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemode_event_streams_dropped_total",
+			Help: "Event streams dropped because the reader did not take a write within server.stream_write_timeout.",
+		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemode_http_requests_total",
 			Help: "HTTP requests by route pattern, method and status.",
@@ -78,12 +84,40 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Help: "API error responses by error code.",
 		}, []string{"code"}),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.requests, m.apiErrors} {
+	budgetLimit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "codemode_memory_budget_bytes",
+		Help: "The service-wide memory budget (server.memory_budget) that runs and request bodies reserve from.",
+	}, func() float64 { return float64(budget.Limit()) })
+	budgetInUse := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "codemode_memory_reserved_bytes",
+		Help: "Bytes of the memory budget reserved now: limits.memory per run in flight, plus the bodies of requests being served.",
+	}, func() float64 { return float64(budget.InUse()) })
+	for _, c := range []prometheus.Collector{budgetLimit, budgetInUse, m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.streamsDropped, m.requests, m.apiErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// demoUsage is what the demo tool pack reports of its state (*tools.Pack).
+type demoUsage interface {
+	Usage() (sessions int, bytes int64)
+}
+
+// registerDemoState adds the demo tools' state to reg: how many sessions hold some, and its
+// bytes, against the demo_state quotas.
+func registerDemoState(reg *prometheus.Registry, demo demoUsage) error {
+	return errors.Join(
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "codemode_demo_state_sessions",
+			Help: "Sessions holding demo tool state (kv entries, files); bounded by demo_state.max_sessions.",
+		}, func() float64 { n, _ := demo.Usage(); return float64(n) })),
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "codemode_demo_state_bytes",
+			Help: "Bytes of demo tool state of all sessions; bounded by demo_state.max_total_bytes.",
+		}, func() float64 { _, b := demo.Usage(); return float64(b) })),
+	)
 }
 
 // registerProcessCollectors adds the Go runtime and process collectors to

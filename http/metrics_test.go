@@ -36,8 +36,19 @@ func TestMetrics(t *testing.T) {
 		`codemode_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`,
 		`codemode_http_errors_total{code="INVALID_REQUEST"} 1`,
 		`go_goroutines`,
+		`codemode_demo_state_sessions 0`,
+		`codemode_demo_state_bytes 0`,
+		`codemode_memory_reserved_bytes 0`,
 	} {
 		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	id = ts.newSession("", "")
+	ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "k", "name": "kv_set", "arguments": "{\"key\":\"k\",\"value\":12}"}]}`)
+	_, body = ts.get("/metrics")
+	for _, want := range []string{"codemode_demo_state_sessions 1", "codemode_demo_state_bytes 3"} {
+		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}

@@ -80,7 +80,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	release, ok := s.admit(w, r, entryRun)
+	release, ok := s.admit(w, r, entryRun, int64(s.app.Config.Limits.Memory))
 	if !ok {
 		return
 	}
@@ -157,7 +157,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	release, ok := s.admit(w, r, entryStep)
+	release, ok := s.admit(w, r, entryStep, stepMemory(calls, int64(s.app.Config.Limits.Memory)))
 	if !ok {
 		return
 	}
@@ -252,13 +252,32 @@ func rawArguments(raw json.RawMessage) (string, error) {
 	return "", errors.New("want the model's raw JSON string (or a JSON object)")
 }
 
-// admit takes a run slot for the request, or writes the 503 and reports
-// false: at once when every slot is taken and the queue is full, or when the
-// request ends while queued.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string) (release func(), ok bool) {
-	release, err := s.runs.acquire(r.Context())
+// stepMemory is what a step reserves from the memory budget: a run's
+// memory limit when it calls run_code, nothing more than its body otherwise.
+func stepMemory(calls []agent.ToolCall, runMemory int64) int64 {
+	for _, c := range calls {
+		if c.Name == registry.RunCode {
+			return runMemory
+		}
+	}
+	return 0
+}
+
+// admit takes a run slot for the request and reserves memory bytes of the
+// memory budget, or writes the 503 and reports false: at once when every
+// slot is taken and the queue is full or the budget cannot take memory, or
+// when the request ends while queued.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string, memory int64) (release func(), ok bool) {
+	slot, err := s.runs.acquire(r.Context())
 	if err == nil {
-		return release, true
+		free, err := s.budget.Reserve(memory)
+		if err != nil {
+			slot()
+			s.metrics.runs.WithLabelValues(entry, outcomeOverloaded).Inc()
+			s.refuseMemory(w, r, entry, err)
+			return nil, false
+		}
+		return func() { free(); slot() }, true
 	}
 	s.metrics.runs.WithLabelValues(entry, outcomeOverloaded).Inc()
 	var e *apiError

@@ -38,23 +38,29 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, apiErr)
 		return
 	}
+	schemas := v.Schemas()
+	for i := range schemas {
+		if schemas[i].Name == registry.RunCode {
+			schemas[i].Description = string(s.app.Bridge.Prompt(v)) // what its model reads
+		}
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Scope string                 `json:"scope"`
 		Mode  registry.Mode          `json:"mode"`
 		Tools []registry.ModelSchema `json:"tools"`
-	}{v.Scope(), v.Mode(), v.Schemas()})
+	}{v.Scope(), v.Mode(), schemas})
 }
 
 // sdkFormat is one rendering of a scope's SDK.
 type sdkFormat struct {
 	contentType string
-	render      func(*sdkgen.Set) []byte
+	render      func(*bridge.Bridge, *registry.View) []byte
 }
 
 var sdkFormats = map[string]sdkFormat{
-	"ts":     {"application/typescript; charset=utf-8", sdkgen.TypeScript},
-	"js":     {"text/javascript; charset=utf-8", sdkgen.Bindings},
-	"prompt": {"text/markdown; charset=utf-8", sdkgen.Prompt},
+	"ts":     {"application/typescript; charset=utf-8", func(_ *bridge.Bridge, v *registry.View) []byte { return sdkgen.TypeScript(bridge.SDK(v)) }},
+	"js":     {"text/javascript; charset=utf-8", func(_ *bridge.Bridge, v *registry.View) []byte { return sdkgen.JavaScript(bridge.SDK(v)) }},
+	"prompt": {"text/markdown; charset=utf-8", (*bridge.Bridge).Prompt},
 }
 
 // sdkTextKey memoizes a rendering on its view, which lives exactly as long
@@ -90,7 +96,7 @@ func (s *Server) sdk(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	text := v.Memo(sdkTextKey{name}, func() any { return format.render(set) }).([]byte)
+	text := v.Memo(sdkTextKey{name}, func() any { return format.render(s.app.Bridge, v) }).([]byte)
 	h.Set("Content-Type", format.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)

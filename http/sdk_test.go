@@ -108,6 +108,10 @@ func TestSDKFormats(t *testing.T) {
 		if !strings.HasPrefix(etag, `"`) || !strings.HasSuffix(etag, `"`) {
 			t.Errorf("%s: ETag %q is not a quoted string", tt.query, etag)
 		}
+		// The version is the ETag's alone, so two texts differ only where the tools do.
+		if version, _, _ := strings.Cut(strings.Trim(etag, `"`), "-"); version == "" || strings.Contains(string(body), version) {
+			t.Errorf("%s: the text carries the tool set's version %q", tt.query, version)
+		}
 		etags[tt.query] = etag
 	}
 	if etags[""] != etags["?format=ts"] {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -44,6 +45,8 @@ type Options struct {
 	// Heartbeat is the comment interval of idle event streams. Default
 	// DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Upstreams, when set, is what GET /v1/upstreams reports.
+	Upstreams Upstreams
 }
 
 // limits are the server.* settings New checked.
@@ -55,19 +58,27 @@ type limits struct {
 	RateWindow     time.Duration
 	RequestTimeout time.Duration
 	ShutdownGrace  time.Duration
+
+	StreamWriteTimeout time.Duration
 }
 
 // Server is the HTTP service over one App. It is an http.Handler; Serve
 // runs it on a listener with graceful shutdown.
 type Server struct {
-	app       *app.App
-	log       *slog.Logger
-	cfg       limits
-	keys      keyring // immutable
-	runs      *runLimiter
-	metrics   *metrics
-	heartbeat time.Duration
-	router    http.Handler
+	app         *app.App
+	log         *slog.Logger
+	cfg         limits
+	keys        keyring // immutable
+	runs        *runLimiter
+	streamSlots *streamSlots
+	budget      memoryBudget
+	metrics     *metrics
+	heartbeat   time.Duration
+	router      http.Handler
+	crossSite   *crossSite // immutable
+	// loopback is set by Serve when its listener is on loopback: every
+	// request must then name a loopback host (see checkHost).
+	loopback atomic.Bool
 
 	// stopCtx ends when shutdown begins: event streams end and no new run
 	// is admitted.
@@ -88,6 +99,8 @@ func New(a *app.App, opts Options) (*Server, error) {
 		RateWindow:     sc.RateWindow.Std(),
 		RequestTimeout: sc.RequestTimeout.Std(),
 		ShutdownGrace:  sc.ShutdownGrace.Std(),
+
+		StreamWriteTimeout: sc.StreamWriteTimeout.Std(),
 	}
 	switch {
 	case cfg.MaxBodyBytes <= 0:
@@ -104,8 +117,22 @@ func New(a *app.App, opts Options) (*Server, error) {
 		return nil, errors.New("config: server.request_timeout: must be positive")
 	case cfg.ShutdownGrace < 0:
 		return nil, errors.New("config: server.shutdown_grace: must not be negative")
+	case sc.MaxStreams <= 0:
+		return nil, errors.New("config: server.max_streams: must be positive")
+	case sc.MaxStreamsPerSession <= 0:
+		return nil, errors.New("config: server.max_streams_per_session: must be positive")
+	case cfg.StreamWriteTimeout <= 0:
+		return nil, errors.New("config: server.stream_write_timeout: must be positive")
 	}
 	keys, err := newKeyring(a.Config.APIKeys)
+	if err != nil {
+		return nil, err
+	}
+	cross, err := newCrossSite(sc.AllowedOrigins, sc.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	budget, err := memoryBudgetFor(a.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -114,18 +141,24 @@ func New(a *app.App, opts Options) (*Server, error) {
 		reg = prometheus.NewRegistry()
 	}
 	registerProcessCollectors(reg)
-	m, err := newMetrics(reg)
+	m, err := newMetrics(reg, budget)
+	if err == nil && a.Demo != nil {
+		err = registerDemoState(reg, a.Demo)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	s := &Server{
-		app:       a,
-		log:       opts.Logger,
-		cfg:       cfg,
-		keys:      keys,
-		runs:      newRunLimiter(cfg.MaxInflight, cfg.MaxQueued, m.inflight, m.queued),
-		metrics:   m,
-		heartbeat: opts.Heartbeat,
+		app:         a,
+		log:         opts.Logger,
+		cfg:         cfg,
+		keys:        keys,
+		runs:        newRunLimiter(cfg.MaxInflight, cfg.MaxQueued, m.inflight, m.queued),
+		streamSlots: newStreamSlots(sc.MaxStreams, sc.MaxStreamsPerSession),
+		metrics:     m,
+		heartbeat:   opts.Heartbeat,
+		crossSite:   cross,
+		budget:      budget,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	if s.log == nil {
@@ -142,12 +175,14 @@ func New(a *app.App, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// routes builds the router. Everything under /v1 (and /mcp) passes the body
-// limit, identification, rate limiting and authentication, in that order;
-// every route except event streams is bounded by the request timeout.
+// routes builds the router. Every route checks the Host first (on a
+// loopback server); everything under /v1 (and /mcp) passes the cross-origin
+// and content-type checks, the body limit, identification, rate limiting and
+// authentication, in that order; every route except event streams is
+// bounded by the request timeout.
 func (s *Server) routes(opts Options) http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.instrument, middleware.GetHead)
+	r.Use(s.instrument, s.checkHost, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -170,10 +205,12 @@ func (s *Server) routes(opts Options) http.Handler {
 
 	guard := chi.Chain(s.limitBody, s.identify, s.rateLimit(), s.authenticate)
 	if opts.MCP != nil {
-		r.With(guard...).Handle("/mcp", opts.MCP)
-		r.With(guard...).Handle("/mcp/*", opts.MCP)
+		mcp := append(chi.Chain(s.checkOrigin(true), s.checkContentType), guard...)
+		r.With(mcp...).Handle("/mcp", opts.MCP)
+		r.With(mcp...).Handle("/mcp/*", opts.MCP)
 	}
 	r.Route("/v1", func(r chi.Router) {
+		r.Use(s.checkOrigin(false), s.checkContentType)
 		r.Use(guard...)
 		// Event streams live as long as their client; the JSON form of the
 		// same route applies the timeout itself.
@@ -182,6 +219,7 @@ func (s *Server) routes(opts Options) http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(s.withTimeout)
 			r.Get("/scopes", s.scopes)
+			r.Get("/upstreams", upstreams(opts.Upstreams))
 			r.Get("/tools", s.tools)
 			r.Get("/sdk", s.sdk)
 			r.Post("/run", s.run)
@@ -210,12 +248,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // cancelled runs a moment to write their (cancelled) results, and closes
 // every connection. It returns nil after a shutdown that ctx started, or the
 // error that stopped the server. It does not close the App. A Server serves
-// once: after Serve returns it admits no runs.
+// once: after Serve returns it admits no runs. When ln is on loopback, every
+// request must name a loopback host or one of server.allowed_hosts (see
+// checkHost); a handler served by other means does not check the Host.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Request contexts derive from base, not from ctx: the end of ctx starts
 	// the shutdown; base ends only when the grace period is over.
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	s.loopback.Store(isLoopbackAddr(ln.Addr()))
 	hs := &http.Server{
 		Handler:           s,
 		BaseContext:       func(net.Listener) context.Context { return base },

@@ -73,17 +73,33 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // messages serves GET /v1/sessions/{id}/messages: {"messages":[...]}, the
-// model-facing conversation rebuilt from the log alone.
+// model-facing conversation rebuilt from the log alone. The log is read in
+// bounded pages, and only the events that become messages are kept: the
+// nested Code Mode dispatches, which carry every sub-call's arguments and
+// content, are dropped as they are read.
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
 		s.writeError(w, e)
 		return
 	}
-	events, err := s.app.Store.Events(r.Context(), sess.ID, 0, 0)
-	if err != nil {
-		s.writeError(w, s.storeError(r, sess.ID, err))
-		return
+	var events []session.Event
+	p := newPager(s, sess.ID, 0)
+	for {
+		page, full, err := p.next(r.Context(), 0)
+		if err != nil {
+			s.writeError(w, s.storeError(r, sess.ID, err))
+			return
+		}
+		for _, ev := range page {
+			switch ev.Type {
+			case session.TypeToolCall, session.TypeToolResult, session.TypeUserContext:
+				events = append(events, ev)
+			}
+		}
+		if !full {
+			break
+		}
 	}
 	msgs := session.Messages(events)
 	if msgs == nil {

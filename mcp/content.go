@@ -32,8 +32,9 @@ import (
 //     structuredContent is {"value": <canonical value>}. The root's $schema,
 //     $defs and definitions move to the envelope so local $refs still resolve.
 //
-// Results (server side). Content blocks map one to one (text → text, image →
-// image); a result's additional contexts, which the agent loop would commit
+// Results (server side). Content blocks map one to one, every MCP type
+// (text, image, audio, resource_link, resource) with its annotations and
+// _meta; a result's additional contexts, which the agent loop would commit
 // as user messages, follow its content as text and image blocks, since an MCP
 // host has no other channel for them. Failed results set isError and carry
 // no structuredContent. _meta carries codemode/sessionId, codemode/callId,
@@ -42,9 +43,11 @@ import (
 // result asks to end the turn.
 //
 // Upstream tools (client side). With an outputSchema, the binding's value is
-// the upstream's structuredContent. Without one, the value is the upstream's
-// content as an array of blocks (contentArraySchema), rendered back to text
-// and image content for the model.
+// the upstream's structuredContent and its content renders for the model.
+// Without one, the value is the upstream's content as an array of blocks
+// (contentArraySchema), rendered back as the same blocks; such a tool is
+// re-exported without an outputSchema and its results carry no
+// structuredContent, as its server listed it.
 
 // metaPrefix namespaces the _meta keys codemode writes.
 const metaPrefix = "codemode/"
@@ -183,20 +186,57 @@ func outputSchema(raw json.RawMessage) (schema json.RawMessage, wrapped bool) {
 	return marshalSchema(envelope), true
 }
 
-// listedTool is a registry tool as the MCP tool list shows it.
-func listedTool(t *registry.Tool, description string) (tool *sdk.Tool, wrapped bool) {
-	out, wrapped := outputSchema(t.OutputSchema())
-	return &sdk.Tool{
-		Name:         t.Name(),
-		Description:  description,
-		InputSchema:  inputSchema(t.Parameters()),
-		OutputSchema: out,
-	}, wrapped
+// listedTool is a registry tool as the MCP tool list shows it: its hints
+// become MCP's annotations (and title). A tool whose value is its MCP
+// content (an upstream tool without an output schema) is listed without
+// one, as its server listed it, and its results carry no structuredContent
+// (contentOnly).
+func listedTool(t *registry.Tool, description string) (tool *sdk.Tool, wrapped, contentOnly bool) {
+	tool = &sdk.Tool{
+		Name:        t.Name(),
+		Title:       t.Hints().Title,
+		Description: description,
+		InputSchema: inputSchema(t.Parameters()),
+		Annotations: annotations(t.Hints()),
+	}
+	raw := t.OutputSchema()
+	if bytes.Equal(raw, compactContentArraySchema) {
+		return tool, false, true
+	}
+	tool.OutputSchema, wrapped = outputSchema(raw)
+	return tool, wrapped, false
 }
 
-// mcpContent maps codemode content blocks to MCP content. An image whose
-// data is not valid base64, and a block of an unknown type, become text
-// that says so rather than failing the call.
+// compactContentArraySchema is contentArraySchema as a compiled tool
+// returns it.
+var compactContentArraySchema = func() []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(contentArraySchema)); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
+
+// annotations are MCP's tool annotations for registry hints. Every hint is
+// stated: readOnlyHint and idempotentHint always (their defaults are
+// false), destructiveHint and openWorldHint when known.
+func annotations(h registry.Hints) *sdk.ToolAnnotations {
+	a := &sdk.ToolAnnotations{
+		Title:           h.Title,
+		ReadOnlyHint:    h.ReadOnly,
+		DestructiveHint: h.Destructive,
+		OpenWorldHint:   h.OpenWorld,
+	}
+	if h.Idempotent != nil {
+		a.IdempotentHint = *h.Idempotent
+	}
+	return a
+}
+
+// mcpContent maps codemode content blocks to MCP content, whole: every
+// type of MCP content block with its annotations and _meta. Data that is not
+// valid base64, and a block of an unknown type, become text that says so
+// rather than failing the call.
 func mcpContent(blocks []registry.ContentBlock) []sdk.Content {
 	out := make([]sdk.Content, 0, len(blocks))
 	for _, b := range blocks {
@@ -206,21 +246,66 @@ func mcpContent(blocks []registry.ContentBlock) []sdk.Content {
 }
 
 func mcpBlock(b registry.ContentBlock) sdk.Content {
+	meta := decodeMeta(b.Meta)
+	ann := decodeAnnotations(b.Annotations)
 	switch b.Type {
 	case "text":
-		return &sdk.TextContent{Text: b.Text}
-	case "image":
+		return &sdk.TextContent{Text: b.Text, Meta: meta, Annotations: ann}
+	case "image", "audio":
 		data, err := base64.StdEncoding.DecodeString(b.Data)
 		if err != nil {
-			return &sdk.TextContent{Text: fmt.Sprintf("[%s image with invalid base64 data]", orUnknown(b.MimeType))}
+			return &sdk.TextContent{Text: fmt.Sprintf("[%s %s with invalid base64 data]", orUnknown(b.MimeType), b.Type)}
 		}
-		return &sdk.ImageContent{Data: data, MIMEType: b.MimeType}
+		if b.Type == "audio" {
+			return &sdk.AudioContent{Data: data, MIMEType: b.MimeType, Meta: meta, Annotations: ann}
+		}
+		return &sdk.ImageContent{Data: data, MIMEType: b.MimeType, Meta: meta, Annotations: ann}
+	case "resource_link":
+		return &sdk.ResourceLink{URI: b.URI, Name: b.Name, Title: b.Title, Description: b.Description, MIMEType: b.MimeType, Size: b.Size, Meta: meta, Annotations: ann}
+	case "resource":
+		if b.Resource == nil {
+			return &sdk.TextContent{Text: "[resource without contents]"}
+		}
+		rc := &sdk.ResourceContents{URI: b.Resource.URI, MIMEType: b.Resource.MimeType, Meta: decodeMeta(b.Resource.Meta)}
+		switch {
+		case b.Resource.Blob != nil:
+			data, err := base64.StdEncoding.DecodeString(*b.Resource.Blob)
+			if err != nil {
+				return &sdk.TextContent{Text: fmt.Sprintf("[resource %s with invalid base64 data]", b.Resource.URI)}
+			}
+			rc.Blob = data
+		case b.Resource.Text != nil:
+			rc.Text = *b.Resource.Text
+		}
+		return &sdk.EmbeddedResource{Resource: rc, Meta: meta, Annotations: ann}
 	default:
 		if b.Text != "" {
 			return &sdk.TextContent{Text: b.Text}
 		}
 		return &sdk.TextContent{Text: fmt.Sprintf("[%s content]", orUnknown(b.Type))}
 	}
+}
+
+func decodeMeta(raw registry.RawJSON) sdk.Meta {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m sdk.Meta
+	if json.Unmarshal([]byte(raw), &m) != nil {
+		return nil
+	}
+	return m
+}
+
+func decodeAnnotations(raw registry.RawJSON) *sdk.Annotations {
+	if len(raw) == 0 {
+		return nil
+	}
+	var a sdk.Annotations
+	if json.Unmarshal([]byte(raw), &a) != nil {
+		return nil
+	}
+	return &a
 }
 
 func orUnknown(s string) string {
@@ -293,133 +378,71 @@ func structured(v frozen.Value, wrapped bool) any {
 
 // contentArraySchema is the value schema of an upstream tool that declares
 // no output schema: its MCP content as an array of blocks, one branch per
-// block type so the SDK declarations show a discriminated union.
+// block type so the SDK declarations show a discriminated union. Resource
+// links and embedded resources are data a program can use (uri, name,
+// text or base64 blob). (A text block's text is absent when it is empty.)
 const contentArraySchema = `{"type":"array","description":"The tool's MCP content blocks.","items":{"oneOf":[` +
-	`{"type":"object","properties":{"type":{"const":"text"},"text":{"type":"string"}},"required":["type","text"],"additionalProperties":false},` +
-	`{"type":"object","properties":{"type":{"const":"image"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"}},"required":["type","data","mimeType"],"additionalProperties":false},` +
-	`{"type":"object","properties":{"type":{"const":"audio"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"}},"required":["type","data","mimeType"],"additionalProperties":false},` +
-	`{"type":"object","properties":{"type":{"const":"resource_link"},"uri":{"type":"string"},"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"mimeType":{"type":"string"}},"required":["type","uri","name"],"additionalProperties":false},` +
-	`{"type":"object","properties":{"type":{"const":"resource"},"resource":{"type":"object","properties":{"uri":{"type":"string"},"mimeType":{"type":"string"},"text":{"type":"string"},"blob":{"type":"string","description":"base64"}},"required":["uri"],"additionalProperties":false}},"required":["type","resource"],"additionalProperties":false}` +
+	`{"type":"object","properties":{"type":{"const":"text"},"text":{"type":"string"},` + blockExtras + `},"required":["type"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"image"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"},` + blockExtras + `},"required":["type","data","mimeType"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"audio"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"},` + blockExtras + `},"required":["type","data","mimeType"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"resource_link"},"uri":{"type":"string"},"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"mimeType":{"type":"string"},"size":{"type":"integer"},` + blockExtras + `},"required":["type","uri","name"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"type":{"const":"resource"},"resource":` + resourceContentsSchema + `,` + blockExtras + `},"required":["type","resource"],"additionalProperties":false}` +
 	`]}}`
 
-// contentItem is one block of a content-array value (contentArraySchema).
-type contentItem struct {
-	Type        string        `json:"type"`
-	Text        *string       `json:"text,omitempty"`
-	Data        *string       `json:"data,omitempty"`
-	MimeType    *string       `json:"mimeType,omitempty"`
-	URI         string        `json:"uri,omitempty"`
-	Name        *string       `json:"name,omitempty"`
-	Title       string        `json:"title,omitempty"`
-	Description string        `json:"description,omitempty"`
-	Resource    *resourceItem `json:"resource,omitempty"`
-}
+// blockExtras are the properties every content block may carry.
+const blockExtras = `"annotations":{"type":"object","properties":{"audience":{"type":"array","items":{"enum":["user","assistant"]}},"priority":{"type":"number"},"lastModified":{"type":"string"}}},` +
+	`"_meta":{"type":"object"}`
 
-type resourceItem struct {
-	URI      string `json:"uri"`
-	MimeType string `json:"mimeType,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Blob     string `json:"blob,omitempty"`
-}
+// resourceContentsSchema is one resource's contents: text, or a base64 blob.
+const resourceContentsSchema = `{"type":"object","properties":{"uri":{"type":"string"},"mimeType":{"type":"string"},"text":{"type":"string"},"blob":{"type":"string","description":"base64"},"_meta":{"type":"object"}},"required":["uri"],"additionalProperties":false}`
 
 // contentValue is the value of an upstream call without an output schema:
-// its content blocks in the shape of contentArraySchema. Blocks of kinds a
-// tool result should not carry are kept as text holding their JSON.
-func contentValue(blocks []sdk.Content) []contentItem {
-	out := make([]contentItem, 0, len(blocks))
+// its content blocks, whole, in the shape of contentArraySchema. A block
+// that does not encode (which the go-sdk's own types cannot produce) becomes
+// text saying so.
+func contentValue(blocks []sdk.Content) []registry.ContentBlock {
+	out := make([]registry.ContentBlock, 0, len(blocks))
 	for _, b := range blocks {
-		out = append(out, contentItemOf(b))
+		out = append(out, blockOf(b))
 	}
 	return out
 }
 
-func contentItemOf(b sdk.Content) contentItem {
-	switch c := b.(type) {
-	case *sdk.TextContent:
-		return contentItem{Type: "text", Text: &c.Text}
-	case *sdk.ImageContent:
-		data, mime := base64.StdEncoding.EncodeToString(c.Data), c.MIMEType
-		return contentItem{Type: "image", Data: &data, MimeType: &mime}
-	case *sdk.AudioContent:
-		data, mime := base64.StdEncoding.EncodeToString(c.Data), c.MIMEType
-		return contentItem{Type: "audio", Data: &data, MimeType: &mime}
-	case *sdk.ResourceLink:
-		name := c.Name
-		var mime *string
-		if c.MIMEType != "" {
-			mime = &c.MIMEType
-		}
-		return contentItem{Type: "resource_link", URI: c.URI, Name: &name, Title: c.Title, Description: c.Description, MimeType: mime}
-	case *sdk.EmbeddedResource:
-		r := resourceItem{}
-		if c.Resource != nil {
-			r = resourceItem{URI: c.Resource.URI, MimeType: c.Resource.MIMEType, Text: c.Resource.Text}
-			if c.Resource.Blob != nil {
-				r.Blob = base64.StdEncoding.EncodeToString(c.Resource.Blob)
-			}
-		}
-		return contentItem{Type: "resource", Resource: &r}
-	default:
-		text := "[content]"
-		if b != nil {
-			if raw, err := b.MarshalJSON(); err == nil {
-				text = string(raw)
-			}
-		}
-		return contentItem{Type: "text", Text: &text}
+// contentTypes are the content block types of a tool result.
+var contentTypes = map[string]bool{"text": true, "image": true, "audio": true, "resource_link": true, "resource": true}
+
+// blockOf is one MCP content block as a codemode block: MCP's JSON read
+// into registry.ContentBlock, whose JSON is the same shape.
+func blockOf(b sdk.Content) registry.ContentBlock {
+	if b == nil {
+		return registry.Text("[empty content block]")
 	}
+	raw, err := b.MarshalJSON()
+	if err != nil {
+		return registry.Text("[content that does not encode: " + err.Error() + "]")
+	}
+	var blk registry.ContentBlock
+	if err := json.Unmarshal(raw, &blk); err != nil || !contentTypes[blk.Type] {
+		// Not a tool result's block (sampling's tool_use, say): its JSON.
+		return registry.Text(string(raw))
+	}
+	return blk
 }
 
-// renderContentValue renders a content-array value for the model: text and
-// images as they are, other blocks as a line of text describing them.
+// renderContentValue renders a content-array value for the model: the
+// blocks as they came, every type kept. A value that is not such an array
+// (which its schema prevents) renders as text.
 func renderContentValue(_, value frozen.Value) []registry.ContentBlock {
-	var items []contentItem
-	if err := value.Unmarshal(&items); err != nil {
+	var blocks []registry.ContentBlock
+	if err := value.Unmarshal(&blocks); err != nil {
 		return registry.DefaultRender(value)
 	}
-	out := make([]registry.ContentBlock, 0, len(items))
-	for _, it := range items {
-		out = append(out, renderItem(it))
-	}
-	return out
-}
-
-func renderItem(it contentItem) registry.ContentBlock {
-	deref := func(p *string) string {
-		if p == nil {
-			return ""
+	for _, b := range blocks {
+		if !contentTypes[b.Type] {
+			return registry.DefaultRender(value)
 		}
-		return *p
 	}
-	switch it.Type {
-	case "text":
-		return registry.Text(deref(it.Text))
-	case "image":
-		return registry.Image(deref(it.MimeType), deref(it.Data))
-	case "audio":
-		return registry.Text(fmt.Sprintf("[%s audio, %d bytes]", orUnknown(deref(it.MimeType)), decodedSize(deref(it.Data))))
-	case "resource_link":
-		return registry.Text(fmt.Sprintf("[resource link %s: %s]", deref(it.Name), it.URI))
-	case "resource":
-		if it.Resource == nil {
-			return registry.Text("[resource]")
-		}
-		if it.Resource.Text != "" {
-			return registry.Text(it.Resource.Text)
-		}
-		return registry.Text(fmt.Sprintf("[resource %s (%s), %d bytes]", it.Resource.URI, orUnknown(it.Resource.MimeType), decodedSize(it.Resource.Blob)))
-	default:
-		return registry.Text(fmt.Sprintf("[%s content]", orUnknown(it.Type)))
-	}
-}
-
-// decodedSize is the byte size of base64 data (0 when it is not base64).
-func decodedSize(data string) int {
-	b, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		return 0
-	}
-	return len(b)
+	return blocks
 }
 
 // errorText is the message of an upstream failure: its text blocks joined,

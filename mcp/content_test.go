@@ -239,7 +239,7 @@ func TestCallResult(t *testing.T) {
 
 func TestContentValueRoundTrip(t *testing.T) {
 	blocks := []sdk.Content{
-		&sdk.TextContent{Text: "hello"},
+		&sdk.TextContent{Text: "hello", Annotations: &sdk.Annotations{Audience: []sdk.Role{"user"}, Priority: 0.5}, Meta: sdk.Meta{"k": "v"}},
 		&sdk.TextContent{Text: ""},
 		&sdk.ImageContent{Data: []byte("img"), MIMEType: "image/png"},
 		&sdk.AudioContent{Data: []byte("wav!"), MIMEType: "audio/wav"},
@@ -261,25 +261,39 @@ func TestContentValueRoundTrip(t *testing.T) {
 	if err := out.ValidateOutput(value); err != nil {
 		t.Fatalf("content value does not match contentArraySchema: %v\n%s", err, value)
 	}
+	wantValue := `[{"type":"text","text":"hello","annotations":{"audience":["user"],"priority":0.5},"_meta":{"k":"v"}},{"type":"text"},` +
+		`{"type":"image","data":"aW1n","mimeType":"image/png"},{"type":"audio","data":"d2F2IQ==","mimeType":"audio/wav"},` +
+		`{"type":"resource_link","mimeType":"text/plain","uri":"file:///a.txt","name":"a.txt"},` +
+		`{"type":"resource","resource":{"uri":"mem://t","text":"inline text"}},` +
+		`{"type":"resource","resource":{"uri":"mem://b","mimeType":"application/octet-stream","blob":"AQID"}},`
+	if !strings.HasPrefix(value.String(), wantValue) {
+		t.Errorf("value\n got %s\nwant %s…", value, wantValue)
+	}
 	got := renderContentValue(frozen.Value{}, value)
-	want := []registry.ContentBlock{
-		registry.Text("hello"),
-		registry.Text(""),
-		registry.Image("image/png", base64.StdEncoding.EncodeToString([]byte("img"))),
-		registry.Text("[audio/wav audio, 4 bytes]"),
-		registry.Text("[resource link a.txt: file:///a.txt]"),
-		registry.Text("inline text"),
-		registry.Text("[resource mem://b (application/octet-stream), 3 bytes]"),
+	if len(got) != len(blocks) {
+		t.Fatalf("rendered %d blocks, want %d: %+v", len(got), len(blocks), got)
 	}
-	if len(got) != len(want)+1 {
-		t.Fatalf("rendered %d blocks, want %d: %+v", len(got), len(want)+1, got)
+	// The content reaches an MCP client as it came, every type and
+	// annotation kept.
+	for i, b := range blocks[:len(blocks)-1] {
+		want, _ := b.MarshalJSON()
+		back, err := mcpBlock(got[i]).MarshalJSON()
+		if err != nil || !jsonEqual(t, back, want) {
+			t.Errorf("block %d reaches a client as\n %s\nwant\n %s", i, back, want)
+		}
 	}
-	if !reflect.DeepEqual(got[:len(want)], want) {
-		t.Errorf("rendered\n got %+v\nwant %+v", got[:len(want)], want)
-	}
-	if last := got[len(want)]; last.Type != "text" || !strings.Contains(last.Text, `"tool_use"`) {
+	if last := got[len(got)-1]; last.Type != "text" || !strings.Contains(last.Text, `"tool_use"`) {
 		t.Errorf("a tool_use block should be kept as its JSON text, got %+v", last)
 	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 func TestErrorText(t *testing.T) {
@@ -327,8 +341,15 @@ func FuzzRenderContentValue(f *testing.F) {
 			return
 		}
 		for _, b := range renderContentValue(frozen.Value{}, v) {
-			if b.Type != "text" && b.Type != "image" {
+			if !contentTypes[b.Type] {
 				t.Fatalf("rendered a %q block", b.Type)
+			}
+			c := mcpBlock(b)
+			if c == nil {
+				t.Fatalf("block %+v maps to no MCP content", b)
+			}
+			if _, err := c.MarshalJSON(); err != nil {
+				t.Fatalf("block %+v: %v", b, err)
 			}
 		}
 	})

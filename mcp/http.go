@@ -1,18 +1,21 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/app"
@@ -43,6 +46,15 @@ type HandlerOptions struct {
 	// SessionTimeout closes idle MCP sessions. Default DefaultSessionTimeout;
 	// negative: never.
 	SessionTimeout time.Duration
+	// Upstreams are awaited before a session's first tools/list (see
+	// Options.Upstreams).
+	Upstreams *Upstreams
+	// StreamPollAfter, when positive, closes the SSE stream of a tools/call
+	// still running after this long, with a retry field, for clients of
+	// protocol 2025-11-25 (SEP-1699): they reconnect with Last-Event-ID and
+	// get the rest, result included, from the event store. It keeps long
+	// runs alive behind proxies that cut idle streams. Default 0: never.
+	StreamPollAfter time.Duration
 }
 
 // HTTPHandler serves MCP over streamable HTTP (the service's /mcp), one
@@ -84,8 +96,34 @@ func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
 	case timeout < 0:
 		timeout = 0
 	}
-	h.h = sdk.NewStreamableHTTPHandler(h.serverFor, &sdk.StreamableHTTPOptions{Logger: quiet(log), SessionTimeout: timeout})
+	h.h = sdk.NewStreamableHTTPHandler(h.serverFor, &sdk.StreamableHTTPOptions{
+		Logger:         quiet(log),
+		SessionTimeout: timeout,
+		// An event store makes every SSE response start with a priming
+		// event (an id, no data) so a client can resume a broken stream
+		// with Last-Event-ID, and keeps what a session's standalone stream
+		// could not deliver while no GET was open (a tool-list change
+		// notifies idle sessions without a failed write per session).
+		EventStore:          sdk.NewMemoryEventStore(nil),
+		MaxRequestBodyBytes: maxBody,
+	})
 	return h
+}
+
+// maxBody bounds one MCP request body (the go-sdk's default).
+const maxBody = sdk.DefaultMaxRequestBodyBytes
+
+// sdkServerMethods are the methods the go-sdk server handles (its
+// serverMethodInfos); a request for another method is answered here with
+// JSON-RPC's -32601, where the go-sdk would answer HTTP 400 in plain text.
+// TestHTTPKnownMethods keeps this list in step with the go-sdk.
+var sdkServerMethods = map[string]bool{
+	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"prompts/list": true, "prompts/get": true, "resources/list": true, "resources/templates/list": true,
+	"resources/read": true, "resources/subscribe": true, "resources/unsubscribe": true,
+	"logging/setLevel": true, "completion/complete": true, "server/discover": true, "subscriptions/listen": true,
+	"notifications/cancelled": true, "notifications/initialized": true, "notifications/roots/list_changed": true,
+	"notifications/progress": true,
 }
 
 var _ http.Handler = (*HTTPHandler)(nil)
@@ -119,7 +157,78 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "UNKNOWN_SCOPE", fmt.Sprintf("unknown scope %q", scope))
 		return
 	}
+	if r.Method == http.MethodPost && !h.precheck(w, r) {
+		return
+	}
 	h.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
+}
+
+// precheck answers, as the specification says, the POSTs the go-sdk would
+// answer otherwise: a request without a session id that is not an
+// initialize (HTTP 400 with a JSON-RPC error), and a request for a method no
+// server has (JSON-RPC -32601; an unknown notification is accepted and
+// ignored). It reports whether the request goes on to the go-sdk, with its
+// body restored.
+func (h *HTTPHandler) precheck(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || len(body) > maxBody {
+		return true // the go-sdk reports it (413, or the read error)
+	}
+	msgs, ok := decodeBody(body)
+	if !ok {
+		return true // malformed: the go-sdk's parse error
+	}
+	if r.Header.Get(sessionHeader) == "" && r.Header.Get("Mcp-Protocol-Version") < "2026-07-28" {
+		initialize := false
+		var id jsonrpc.ID
+		for _, m := range msgs {
+			if req, ok := m.(*jsonrpc.Request); ok {
+				if req.Method == "initialize" {
+					initialize = true
+				}
+				if req.IsCall() && !id.IsValid() {
+					id = req.ID
+				}
+			}
+		}
+		if !initialize {
+			writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
+			return false
+		}
+	}
+	if len(msgs) != 1 {
+		return true
+	}
+	req, ok := msgs[0].(*jsonrpc.Request)
+	if !ok || sdkServerMethods[req.Method] {
+		return true
+	}
+	if !req.IsCall() {
+		w.WriteHeader(http.StatusAccepted)
+		return false
+	}
+	writeRPCError(w, http.StatusOK, req.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method))
+	return false
+}
+
+// decodeBody decodes a POST body: one JSON-RPC message or a batch.
+func decodeBody(body []byte) ([]jsonrpc.Message, bool) {
+	msgs, err := decodeLine(body)
+	return msgs, err == nil
+}
+
+// writeRPCError answers with a JSON-RPC error response.
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: message}})
+	if err != nil {
+		http.Error(w, message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
 }
 
 func (h *HTTPHandler) allowed(r *http.Request, scope string) bool {
@@ -153,7 +262,9 @@ func (h *HTTPHandler) server(scope string) (*Server, error) {
 	s, err := NewServer(h.app, scope, Options{
 		Logger:    h.log,
 		Version:   h.opts.Version,
+		Upstreams: h.opts.Upstreams,
 		sessionID: func() string { return newSessionID(scope) },
+		pollAfter: h.opts.StreamPollAfter,
 	})
 	if err != nil {
 		return nil, err

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -181,22 +185,28 @@ func TestHTTPClose(t *testing.T) {
 	}
 }
 
-func TestTransportFailure(t *testing.T) {
+func TestCallFailureClasses(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	tests := []struct {
-		err  error
-		want bool
+		err                 error
+		broken, undelivered bool
 	}{
-		{fmt.Errorf("%w: calling %q", sdk.ErrConnectionClosed, "tools/call"), true},
-		{fmt.Errorf("calling: %w", io.EOF), true},
-		{fmt.Errorf("calling: %w", io.ErrClosedPipe), true},
-		{fmt.Errorf("x: %w", sdk.ErrSessionMissing), true},
-		{errors.New("unmarshaling result: unknown content type"), false},
-		{&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}, false},
-		{context.Canceled, false},
+		{fmt.Errorf("%w: calling %q", sdk.ErrConnectionClosed, "tools/call"), true, false},
+		{fmt.Errorf("calling: %w", io.EOF), true, false},
+		{fmt.Errorf("calling: %w", io.ErrClosedPipe), true, false},
+		{fmt.Errorf("x: %w", sdk.ErrSessionMissing), false, true},
+		{fmt.Errorf("sending \"tools/call\": %w: %w", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}, &url.Error{Op: "Post", URL: "http://x", Err: refused}), true, true},
+		{fmt.Errorf("%w: %w", errExited, sdk.ErrConnectionClosed), true, true},
+		{errors.New("unmarshaling result: unknown content type"), false, false},
+		{&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}, false, false},
+		{context.Canceled, false, false},
 	}
 	for _, tt := range tests {
-		if got := transportFailure(tt.err); got != tt.want {
-			t.Errorf("transportFailure(%v) = %v, want %v", tt.err, got, tt.want)
+		if got := connectionBroken(tt.err); got != tt.broken {
+			t.Errorf("connectionBroken(%v) = %v, want %v", tt.err, got, tt.broken)
+		}
+		if got := notDelivered(tt.err); got != tt.undelivered {
+			t.Errorf("notDelivered(%v) = %v, want %v", tt.err, got, tt.undelivered)
 		}
 	}
 }

@@ -46,8 +46,9 @@ func TestMain(m *testing.M) {
 }
 
 // servePeer is `codemode mcp` as the stdio tests run it: the default
-// configuration, the store CODEMODE_MCP_TEST_STORE names, and test_block
-// writing its markers to MARKER_DIR.
+// configuration, the store CODEMODE_MCP_TEST_STORE names, test_block
+// writing its markers to MARKER_DIR, and the upstreams
+// CODEMODE_MCP_TEST_UPSTREAMS lists (JSON).
 func servePeer() error {
 	ctx := context.Background()
 	cfg := config.Default()
@@ -61,7 +62,18 @@ func servePeer() error {
 	if err := registerMarkerBlocker(a, "default", os.Getenv("MARKER_DIR")); err != nil {
 		return err
 	}
-	return ServeStdio(ctx, a, "default", os.Stdin, os.Stdout, Options{Logger: log})
+	var ups *Upstreams
+	if raw := os.Getenv("CODEMODE_MCP_TEST_UPSTREAMS"); raw != "" {
+		var servers []config.MCPServer
+		if err := json.Unmarshal([]byte(raw), &servers); err != nil {
+			return fmt.Errorf("CODEMODE_MCP_TEST_UPSTREAMS: %w", err)
+		}
+		if ups, err = StartUpstreams(ctx, a, servers, UpstreamOptions{Logger: log}); err != nil {
+			return err
+		}
+		defer ups.Close()
+	}
+	return ServeStdio(ctx, a, "default", os.Stdin, os.Stdout, Options{Logger: log, Upstreams: ups})
 }
 
 // registerMarkerBlocker registers test_block: it writes dir/started when a
@@ -345,16 +357,22 @@ func TestTypeScriptUpstream(t *testing.T) {
 	node := requireNode(t)
 	dir := t.TempDir()
 	a := newApp(t)
-	stop, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
+	opts := testOptions(discard)
+	opts.minBackoff = 20 * time.Millisecond
+	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
 		{Name: "notes", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}},
 		// A second instance with a short call timeout for the timeout case;
-		// connecting is not bound by it.
-		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}, Timeout: config.Duration(300 * time.Millisecond)},
-	}, upstreamOptions{Logger: discard, MinBackoff: 20 * time.Millisecond})
+		// connecting has its own.
+		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir},
+			Timeout: config.Duration(300 * time.Millisecond), ConnectTimeout: config.Duration(30 * time.Second)},
+	}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer ups.Close()
+	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
+		t.Fatalf("settle: %v %+v", err, ups.States())
+	}
 
 	t.Run("registered", func(t *testing.T) {
 		v, err := a.Registry.View("default")
@@ -484,11 +502,14 @@ func TestTypeScriptUpstreamHTTP(t *testing.T) {
 		t.Fatalf("upstream.mjs --http said %q", line)
 	}
 	a := newApp(t)
-	stop, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, upstreamOptions{Logger: discard})
+	ups, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, testOptions(discard))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer ups.Close()
+	if err := ups.Settle(ctx); err != nil || !ups.Ready() {
+		t.Fatalf("settle: %v %+v", err, ups.States())
+	}
 	got := runProgram(t, a, `const [x, y] = await Promise.all([tools["remote.add"]({a: 1, b: 2}), tools["remote.add"]({a: 3, b: 4})]); return x.sum + y.sum`)
 	if string(got) != "10" {
 		t.Errorf("value %s", got)
@@ -515,4 +536,152 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// peerEnv is the environment of the re-executed test binary serving MCP.
+func peerEnv(dir string, extra map[string]string) map[string]string {
+	env := map[string]string{peerServerEnv: "stdio", "CODEMODE_MCP_TEST_STORE": "memory://", "MARKER_DIR": dir}
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "GOCOVERDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// forwardReport is what client_forward.mjs prints.
+type forwardReport struct {
+	Tools map[string]struct {
+		Title       string         `json:"title"`
+		Annotations map[string]any `json:"annotations"`
+	} `json:"tools"`
+	Sampling    []string          `json:"sampling"`
+	Elicitation []string          `json:"elicitation"`
+	Logs        []json.RawMessage `json:"logs"`
+	Progress    []struct {
+		Progress, Total float64
+		Message         string
+	} `json:"progress"`
+	RunProgress []struct {
+		Progress, Total float64
+		Message         string
+	} `json:"runProgress"`
+	Report, Ask, Run, Links, Annotated, Reference, Sample json.RawMessage
+}
+
+// TestTypeScriptClientForwarding: the official TypeScript client, through
+// `codemode mcp` with real upstreams behind it, sees the upstream tools
+// with their annotations, gets their progress and log messages, answers
+// their sampling and elicitation requests, and receives their content whole.
+func TestTypeScriptClientForwarding(t *testing.T) {
+	node := requireNode(t)
+	everything := requireReference(t, "everything", "stdio")
+	dir := t.TempDir()
+	servers, err := json.Marshal([]config.MCPServer{
+		{Name: "notes", Command: upstreamCommand(t, node), Scope: "default"},
+		{Name: "everything", Command: everything, Scope: "default"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envJSON, _ := json.Marshal(peerEnv(dir, map[string]string{"CODEMODE_MCP_TEST_UPSTREAMS": string(servers)}))
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client_forward.mjs", exe, "-test.run=^$")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "SERVER_ENV="+string(envJSON))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("client_forward.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	var rep forwardReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	text := func(raw json.RawMessage) string {
+		var r peerResult
+		_ = json.Unmarshal(raw, &r)
+		return r.text()
+	}
+
+	t.Run("upstream tools are listed with their annotations", func(t *testing.T) {
+		for _, name := range []string{"notes.add", "notes.report", "everything.echo", "everything.get-sum", "everything.resources_read", "run_code", "math_add"} {
+			if _, ok := rep.Tools[name]; !ok {
+				t.Errorf("%s is not listed", name)
+			}
+		}
+		if a := rep.Tools["notes.add"].Annotations; a["readOnlyHint"] != true {
+			t.Errorf("notes.add annotations %v", a)
+		}
+		if a := rep.Tools["math_add"].Annotations; a["readOnlyHint"] != true || a["openWorldHint"] != false {
+			t.Errorf("math_add (a demo tool) annotations %v", a)
+		}
+		if a := rep.Tools["kv_set"].Annotations; a["readOnlyHint"] != false {
+			t.Errorf("kv_set annotations %v", a)
+		}
+		if rep.Tools["everything.get-sum"].Title == "" {
+			t.Errorf("everything.get-sum has no title: %+v", rep.Tools["everything.get-sum"])
+		}
+	})
+	t.Run("progress and log messages reach the client", func(t *testing.T) {
+		if len(rep.Progress) != 3 || rep.Progress[2].Progress != 3 || rep.Progress[2].Total != 3 || rep.Progress[0].Message != "step 1" {
+			t.Errorf("progress of a direct call %+v", rep.Progress)
+		}
+		if len(rep.RunProgress) != 2 || rep.RunProgress[0].Progress != 1 || rep.RunProgress[1].Progress != 2 ||
+			!strings.Contains(rep.RunProgress[1].Message, "notes.report: step 2 (2/2)") {
+			t.Errorf("progress of a run's sub-calls %+v", rep.RunProgress)
+		}
+		found := false
+		for _, l := range rep.Logs {
+			if strings.Contains(string(l), `"logger":"report"`) && strings.Contains(string(l), `"level":"warning"`) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("logs %s", rep.Logs)
+		}
+	})
+	t.Run("sampling and elicitation are forwarded to the client", func(t *testing.T) {
+		if got := text(rep.Ask); got != `{"sampled":"echo: ping","elicited":"Grace"}` {
+			t.Errorf("direct: %s", rep.Ask)
+		}
+		if !strings.Contains(text(rep.Run), `echo: nested`) || !strings.Contains(text(rep.Run), "Grace") {
+			t.Errorf("from a program: %s", rep.Run)
+		}
+		if got := text(rep.Sample); !strings.Contains(got, "echo: ") || !strings.Contains(got, "hello there") || strings.Contains(string(rep.Sample), "structuredContent") {
+			t.Errorf("everything's sampling: %s", rep.Sample)
+		}
+		if !slices.Contains(rep.Sampling, "ping") || !slices.Contains(rep.Sampling, "nested") || len(rep.Elicitation) != 2 {
+			t.Errorf("the client answered sampling %q, elicitation %q", rep.Sampling, rep.Elicitation)
+		}
+	})
+	t.Run("content reaches the client whole", func(t *testing.T) {
+		var links struct {
+			Content []map[string]any `json:"content"`
+		}
+		_ = json.Unmarshal(rep.Links, &links)
+		n := 0
+		for _, c := range links.Content {
+			if c["type"] == "resource_link" && strings.HasPrefix(fmt.Sprint(c["uri"]), "demo://") && c["name"] != nil {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("resource links %s", rep.Links)
+		}
+		if !strings.Contains(string(rep.Annotated), `"annotations":{`) || !strings.Contains(string(rep.Annotated), `"priority"`) || !strings.Contains(string(rep.Annotated), `"type":"image"`) {
+			t.Errorf("annotated %s", rep.Annotated)
+		}
+		if !strings.Contains(string(rep.Reference), `"type":"resource"`) || !strings.Contains(string(rep.Reference), `"uri":"demo://resource/dynamic/text/2"`) {
+			t.Errorf("embedded resource %s", rep.Reference)
+		}
+	})
 }

@@ -10,16 +10,15 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/app"
-	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/registry"
-	"github.com/codemode/codemode/sdkgen"
 )
 
 // ServerName is the serverInfo.name codemode reports to MCP clients.
@@ -32,9 +31,18 @@ type Options struct {
 	// Version is reported as serverInfo.version. Default "dev".
 	Version string
 
+	// Upstreams, when set, are awaited before the first tools/list answers
+	// (each for at most its connect_timeout), so that a client that lists
+	// once at start sees their tools.
+	Upstreams *Upstreams
+
 	// sessionID mints MCP session ids (the HTTP handler binds them to a
 	// scope); nil keeps the SDK's default.
 	sessionID func() string
+	// pollAfter, when positive, closes the SSE stream of a tools/call over
+	// streamable HTTP that still runs after this long (see
+	// HandlerOptions.StreamPollAfter).
+	pollAfter time.Duration
 }
 
 // Server is codemode as an MCP server for one scope. Its tool list is the
@@ -51,13 +59,16 @@ type Options struct {
 // A Server serves any number of MCP sessions at once (Run, Connect, or the
 // HTTP Handler). Close stops following the registry.
 type Server struct {
-	app   *app.App
-	scope string
-	log   *slog.Logger
-	mcp   *sdk.Server
-	stop  func() // removes the registry listener
+	app       *app.App
+	scope     string
+	log       *slog.Logger
+	mcp       *sdk.Server
+	stop      func() // removes the registry listener
+	upstreams *Upstreams
+	pollAfter time.Duration
 
 	syncMu sync.Mutex           // serializes sync
+	synced bool                 // the first sync is done; guarded by syncMu
 	listMu sync.RWMutex         // guards listed
 	listed map[string]listEntry // the tools the clients were last shown, by name
 
@@ -70,6 +81,7 @@ type listEntry struct {
 	tool        *sdk.Tool
 	fingerprint string // its JSON, to tell changed tools from unchanged ones
 	wrapped     bool   // its outputSchema is the {"value"} envelope
+	contentOnly bool   // listed without an outputSchema: its value is its content
 }
 
 // binding ties one MCP session to its codemode session.
@@ -99,7 +111,7 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
+	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, pollAfter: opts.pollAfter, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: version}, &sdk.ServerOptions{
 		Logger:       quiet(s.log),
 		GetSessionID: opts.sessionID,
@@ -118,6 +130,11 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 					return nil, err // not a typed nil in the interface
 				}
 				return res, nil
+			}
+			if method == "tools/list" && s.upstreams != nil {
+				// Bounded by each upstream's connect_timeout; a client that
+				// gives up first just ends the wait.
+				_ = s.upstreams.Settle(ctx)
 			}
 			return next(ctx, method, req)
 		}
@@ -161,23 +178,22 @@ func (s *Server) Close() error {
 type listKey struct{}
 
 // toolList is the MCP tool list of a view, built once per view: run_code's
-// description is bridge.Description followed by the scope's SDK prompt
-// (instructions and TypeScript declarations).
-func toolList(v *registry.View) []listEntry {
+// description is the scope's SDK prompt (instructions and declarations).
+func (s *Server) toolList(v *registry.View) []listEntry {
 	return v.Memo(listKey{}, func() any {
 		tools := v.ModelTools()
 		out := make([]listEntry, 0, len(tools))
 		for _, t := range tools {
 			desc := t.Description()
 			if t.Name() == registry.RunCode {
-				desc = bridge.Description + "\n\n" + string(sdkgen.Prompt(bridge.SDK(v)))
+				desc = string(s.app.Bridge.Prompt(v))
 			}
-			tool, wrapped := listedTool(t, desc)
+			tool, wrapped, contentOnly := listedTool(t, desc)
 			fp, err := json.Marshal(tool)
 			if err != nil { // cannot happen: every field is JSON
 				fp = []byte(t.Name())
 			}
-			out = append(out, listEntry{tool: tool, fingerprint: string(fp), wrapped: wrapped})
+			out = append(out, listEntry{tool: tool, fingerprint: string(fp), wrapped: wrapped, contentOnly: contentOnly})
 		}
 		return out
 	}).([]listEntry)
@@ -192,12 +208,13 @@ func (s *Server) sync() {
 	defer s.syncMu.Unlock()
 	var want []listEntry
 	if v, err := s.app.Registry.View(s.scope); err == nil {
-		want = toolList(v)
+		want = s.toolList(v)
 	}
 	s.listMu.RLock()
 	old := s.listed
 	s.listMu.RUnlock()
 	next := make(map[string]listEntry, len(want))
+	changed := 0
 	for _, e := range want {
 		if prev, ok := old[e.tool.Name]; ok && prev.fingerprint == e.fingerprint {
 			next[e.tool.Name] = prev
@@ -208,6 +225,7 @@ func (s *Server) sync() {
 			continue
 		}
 		next[e.tool.Name] = e
+		changed++
 	}
 	var gone []string
 	for name := range old {
@@ -223,6 +241,18 @@ func (s *Server) sync() {
 	if len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
+	if (changed > 0 || len(gone) > 0) && s.synced {
+		// One line per change of the list, however many sessions it
+		// notifies (the go-sdk's own per-session lines are not logged).
+		s.log.Info("MCP tool list changed; notifying sessions", "tools", len(next), "added_or_changed", changed, "removed", len(gone), "sessions", s.sessionCount())
+	}
+	s.synced = true
+}
+
+func (s *Server) sessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.bindings)
 }
 
 // addTool adds a tool to the go-sdk server, turning its panics (a schema it
@@ -304,6 +334,11 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		}
 		return nil, err
 	}
+	if stop := s.pollStream(req); stop != nil {
+		defer stop()
+	}
+	ctx = WithPeer(ctx, sessionPeer{ss: req.Session, reqCtx: ctx})
+	ctx = registry.WithNotifier(ctx, newClientNotifier(req.Session, req.Params.GetProgressToken(), callID))
 	step, err := s.app.Agent.Step(ctx, sessionID, []agent.ToolCall{{ID: callID, Name: name, Arguments: args}})
 	if len(step.Results) == 0 {
 		switch {
@@ -320,7 +355,29 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		s.log.Error("tool call ran but its log is incomplete", "session", sessionID, "call", callID, "error", err)
 	}
 	e, listed := s.listing(name)
-	return callResult(step.Results[0].Result, resultInfo{sessionID: sessionID, listed: listed, wrapped: e.wrapped}), nil
+	return callResult(step.Results[0].Result, resultInfo{sessionID: sessionID, listed: listed && !e.contentOnly, wrapped: e.wrapped}), nil
+}
+
+// pollRetry is the reconnection delay sent when a long call's stream is
+// closed.
+const pollRetry = time.Second
+
+// pollStream arranges for the SSE stream of a long tools/call to be closed
+// after pollAfter with a retry field (SEP-1699, protocol 2025-11-25): the
+// client reconnects with Last-Event-ID and the event store replays what it
+// missed, the result included, so no proxy's idle timeout can lose it. It
+// returns what stops the timer, or nil when it does not apply.
+func (s *Server) pollStream(req *sdk.CallToolRequest) (stop func()) {
+	extra := req.Extra
+	if s.pollAfter <= 0 || extra == nil || extra.CloseSSEStream == nil || req.Session == nil {
+		return nil
+	}
+	ip := req.Session.InitializeParams()
+	if ip == nil || ip.ProtocolVersion < "2025-11-25" || ip.ProtocolVersion >= "2026-07-28" {
+		return nil // older clients cannot resume, newer ones have no streams to resume
+	}
+	t := time.AfterFunc(s.pollAfter, func() { extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: pollRetry}) })
+	return func() { t.Stop() }
 }
 
 // cancelledBeforeStart answers a call whose client gave up before it could
@@ -344,7 +401,7 @@ func ServeStdio(ctx context.Context, a *app.App, scope string, in io.Reader, out
 		return err
 	}
 	defer s.Close()
-	err = s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	err = s.Run(ctx, &cancelTransport{Transport: &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}})
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -16,9 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/app"
-	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/registry"
-	"github.com/codemode/codemode/sdkgen"
 	"github.com/codemode/codemode/session"
 )
 
@@ -99,10 +97,10 @@ func TestRunCodeDescriptionHasTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := bridge.Description + "\n\n" + string(sdkgen.Prompt(bridge.SDK(v)))
+	want := string(a.Bridge.Prompt(v))
 	desc := res.Tools[0].Description
 	if desc != want {
-		t.Errorf("run_code description is not bridge.Description + the scope's prompt:\n%s", desc)
+		t.Errorf("run_code description is not the scope's prompt:\n%s", desc)
 	}
 	for _, s := range []string{"declare const tools", "math_add", "ToolCallError", "util_swatch"} {
 		if !strings.Contains(desc, s) {

@@ -1,14 +1,74 @@
 package registry
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
 
 // ContentBlock is one piece of model-facing content: what a model sees of a
-// result. Type is "text" (Text set) or "image" (Data is base64, MimeType set).
+// result. Its JSON is MCP's content block. Type is
+//   - "text": Text set;
+//   - "image" or "audio": Data is base64, MimeType set;
+//   - "resource_link": URI and Name set, with optional Title, Description,
+//     MimeType and Size;
+//   - "resource": an embedded resource, Resource set.
+//
+// Annotations and Meta carry MCP's annotations (audience, priority,
+// lastModified) and _meta of the block, verbatim JSON objects, so content
+// that came from an MCP server reaches an MCP client whole.
 type ContentBlock struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
+	Type        string    `json:"type"`
+	Text        string    `json:"text,omitempty"`
+	Data        string    `json:"data,omitempty"`
+	MimeType    string    `json:"mimeType,omitempty"`
+	URI         string    `json:"uri,omitempty"`
+	Name        string    `json:"name,omitempty"`
+	Title       string    `json:"title,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Size        *int64    `json:"size,omitempty"`
+	Resource    *Resource `json:"resource,omitempty"`
+	Annotations RawJSON   `json:"annotations,omitempty"`
+	Meta        RawJSON   `json:"_meta,omitempty"`
+}
+
+// Resource is the contents of an embedded resource: text, or base64 Blob.
+type Resource struct {
+	URI      string  `json:"uri"`
+	MimeType string  `json:"mimeType,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Blob     *string `json:"blob,omitempty"`
+	Meta     RawJSON `json:"_meta,omitempty"`
+}
+
+// RawJSON is a JSON value kept verbatim. It is a string, so a block that
+// holds one stays comparable and immutable; "" is absent (and encodes as
+// null where it is not omitted).
+type RawJSON string
+
+// MarshalJSON implements json.Marshaler.
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	if !json.Valid([]byte(r)) {
+		return nil, fmt.Errorf("registry.RawJSON holds invalid JSON")
+	}
+	return []byte(r), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: it keeps the value, compacted.
+func (r *RawJSON) UnmarshalJSON(b []byte) error {
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return err
+	}
+	if c.String() == "null" {
+		*r = ""
+		return nil
+	}
+	*r = RawJSON(c.String())
+	return nil
 }
 
 // Text returns a text content block.
@@ -27,7 +87,27 @@ func CloneContent(blocks []ContentBlock) []ContentBlock {
 	if blocks == nil {
 		return nil
 	}
-	return append([]ContentBlock(nil), blocks...)
+	out := append([]ContentBlock(nil), blocks...)
+	for i := range out {
+		b := &out[i]
+		if b.Size != nil {
+			n := *b.Size
+			b.Size = &n
+		}
+		if r := b.Resource; r != nil {
+			c := *r
+			if r.Text != nil {
+				t := *r.Text
+				c.Text = &t
+			}
+			if r.Blob != nil {
+				d := *r.Blob
+				c.Blob = &d
+			}
+			b.Resource = &c
+		}
+	}
+	return out
 }
 
 // Context is a control signal carried on a result: a message the agent loop

@@ -492,12 +492,12 @@ type View struct {
 	names     []string         // sorted keys of tools
 	transport *Tool            // run_code when mode is code or both
 	chain     []string         // the scope and its ancestors, nearest first; nil for Global
-	memo      sync.Map         // derived data (SDK text, compiled bindings); see Memo
+	memo      sync.Map         // derived data (the SDK set and its texts, MCP tool lists); see Memo
 }
 
 // Memo returns the value derived from this view under key, building it once
 // with build. Views are immutable and replaced on every change, so derived
-// data (the generated SDK, its compiled bindings) lives exactly as long as
+// data (the SDK set and its texts) lives exactly as long as
 // the tool set it was derived from.
 func (v *View) Memo(key any, build func() any) any {
 	if x, ok := v.memo.Load(key); ok {

@@ -129,8 +129,13 @@ type Definition struct {
 type RawDefinition struct {
 	Name        string
 	Description string
-	// Parameters is shown to models verbatim and is NOT enforced.
+	// Parameters is shown to models verbatim and is NOT enforced, unless
+	// EnforceParameters is set.
 	Parameters json.RawMessage
+	// EnforceParameters validates arguments against Parameters before the
+	// body runs, as Define does: violations are an INVALID_ARGS failure
+	// listing each with its JSON path, and the call never starts.
+	EnforceParameters bool
 	// Output is a standard JSON Schema; required; every value is validated.
 	Output json.RawMessage
 	Behavior
@@ -221,7 +226,7 @@ func Raw(d RawDefinition) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: output: %w", d.Name, err)
 	}
-	return &Tool{name: d.Name, description: d.Description, params: ps, output: os, b: d.Behavior}, nil
+	return &Tool{name: d.Name, description: d.Description, params: ps, validatesArgs: d.EnforceParameters, output: os, b: d.Behavior}, nil
 }
 
 // Name is the tool's name.
@@ -236,7 +241,8 @@ func (t *Tool) Parameters() json.RawMessage { return t.params.JSON() }
 // OutputSchema returns the value's schema (a fresh copy).
 func (t *Tool) OutputSchema() json.RawMessage { return t.output.JSON() }
 
-// ValidatesArgs reports whether the tool came from Define.
+// ValidatesArgs reports whether the tool's arguments are checked before its
+// body runs (Define, or Raw with EnforceParameters).
 func (t *Tool) ValidatesArgs() bool { return t.validatesArgs }
 
 // Timeout is the tool's timeout (0: none).
@@ -251,8 +257,8 @@ func (t *Tool) HasPresentationMeta() bool { return t.b.PresentationMeta != nil }
 // HasFinalizer reports whether the tool declares finalizeContent.
 func (t *Tool) HasFinalizer() bool { return t.b.FinalizeContent != nil }
 
-// CheckArgs validates arguments for tools from Define; it returns nil for
-// raw tools. A non-nil error is an *Error with code INVALID_ARGS.
+// CheckArgs validates arguments for tools from Define and raw tools with
+// EnforceParameters; it returns nil for other raw tools. A non-nil error is an *Error with code INVALID_ARGS.
 func (t *Tool) CheckArgs(args frozen.Value) error {
 	if !t.validatesArgs {
 		return nil

@@ -746,3 +746,34 @@ func TestErrorAndContent(t *testing.T) {
 		t.Fatal("CloneContent shares its backing array")
 	}
 }
+
+func TestRawEnforceParameters(t *testing.T) {
+	calls := 0
+	tool, err := registry.Raw(registry.RawDefinition{
+		Name:              "raw",
+		Parameters:        json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","minLength":1}},"required":["uri"],"additionalProperties":false}`),
+		EnforceParameters: true,
+		Output:            json.RawMessage(`{"type":"string"}`),
+		Behavior: registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+			calls++
+			return "done", nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tool.ValidatesArgs() {
+		t.Fatal("EnforceParameters: ValidatesArgs is false")
+	}
+	_, err = tool.Invoke(context.Background(), stubExec{}, frozen.MustParse(`{"uri":7,"extra":1}`))
+	var e *registry.Error
+	if !errors.As(err, &e) || e.Code != registry.CodeInvalidArgs || !strings.Contains(e.Message, "/uri") || !strings.Contains(e.Message, "extra") {
+		t.Fatalf("invalid arguments: %v", err)
+	}
+	if calls != 0 {
+		t.Fatal("the body ran with invalid arguments")
+	}
+	if v, err := tool.Invoke(context.Background(), stubExec{}, frozen.MustParse(`{"uri":"a://b"}`)); err != nil || v != "done" || calls != 1 {
+		t.Fatalf("valid arguments: %v %v (%d calls)", v, err, calls)
+	}
+}

@@ -4,48 +4,83 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/dop251/goja"
 )
 
 // Built-in guards.
 //
-// A few ECMAScript built-ins allocate their whole result in one native step: goja cannot
-// interrupt them, and past what the operating system grants, Go ends the whole process with a
-// fatal "out of memory" ('x'.repeat(2**40), new ArrayBuffer(2**40) and new
-// Array(2**32-1).sort() each do, in one line). A run's fresh runtime gets guarded versions of
-// them that check the size first, in proportion to Options.Memory. Going past a cap fails the
-// run with kind "limit" and cannot be caught: like MaxCalls, a program that caught the error
-// and tried again would only spin until its timeout, and the model that wrote it learns more
-// from a limit failure naming the built-in and the cap than from a RangeError.
+// Many ECMAScript built-ins do their whole work in one native step: goja cannot interrupt
+// them, so a step sized by a program's numbers runs to its end whatever the run's timeout,
+// and past what the operating system grants, Go ends the whole process with a fatal "out of
+// memory" ('x'.repeat(2**40), new ArrayBuffer(2**40), Math.max.apply(null, {length: 2**32-1})
+// and Array.prototype.toSorted.call({length: 2**32-2}) each do, in one line), while
+// Array.prototype.includes.call({length: 2**53-1}, 1) keeps a core busy for days after its
+// run has timed out. A run's fresh runtime gets guarded versions of them that size the step
+// first, in proportion to Options.Memory, and fail the run with kind "limit" before any
+// allocation or loop when it is too large. The failure cannot be caught: like MaxCalls, a
+// program that caught the error and tried again would only spin until its timeout, and the
+// model that wrote it learns more from a limit failure naming the built-in and the cap than
+// from a RangeError.
 //
-// Guarded: String.prototype.repeat, padStart and padEnd (the string built); Array.prototype.join
-// (the array's length and the separators' total length) and fill (the range filled); the Array
-// constructor called or constructed with one numeric length, and with it Array.from and the
-// species creation of map, filter and slice; the ArrayBuffer and typed-array constructors (the
-// bytes allocated); JSON.parse (the text's nesting: goja parses recursively and very deep text
-// overflows the Go stack, which no recover catches). The guards convert their arguments once
-// and hand the converted values on, so a valueOf or toString runs once, as without them.
+// Guarded, with what is sized:
+//   - strings built: String.prototype.repeat, padStart and padEnd (the result),
+//     Array.prototype.join and toString (done by the guard itself, counting every element and
+//     separator as it goes, nested arrays included), String.prototype.concat (the parts),
+//     replace and replaceAll (the occurrences times the replacement, or what a replacement
+//     function returns), TypedArray.prototype.join and toLocaleString (the elements' widest
+//     text), JSON.stringify (the text of the values it visits, and their number);
+//   - arrays walked or built from an array-like's length: every Array.prototype method that
+//     walks up to the length in native code (goja calls no JavaScript at a hole, so a sparse
+//     or array-like length of 2**53 is a native loop of 2**53 steps) or allocates for all of
+//     it: concat, copyWithin, entries, every, filter, find, findIndex, findLast,
+//     findLastIndex, flat and flatMap (the elements they would visit, nested ones included,
+//     and the nesting), forEach, includes, indexOf, keys, lastIndexOf, map, reduce,
+//     reduceRight, reverse, shift, slice, some, sort, splice, toLocaleString, toReversed,
+//     toSorted, toSpliced, unshift, values and [Symbol.iterator] (so spread, for-of and every
+//     built-in that iterates: Array.from, new Set, Promise.all, …), with; fill (the range
+//     filled); Function.prototype.apply, Reflect.apply and Reflect.construct (the argument
+//     list); Array.from (the source's length); String.prototype.split (the pieces);
+//     String.raw (the template's length);
+//   - allocations: the Array constructor called or constructed with one numeric length (and
+//     with it Array.from and the species creation of map, filter and slice), the ArrayBuffer
+//     and typed-array constructors (the bytes, and the elements, which every expansion of a
+//     typed array — Object.keys, spread, Array.from — multiplies), BigInt.asUintN and asIntN
+//     (the bits);
+//   - nesting: JSON.parse (goja parses recursively and very deep text overflows the Go stack,
+//     which no recover catches), flat (a self-containing array flattened to depth Infinity).
 //
-// Installing every guard costs about as much as the rest of a trivial run (each built-in must
-// be materialized in the fresh runtime), so a program gets the guards for the built-ins its
-// source names (all of them when it builds code at run time with eval or Function): the
-// guards are there for the accidents a model's program makes, at no cost to programs that do
-// not use those built-ins. A program that reaches a built-in under a computed name gets the
-// original, as it gets everything else the guards do not cover: string concatenation (goja
-// has no hook for +; the heap watchdog catches a string doubled in a loop), an array made huge
-// by assigning its length, JSON.stringify of very deeply nested data (quadratic in goja),
-// eval of deeply nested text. In process those end at the run's timeout or take the process
-// down; in a worker process its stack and memory caps end them. Hostile programs belong in
-// worker processes.
+// A walked array-like that is not an array (a plain object, arguments, a proxy, a typed
+// array) has its length read once, checked and pinned: the built-in is handed a proxy that
+// answers that length, so a getter cannot answer the guard small and the built-in huge. The
+// guards convert their arguments once and hand the converted values on, so a valueOf or
+// toString runs once, as without them. Work counted by a guard-side callback (JSON.stringify,
+// flatMap, replace with a function) also stops at once when the run is stopped.
+//
+// Installing every guard costs several times the rest of a trivial run (each built-in must be
+// materialized in the fresh runtime), so a program gets the guards for the built-ins its
+// source names, plus those reached without naming them (join through toString and template
+// literals, the array iterators through spread and the built-ins that iterate); all of them
+// when it builds code at run time with eval or Function. A program that reaches a built-in
+// under a computed name gets the original, as it gets everything else the guards do not
+// cover: string concatenation (goja has no hook for +; the heap watchdog catches a string
+// doubled in a loop), BigInt arithmetic (1n << 2n**40n is one native step), JSON.stringify
+// with an array replacer or of very deeply nested data (quadratic in goja), eval of deeply
+// nested text, and expansions bounded by a small factor of what already exists (case
+// mapping, normalize, Object.keys of a large array). In process those end at the run's
+// timeout or take the process down; in a worker process its stack and memory caps end them.
+// Hostile programs belong in worker processes.
 
-// caps bound what one call of a guarded built-in may allocate. See Options.Memory.
+// caps bound what one call of a guarded built-in may allocate or walk. See Options.Memory.
 type caps struct {
 	memory       int64
 	stringLength int64 // UTF-16 code units
-	arrayLength  int64 // elements
+	arrayLength  int64 // elements, also of a typed array; also the steps of a native walk
 	bufferBytes  int64
 }
 
@@ -79,33 +114,82 @@ var typedArrays = [...]struct {
 // maxArrayLength is the largest valid JavaScript array length.
 const maxArrayLength = math.MaxUint32
 
-// guardSet says which built-ins a program's runtime guards, one bit per built-in.
-type guardSet uint32
+// guardSet says which built-ins a program's runtime guards, one bit per built-in or group.
+type guardSet uint64
 
 const (
 	guardRepeat guardSet = 1 << iota
 	guardPadStart
 	guardPadEnd
-	guardJoin
+	guardJoin // always: toString and template literals reach it unnamed
 	guardFill
-	guardJSONParse
+	guardJSON // parse and stringify
 	guardArray
 	guardArrayBuffer
-	guardTypedArrays // the first of len(typedArrays) bits, one per constructor
+	guardIterators // always: spread and the built-ins that iterate reach them unnamed
+	guardFlat
+	guardConcat
+	guardApply
+	guardReflect
+	guardArrayFrom
+	guardReplace
+	guardSplit
+	guardStringRaw
+	guardBigIntBits
+	guardTypedJoin
+	guardWalkers                                    // the first of len(walkers) bits, one per group
+	guardTypedArrays = guardWalkers << len(walkers) // the first of len(typedArrays) bits, one per constructor
 	guardAll         = guardTypedArrays<<len(typedArrays) - 1
 )
+
+// walkers are the Array.prototype methods that walk an array-like up to its length in native
+// code, or allocate for all of it, and are guarded alike: by the length of their receiver.
+// Each group is installed when the source contains its trigger.
+var walkers = [...]struct {
+	trigger string
+	methods []string
+}{
+	{"every", []string{"every"}},
+	{"some", []string{"some"}},
+	{"forEach", []string{"forEach"}},
+	{"map", []string{"map"}},
+	{"filter", []string{"filter"}},
+	{"reduce", []string{"reduce", "reduceRight"}},
+	{"find", []string{"find", "findIndex", "findLast", "findLastIndex"}},
+	{"includes", []string{"includes"}},
+	{"ndexOf", []string{"indexOf", "lastIndexOf"}},
+	{"evers", []string{"reverse", "toReversed"}},
+	{"shift", []string{"shift", "unshift"}},
+	{"plice", []string{"splice", "toSpliced"}},
+	{"copyWithin", []string{"copyWithin"}},
+	{"ort", []string{"sort", "toSorted"}},
+	{"toLocaleString", []string{"toLocaleString"}},
+	{"with", []string{"with"}},
+	{"slice", []string{"slice"}},
+	{"keys", []string{"keys"}},
+	{"entries", []string{"entries"}},
+}
+
+// alwaysGuarded are the guards every program gets: the built-ins a program reaches without
+// naming them.
+const alwaysGuarded = guardJoin | guardIterators
 
 var (
 	// codeAtRunTime matches source that builds code at run time, which can name anything.
 	codeAtRunTime = regexp.MustCompile(`\beval\b|Function\b`)
 	// arrayCreation matches source that makes arrays with the Array constructor.
 	arrayCreation = regexp.MustCompile(`\bArray\s*(\(|\.\s*(from|of|apply|call)\b)|\bextends\s+Array\b`)
-	methodGuards  = []struct {
+	// typedArrayName matches source that names a typed-array constructor.
+	typedArrayName = regexp.MustCompile(`(Int|Uint|Float|BigInt|BigUint)(8|16|32|64|8Clamped)?Array\b`)
+	methodGuards   = []struct {
 		name string
 		bit  guardSet
 	}{
 		{"repeat", guardRepeat}, {"padStart", guardPadStart}, {"padEnd", guardPadEnd},
-		{"join", guardJoin}, {"fill", guardFill}, {"JSON", guardJSONParse}, {"ArrayBuffer", guardArrayBuffer},
+		{"fill", guardFill}, {"JSON", guardJSON}, {"ArrayBuffer", guardArrayBuffer},
+		{"flat", guardFlat}, {"concat", guardConcat}, {"apply", guardApply}, {"Reflect", guardReflect},
+		{"from", guardArrayFrom}, {"replace", guardReplace}, {"split", guardSplit}, {"raw", guardStringRaw},
+		{"asUintN", guardBigIntBits}, {"asIntN", guardBigIntBits},
 	}
 )
 
@@ -114,10 +198,15 @@ func guardsFor(src string) guardSet {
 	if codeAtRunTime.MatchString(src) {
 		return guardAll
 	}
-	var g guardSet
+	g := alwaysGuarded
 	for _, m := range methodGuards {
 		if strings.Contains(src, m.name) {
 			g |= m.bit
+		}
+	}
+	for i, w := range walkers {
+		if strings.Contains(src, w.trigger) {
+			g |= guardWalkers << i
 		}
 	}
 	if arrayCreation.MatchString(src) {
@@ -128,11 +217,15 @@ func guardsFor(src string) guardSet {
 			g |= guardTypedArrays << i
 		}
 	}
+	if typedArrayName.MatchString(src) && (strings.Contains(src, "join") || strings.Contains(src, "toLocaleString")) {
+		g |= guardTypedJoin
+	}
 	return g
 }
 
 // installGuards replaces the built-ins of set in the run's runtime with guarded versions. It
-// runs before the program, so the originals it wraps are the runtime's own.
+// runs before the program, so the originals it wraps (and the intrinsics the guards use) are
+// the runtime's own.
 func (r *run) installGuards(set guardSet) error {
 	if set == 0 {
 		return nil
@@ -145,26 +238,95 @@ func (r *run) installGuards(set guardSet) error {
 			errs = append(errs, install())
 		}
 	}
-	if set&(guardRepeat|guardPadStart|guardPadEnd) != 0 {
-		stringProto := rt.ToValue("").ToObject(rt).Prototype()
+	object := func(holder *goja.Object, name string) (*goja.Object, error) {
+		o, ok := holder.Get(name).(*goja.Object)
+		if !ok {
+			return nil, fmt.Errorf("guard: no %s object", name)
+		}
+		return o, nil
+	}
+	static := func(holder, name string, length int, guard guardFunc) func() error {
+		return func() error {
+			o, err := object(global, holder)
+			if err != nil {
+				return err
+			}
+			return r.guardMethod(o, name, length, guard)
+		}
+	}
+	stringProto := rt.ToValue("").ToObject(rt).Prototype()
+	if set&(guardRepeat|guardPadStart|guardPadEnd|guardConcat|guardReplace|guardSplit) != 0 {
 		add(guardRepeat, func() error { return r.guardMethod(stringProto, "repeat", 1, r.guardRepeat) })
 		add(guardPadStart, func() error { return r.guardMethod(stringProto, "padStart", 2, r.guardPad("padStart")) })
 		add(guardPadEnd, func() error { return r.guardMethod(stringProto, "padEnd", 2, r.guardPad("padEnd")) })
+		add(guardConcat, func() error { return r.guardMethod(stringProto, "concat", 1, r.guardStringConcat) })
+		add(guardReplace, func() error {
+			r.guard.match, _ = goja.AssertFunction(stringProto.Get("match"))
+			return errors.Join(
+				r.guardMethod(stringProto, "replace", 2, r.guardReplace("replace", false)),
+				r.guardMethod(stringProto, "replaceAll", 2, r.guardReplace("replaceAll", true)))
+		})
+		add(guardSplit, func() error { return r.guardMethod(stringProto, "split", 2, r.guardSplit) })
 	}
-	if set&(guardJoin|guardFill) != 0 {
-		_, arrayProto := r.intrinsics()
-		add(guardJoin, func() error { return r.guardMethod(arrayProto, "join", 1, r.guardJoin) })
-		add(guardFill, func() error { return r.guardMethod(arrayProto, "fill", 1, r.guardFill) })
-	}
-	add(guardJSONParse, func() error {
-		json, ok := global.Get("JSON").(*goja.Object)
-		if !ok {
-			return fmt.Errorf("guard JSON.parse: no JSON object")
+	_, arrayProto := r.intrinsics()
+	add(guardJoin, func() error { return r.guardMethod(arrayProto, "join", 1, r.guardJoin) })
+	add(guardFill, func() error { return r.guardMethod(arrayProto, "fill", 1, r.guardFill) })
+	add(guardIterators, func() error { return r.guardIterators(arrayProto) })
+	add(guardFlat, func() error {
+		array, err := object(global, "Array")
+		if err != nil {
+			return err
 		}
-		return r.guardMethod(json, "parse", 2, r.guardJSONParse)
+		r.guard.isArray, _ = goja.AssertFunction(array.Get("isArray"))
+		return errors.Join(r.guardMethod(arrayProto, "flat", 0, r.guardFlat), r.guardMethod(arrayProto, "flatMap", 1, r.guardFlatMap))
 	})
+	add(guardConcat, func() error { return r.guardMethod(arrayProto, "concat", 1, r.guardArrayConcat) })
+	for i, w := range walkers {
+		add(guardWalkers<<i, func() error {
+			var errs []error
+			for _, m := range w.methods {
+				length := int(intOf(arrayProto.Get(m).ToObject(rt).Get("length")))
+				errs = append(errs, r.guardMethod(arrayProto, m, length, r.guardWalk(m)))
+			}
+			return errors.Join(errs...)
+		})
+	}
+	add(guardApply, func() error {
+		fnProto := rt.ToValue(func() {}).ToObject(rt).Prototype()
+		return r.guardMethod(fnProto, "apply", 2, r.guardArgList("Function.prototype.apply", 1))
+	})
+	add(guardReflect, func() error {
+		return errors.Join(
+			static("Reflect", "apply", 3, r.guardArgList("Reflect.apply", 2))(),
+			static("Reflect", "construct", 2, r.guardArgList("Reflect.construct", 1))())
+	})
+	add(guardStringRaw, static("String", "raw", 1, r.guardStringRaw))
+	add(guardBigIntBits, func() error {
+		return errors.Join(
+			static("BigInt", "asUintN", 2, r.guardBigIntBits("BigInt.asUintN"))(),
+			static("BigInt", "asIntN", 2, r.guardBigIntBits("BigInt.asIntN"))())
+	})
+	add(guardJSON, func() error {
+		json, err := object(global, "JSON")
+		if err != nil {
+			return err
+		}
+		return errors.Join(r.guardMethod(json, "parse", 2, r.guardJSONParse), r.guardMethod(json, "stringify", 3, r.guardJSONStringify))
+	})
+	// Array.from is guarded on the original constructor, before the Array guard wraps it:
+	// the wrapper's statics are the original's.
+	add(guardArrayFrom, static("Array", "from", 1, r.guardArrayFrom))
 	add(guardArray, func() error { return r.guardConstructor(global, "Array", true, r.checkArrayArgs) })
 	add(guardArrayBuffer, func() error { return r.guardConstructor(global, "ArrayBuffer", false, r.checkBufferArgs) })
+	add(guardTypedJoin, func() error {
+		proto, err := r.typedArrayProto()
+		if err != nil {
+			return err
+		}
+		return errors.Join(
+			r.guardMethod(proto, "join", 1, r.guardTypedJoin("join")),
+			r.guardMethod(proto, "toLocaleString", 0, r.guardTypedJoin("toLocaleString")))
+	})
 	for i, ta := range typedArrays {
 		add(guardTypedArrays<<i, func() error {
 			return r.guardConstructor(global, ta.name, false, r.checkTypedArrayArgs(ta.name, ta.size))
@@ -370,7 +532,7 @@ func (r *run) guardPad(name string) guardFunc {
 		args := []goja.Value{maxLength}
 		fills := true
 		if fill := call.Argument(1); !goja.IsUndefined(fill) {
-			f := fill.ToString()
+			f := r.toString(fill)
 			args = append(args, f)
 			fills = stringLength(f) > 0
 		}
@@ -381,55 +543,9 @@ func (r *run) guardPad(name string) guardFunc {
 	}
 }
 
-// guardJoin is Array.prototype.join(separator), also reached through Array.prototype.toString.
-// goja's join walks every index up to the length in native code, holes included, so a sparse
-// array with a huge length hangs it for seconds even when it builds nothing.
-func (r *run) guardJoin(orig goja.Callable, call goja.FunctionCall) goja.Value {
-	if isNullish(call.This) {
-		return callOrig(orig, call.This, call.Arguments...)
-	}
-	o := call.This.ToObject(r.rt)
-	length := lengthOf(o)
-	if length > float64(r.caps.arrayLength) {
-		r.overCap("Array.prototype.join would walk an array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
-	}
-	var args []goja.Value
-	sepLength := 1.0
-	if sep := call.Argument(0); !goja.IsUndefined(sep) {
-		s := sep.ToString()
-		args = append(args, s)
-		sepLength = stringLength(s)
-	}
-	if size := (length - 1) * sepLength; size > float64(r.caps.stringLength) {
-		r.overCap("Array.prototype.join would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
-	}
-	return callOrig(orig, o, args...)
-}
-
-// guardFill is Array.prototype.fill(value, start, end): filling a sparse array makes it dense.
-func (r *run) guardFill(orig goja.Callable, call goja.FunctionCall) goja.Value {
-	if isNullish(call.This) {
-		return callOrig(orig, call.This, call.Arguments...)
-	}
-	o := call.This.ToObject(r.rt)
-	length := lengthOf(o)
-	start := call.Argument(1).ToNumber()
-	args := []goja.Value{call.Argument(0), start}
-	end := length
-	if e := call.Argument(2); !goja.IsUndefined(e) {
-		n := e.ToNumber()
-		args = append(args, n)
-		end = relIndex(n, length)
-	}
-	if size := end - relIndex(start, length); size > float64(r.caps.arrayLength) {
-		r.overCap("Array.prototype.fill would fill", size, r.caps.arrayLength, "elements", arrayCapDivisor)
-	}
-	return callOrig(orig, o, args...)
-}
-
 // guardJSONParse is JSON.parse(text, reviver) with the text's nesting checked first.
 func (r *run) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Value {
-	text := call.Argument(0).ToString()
+	text := r.toString(call.Argument(0))
 	if d := jsonDepth(text.String()); d > MaxDataDepth {
 		msg := fmt.Sprintf("JSON.parse was given text that nests deeper than %d levels", MaxDataDepth)
 		r.fail(&Failure{Kind: KindLimit, Message: msg})
@@ -467,27 +583,758 @@ func (r *run) checkBufferArgs(args []goja.Value) []goja.Value {
 	return out
 }
 
-// checkTypedArrayArgs guards new <TypedArray>(length) and new <TypedArray>(arrayLike): an
-// array-like's length is read (a typed array or ArrayBuffer reads as its own size), and a
-// number is converted once.
+// checkTypedArrayArgs guards new <TypedArray>(length), new <TypedArray>(arrayLike) and new
+// <TypedArray>(buffer, byteOffset, length): the bytes allocated (an array-like's length is
+// read; a typed array or ArrayBuffer source reads as its own size) and the elements made,
+// also of a view of an existing buffer, which allocates nothing but has as many elements to
+// expand (Object.keys, spread, Array.from) as a new typed array. Numbers are converted once.
 func (r *run) checkTypedArrayArgs(name string, elemSize float64) func([]goja.Value) []goja.Value {
+	check := func(length float64) {
+		if size := length * elemSize; size > float64(r.caps.bufferBytes) {
+			r.overCap("new "+name+" would allocate", size, r.caps.bufferBytes, "bytes", bufferCapDivisor)
+		}
+		if length > float64(r.caps.arrayLength) {
+			r.overCap("new "+name+" would make a typed array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
+		}
+	}
 	return func(args []goja.Value) []goja.Value {
 		if len(args) == 0 || isNullish(args[0]) {
 			return args
 		}
-		if o, ok := args[0].(*goja.Object); ok {
-			if o.ClassName() == "ArrayBuffer" {
-				return args // a view of an existing buffer allocates nothing
-			}
-			if size := lengthOf(o) * elemSize; size > float64(r.caps.bufferBytes) {
-				r.overCap("new "+name+" would allocate", size, r.caps.bufferBytes, "bytes", bufferCapDivisor)
-			}
+		o, ok := args[0].(*goja.Object)
+		if !ok {
+			n := args[0].ToNumber()
+			check(toLength(n))
+			return append([]goja.Value{n}, args[1:]...)
+		}
+		buf, isBuffer := o.Export().(goja.ArrayBuffer)
+		if o.ExportType() != arrayBufferType || !isBuffer {
+			check(lengthOf(o))
 			return args
 		}
-		n := args[0].ToNumber()
-		if size := toLength(n) * elemSize; size > float64(r.caps.bufferBytes) {
-			r.overCap("new "+name+" would allocate", size, r.caps.bufferBytes, "bytes", bufferCapDivisor)
+		// A view: its length is given, or what the buffer holds past the offset.
+		out := []goja.Value{o}
+		offset := 0.0
+		if len(args) > 1 {
+			n := args[1].ToNumber()
+			out = append(out, n)
+			offset = toLength(n)
 		}
-		return append([]goja.Value{n}, args[1:]...)
+		length := math.Max(0, (float64(len(buf.Bytes()))-offset)/elemSize)
+		if len(args) > 2 && !goja.IsUndefined(args[2]) {
+			n := args[2].ToNumber()
+			out = append(out, n)
+			length = toLength(n)
+		} else if len(args) > 2 {
+			out = append(out, args[2])
+		}
+		if length > float64(r.caps.arrayLength) {
+			r.overCap("new "+name+" would make a typed array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
+		}
+		return append(out, args[min(len(args), 3):]...)
 	}
+}
+
+// intOf is ToIntegerOrInfinity of a value already known to be a number, saturated to int64.
+func intOf(v goja.Value) int64 {
+	f := v.ToFloat()
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// isArray reports whether an object is a JavaScript array (a proxy of one is not: callers
+// treat proxies as the array-likes they behave as).
+func isArray(o *goja.Object) bool { return o.ClassName() == "Array" }
+
+// arrayLike reads an array-like's length once and fails the run when walking it would pass
+// the cap; it returns the object a built-in may walk safely: an array itself (its length is
+// an own data property no program can make lie), anything else pinned (see pin).
+func (r *run) arrayLike(o *goja.Object, what string) (*goja.Object, float64) {
+	length := lengthOf(o)
+	if length > float64(r.caps.arrayLength) {
+		noun := " would walk an array-like of"
+		if isArray(o) {
+			noun = " would walk an array of"
+		}
+		r.overCap(what+noun, length, r.caps.arrayLength, "elements", arrayCapDivisor)
+	}
+	if isArray(o) {
+		return o, length
+	}
+	return r.pin(o, length, nil), length
+}
+
+// receiver is arrayLike for a built-in's this value; a nullish one is left to the original,
+// which throws the TypeError.
+func (r *run) receiver(this goja.Value, what string) (goja.Value, float64) {
+	if isNullish(this) {
+		return this, 0
+	}
+	o, length := r.arrayLike(this.ToObject(r.rt), what)
+	return o, length
+}
+
+// pin returns a proxy of o that answers length (and, when spreadable is set,
+// Symbol.isConcatSpreadable) with the values already read and checked, and forwards
+// everything else to o.
+func (r *run) pin(o *goja.Object, length float64, spreadable goja.Value) *goja.Object {
+	pinned := r.rt.ToValue(length)
+	traps := &goja.ProxyTrapConfig{
+		Get: func(target *goja.Object, property string, _ goja.Value) goja.Value {
+			if property == "length" {
+				return pinned
+			}
+			return target.Get(property)
+		},
+	}
+	if spreadable != nil {
+		traps.GetSym = func(target *goja.Object, property *goja.Symbol, _ goja.Value) goja.Value {
+			if property == goja.SymIsConcatSpreadable {
+				return spreadable
+			}
+			return target.GetSymbol(property)
+		}
+	}
+	return r.rt.ToValue(r.rt.NewProxy(o, traps)).(*goja.Object)
+}
+
+// stopCheck ends a native step of a stopped run: guard-side callbacks call it, so that the
+// native loop calling them (JSON.stringify, flatMap, replace) does not run on after the run's
+// timeout. The run is interrupted already: no catch of the program sees this.
+func (r *run) stopCheck() {
+	if r.stopped.Load() {
+		panic(r.rt.NewTypeError("the run was stopped"))
+	}
+}
+
+// guardWalk is an Array.prototype method that walks its receiver up to its length.
+func (r *run) guardWalk(method string) guardFunc {
+	what := "Array.prototype." + method
+	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
+		this, _ := r.receiver(call.This, what)
+		return callOrig(orig, this, call.Arguments...)
+	}
+}
+
+// guardIterators guards Array.prototype.values, which is also [Symbol.iterator]: an iterator
+// over an array-like walks it to its length, and the built-ins that iterate (spread,
+// Array.from, new Set, Promise.all, …) do so natively. (keys and entries are walkers.)
+func (r *run) guardIterators(arrayProto *goja.Object) error {
+	return errors.Join(
+		r.guardMethod(arrayProto, "values", 0, r.guardWalk("values")),
+		arrayProto.DefineDataPropertySymbol(goja.SymIterator, arrayProto.Get("values"), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+}
+
+// guardArgList is a built-in that spreads the array-like argument at index into an argument
+// list (Function.prototype.apply, Reflect.apply, Reflect.construct): goja allocates the list
+// for the whole length at once.
+func (r *run) guardArgList(what string, index int) guardFunc {
+	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
+		args := call.Arguments
+		if index < len(args) {
+			if o, ok := args[index].(*goja.Object); ok {
+				pinned, _ := r.arrayLike(o, what)
+				args = append([]goja.Value(nil), args...)
+				args[index] = pinned
+			}
+		}
+		return callOrig(orig, call.This, args...)
+	}
+}
+
+// guardArrayFrom is Array.from(items, mapFn, thisArg): the result has an element for each of
+// the source's, whether it is walked to its length or iterated (a string); called on another
+// constructor (Array.from.call(Object, …)) it makes no array, and no Array guard sees it.
+func (r *run) guardArrayFrom(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	items := call.Argument(0)
+	var length float64
+	switch v := items.(type) {
+	case *goja.Object:
+		length = lengthOf(v) // a typed array's is at most the cap: its constructor is guarded
+	case goja.String:
+		length = float64(v.Length())
+	}
+	if length > float64(r.caps.arrayLength) {
+		r.overCap("Array.from would make an array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
+	}
+	return callOrig(orig, call.This, call.Arguments...)
+}
+
+// guardFill is Array.prototype.fill(value, start, end): filling a sparse array makes it dense.
+func (r *run) guardFill(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	if isNullish(call.This) {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	o := call.This.ToObject(r.rt)
+	length := lengthOf(o)
+	if !isArray(o) {
+		o = r.pin(o, length, nil)
+	}
+	start := call.Argument(1).ToNumber()
+	args := []goja.Value{call.Argument(0), start}
+	end := length
+	if e := call.Argument(2); !goja.IsUndefined(e) {
+		n := e.ToNumber()
+		args = append(args, n)
+		end = relIndex(n, length)
+	}
+	if size := end - relIndex(start, length); size > float64(r.caps.arrayLength) {
+		r.overCap("Array.prototype.fill would fill", size, r.caps.arrayLength, "elements", arrayCapDivisor)
+	}
+	return callOrig(orig, o, args...)
+}
+
+// guardJoin is Array.prototype.join(separator), which Array.prototype.toString, String(array)
+// and template literals reach too. The guard joins itself, counting the result as it goes
+// (every element's text, a nested array's own join included, and every separator), so a
+// join of many long strings fails at the cap instead of building gigabytes; it walks no
+// array-like past the cap, and joins an array that contains itself to "" where it recurs,
+// as goja does.
+func (r *run) guardJoin(_ goja.Callable, call goja.FunctionCall) goja.Value {
+	if isNullish(call.This) {
+		panic(r.rt.NewTypeError("Array.prototype.join called on null or undefined"))
+	}
+	o := call.This.ToObject(r.rt)
+	for _, j := range r.guard.joining {
+		if j == o {
+			return r.rt.ToValue("")
+		}
+	}
+	r.guard.joining = append(r.guard.joining, o)
+	defer func() { r.guard.joining = r.guard.joining[:len(r.guard.joining)-1] }()
+
+	elements, length := r.arrayLike(o, "Array.prototype.join")
+	var sep goja.String
+	sepLength := 1.0
+	if s := call.Argument(0); !goja.IsUndefined(s) {
+		sep = r.toString(s)
+		sepLength = float64(sep.Length())
+	}
+	limit := float64(r.caps.stringLength)
+	if size := (length - 1) * sepLength; size > limit {
+		r.overCap("Array.prototype.join would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+	}
+	var b goja.StringBuilder
+	size := 0.0
+	for i := int64(0); i < int64(length); i++ {
+		if i > 0 {
+			if sep == nil {
+				b.WriteRune(',')
+			} else {
+				b.WriteString(sep)
+			}
+			size += sepLength
+		}
+		v := elements.Get(itoa(i))
+		if isNullish(v) {
+			continue
+		}
+		s := r.toString(v)
+		if size += float64(s.Length()); size > limit {
+			r.overCap("Array.prototype.join would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// typedWidths are the longest texts of one typed-array element by element size: "-128",
+// "-32768", and for 4 and 8 bytes a float's shortest form ("-2.2250738585072014e-308"); a
+// locale's text may group digits, so toLocaleString counts more.
+var typedWidths = map[float64]float64{1: 4, 2: 6, 4: 24, 8: 24}
+
+const localeWidth = 40
+
+// guardTypedJoin is TypedArray.prototype.join(separator) or toLocaleString(): the length and
+// the element size are the typed array's own (read through the intrinsic getters, which no
+// program can make lie).
+func (r *run) guardTypedJoin(method string) guardFunc {
+	what := "TypedArray.prototype." + method
+	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
+		o, ok := call.This.(*goja.Object)
+		if !ok {
+			return callOrig(orig, call.This, call.Arguments...)
+		}
+		length, ok := r.typedLength(o)
+		if !ok || length == 0 {
+			return callOrig(orig, call.This, call.Arguments...)
+		}
+		bytes, _ := r.typedByteLength(o)
+		width := typedWidths[bytes/length]
+		if method == "toLocaleString" {
+			width = localeWidth
+		}
+		args := call.Arguments
+		sepLength := 1.0
+		if method == "join" && len(args) > 0 && !goja.IsUndefined(args[0]) {
+			sep := r.toString(args[0])
+			args = []goja.Value{sep}
+			sepLength = float64(sep.Length())
+		}
+		if size := length*width + (length-1)*sepLength; size > float64(r.caps.stringLength) {
+			r.overCap(what+" could build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+		}
+		return callOrig(orig, call.This, args...)
+	}
+}
+
+// guardArrayConcat is Array.prototype.concat(...items): the result has the elements of the
+// receiver and of every spreadable item (an array, or an object whose
+// Symbol.isConcatSpreadable is true), walked to their lengths.
+func (r *run) guardArrayConcat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	if isNullish(call.This) {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	total := 0.0
+	spread := func(v goja.Value) goja.Value {
+		o, ok := v.(*goja.Object)
+		if !ok {
+			total++
+			return v
+		}
+		if isArray(o) {
+			total += lengthOf(o)
+			return o
+		}
+		flag := o.GetSymbol(goja.SymIsConcatSpreadable)
+		if flag == nil || !flag.ToBoolean() {
+			total++
+			return o
+		}
+		length := lengthOf(o)
+		total += length
+		return r.pin(o, length, r.rt.ToValue(true))
+	}
+	this := spread(call.This.ToObject(r.rt))
+	args := make([]goja.Value, len(call.Arguments))
+	for i, a := range call.Arguments {
+		args[i] = spread(a)
+	}
+	if total > float64(r.caps.arrayLength) {
+		r.overCap("Array.prototype.concat would make an array of", total, r.caps.arrayLength, "elements", arrayCapDivisor)
+	}
+	return callOrig(orig, this, args...)
+}
+
+// guardFlat is Array.prototype.flat(depth): the guard visits what flat will, first, and fails
+// when the elements visited (holes included) pass the cap or the arrays nest deeper than
+// MaxDataDepth within the depth asked for (an array that contains itself, flattened to depth
+// Infinity, recurses without end, in Go).
+func (r *run) guardFlat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	this, length := r.receiver(call.This, "Array.prototype.flat")
+	if isNullish(this) {
+		return callOrig(orig, this, call.Arguments...)
+	}
+	depth := int64(1)
+	var args []goja.Value
+	if d := call.Argument(0); !goja.IsUndefined(d) {
+		n := d.ToNumber()
+		args = []goja.Value{n}
+		depth = intOf(n)
+	}
+	visited := 0.0
+	var visit func(o *goja.Object, length float64, depth int64, level int)
+	visit = func(o *goja.Object, length float64, depth int64, level int) {
+		if level > MaxDataDepth {
+			r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("Array.prototype.flat would flatten arrays nested deeper than %d levels (an array that contains itself?)", MaxDataDepth)})
+			panic(r.rt.NewTypeError("nested too deep"))
+		}
+		if visited += length; visited > float64(r.caps.arrayLength) {
+			r.overCap("Array.prototype.flat would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "elements", arrayCapDivisor)
+		}
+		if depth <= 0 {
+			return
+		}
+		for i := int64(0); i < int64(length); i++ {
+			if e, ok := o.Get(itoa(i)).(*goja.Object); ok && r.isArrayValue(e) {
+				visit(e, lengthOf(e), depth-1, level+1)
+			}
+		}
+	}
+	visit(this.(*goja.Object), length, depth, 0)
+	return callOrig(orig, this, args...)
+}
+
+// guardFlatMap is Array.prototype.flatMap(callback, thisArg): flatMap walks every array the
+// callback returns to its length, so the guard's callback counts them as they come.
+func (r *run) guardFlatMap(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	this, length := r.receiver(call.This, "Array.prototype.flatMap")
+	fn, ok := goja.AssertFunction(call.Argument(0))
+	if isNullish(this) || !ok {
+		return callOrig(orig, this, call.Arguments...)
+	}
+	visited := length
+	counted := r.function("flatMap callback", func(c goja.FunctionCall) goja.Value {
+		r.stopCheck()
+		v, err := fn(c.This, c.Arguments...)
+		must(err)
+		if o, ok := v.(*goja.Object); ok && r.isArrayValue(o) {
+			n := lengthOf(o)
+			if visited += n; visited > float64(r.caps.arrayLength) {
+				r.overCap("Array.prototype.flatMap would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "elements", arrayCapDivisor)
+			}
+			if !isArray(o) {
+				return r.pin(o, n, nil)
+			}
+		}
+		return v
+	})
+	return callOrig(orig, this, append([]goja.Value{counted}, call.Arguments[1:]...)...)
+}
+
+// guardStringConcat is String.prototype.concat(...strings).
+func (r *run) guardStringConcat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	if isNullish(call.This) {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	s := r.toString(call.This)
+	size := float64(s.Length())
+	args := make([]goja.Value, len(call.Arguments))
+	for i, a := range call.Arguments {
+		str := r.toString(a)
+		args[i] = str
+		size += float64(str.Length())
+	}
+	if size > float64(r.caps.stringLength) {
+		r.overCap("String.prototype.concat would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+	}
+	return callOrig(orig, s, args...)
+}
+
+// guardReplace is String.prototype.replace or replaceAll(pattern, replacement). The result
+// is the string with each occurrence replaced: the guard counts a string pattern's
+// occurrences (a regular expression's matches, when the bound of one per position passes
+// the cap), bounds a replacement string's expansion ($& and the like copy parts of the
+// string), and counts what a replacement function returns as it returns it.
+func (r *run) guardReplace(method string, all bool) guardFunc {
+	what := "String.prototype." + method
+	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
+		if isNullish(call.This) {
+			return callOrig(orig, call.This, call.Arguments...)
+		}
+		s := r.toString(call.This)
+		n := float64(s.Length())
+		limit := float64(r.caps.stringLength)
+		pattern := call.Argument(0)
+		replacement := call.Argument(1)
+		if fn, ok := goja.AssertFunction(replacement); ok {
+			size := n
+			counted := r.function(method+" callback", func(c goja.FunctionCall) goja.Value {
+				r.stopCheck()
+				v, err := fn(c.This, c.Arguments...)
+				must(err)
+				str := r.toString(v)
+				if size += float64(str.Length()); size > limit {
+					r.overCap(what+" would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
+				}
+				return str
+			})
+			return callOrig(orig, s, pattern, counted)
+		}
+		repl := r.toString(replacement)
+		perMatch := float64(repl.Length())
+		re, isRegExp := pattern.(*goja.Object)
+		isRegExp = isRegExp && re.ClassName() == "RegExp"
+		if text := repl.String(); strings.Contains(text, "$") {
+			// $` and $' copy up to the whole string; with a regular expression, so may $& and
+			// the groups; with a string pattern, $& is the pattern.
+			copies := strings.Count(text, "$`") + strings.Count(text, "$'")
+			if isRegExp {
+				copies = strings.Count(text, "$")
+			} else {
+				perMatch += float64(strings.Count(text, "$&")) * float64(r.toString(pattern).Length())
+			}
+			perMatch += float64(copies) * n
+		}
+		var matches float64
+		if !isRegExp {
+			p := r.toString(pattern)
+			pattern = p
+			matches = 1
+			if all {
+				matches = float64(strings.Count(s.String(), p.String()))
+			}
+		} else {
+			matches = 1
+			if strings.Contains(re.Get("flags").String(), "g") {
+				matches = n + 1
+			}
+		}
+		size := func() float64 { return n + matches*perMatch }
+		if size() > limit && isRegExp && matches > 1 {
+			// Count the matches: a regular expression matches at far fewer places than the bound.
+			found, err := r.stringMatch()(s, pattern)
+			must(err)
+			matches = 0
+			if o, ok := found.(*goja.Object); ok {
+				matches = lengthOf(o)
+			}
+		}
+		if size() > limit {
+			r.overCap(what+" would build a string of", size(), r.caps.stringLength, "characters", stringCapDivisor)
+		}
+		return callOrig(orig, s, pattern, repl)
+	}
+}
+
+// guardSplit is String.prototype.split(separator, limit) with a string separator: the result
+// has an element per piece.
+func (r *run) guardSplit(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	if isNullish(call.This) {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	sepArg := call.Argument(0)
+	if o, ok := sepArg.(*goja.Object); ok && !isNullish(o.GetSymbol(goja.SymSplit)) {
+		return callOrig(orig, call.This, call.Arguments...) // a RegExp: at most one piece per character
+	}
+	s := r.toString(call.This)
+	args := []goja.Value{sepArg}
+	maxPieces := math.Inf(1)
+	if l := call.Argument(1); !goja.IsUndefined(l) {
+		n := l.ToNumber()
+		args = append(args, n)
+		maxPieces = float64(uint32(intOf(n)))
+	}
+	if goja.IsUndefined(sepArg) {
+		return callOrig(orig, s, args...)
+	}
+	sep := r.toString(sepArg)
+	args[0] = sep
+	var pieces float64
+	if sep.Length() == 0 {
+		pieces = float64(s.Length())
+	} else {
+		pieces = float64(strings.Count(s.String(), sep.String()) + 1)
+	}
+	if pieces = math.Min(pieces, maxPieces); pieces > float64(r.caps.arrayLength) {
+		r.overCap("String.prototype.split would make an array of", pieces, r.caps.arrayLength, "elements", arrayCapDivisor)
+	}
+	return callOrig(orig, s, args...)
+}
+
+// guardStringRaw is String.raw(template, ...substitutions): it walks template.raw to its
+// length.
+func (r *run) guardStringRaw(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	t, ok := call.Argument(0).(*goja.Object)
+	if !ok {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	raw, ok := t.Get("raw").(*goja.Object)
+	if !ok {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	pinnedRaw, _ := r.arrayLike(raw, "String.raw")
+	template := r.rt.NewProxy(t, &goja.ProxyTrapConfig{Get: func(target *goja.Object, property string, _ goja.Value) goja.Value {
+		if property == "raw" {
+			return pinnedRaw
+		}
+		return target.Get(property)
+	}})
+	return callOrig(orig, call.This, append([]goja.Value{r.rt.ToValue(template)}, call.Arguments[1:]...)...)
+}
+
+// guardBigIntBits is BigInt.asUintN or asIntN(bits, bigint): goja allocates 2**bits.
+func (r *run) guardBigIntBits(what string) guardFunc {
+	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
+		bits := call.Argument(0).ToNumber()
+		if n := toLength(bits); n > float64(r.caps.bufferBytes)*8 {
+			r.overCap(what+" would compute with a number of", n, r.caps.bufferBytes*8, "bits", bufferCapDivisor)
+		}
+		return callOrig(orig, call.This, append([]goja.Value{bits}, call.Arguments[1:]...)...)
+	}
+}
+
+// guardJSONStringify is JSON.stringify(value, replacer, space). goja serializes in one native
+// step; the guard's replacer (which wraps a replacer function, and stands in for none) sees
+// every value first: it fails the run when an array would be walked past the cap, or the
+// text of the values visited (strings, keys, numbers, punctuation; escapes and indentation
+// uncounted) passes the string cap, and stops the step when the run is stopped. An array
+// replacer (a list of keys) is left as it is.
+func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	replacer := call.Argument(1)
+	if o, ok := replacer.(*goja.Object); ok && isArray(o) {
+		return callOrig(orig, call.This, call.Arguments...)
+	}
+	user, hasUser := goja.AssertFunction(replacer)
+	limit := float64(r.caps.stringLength)
+	size, values := 0.0, 0.0
+	checking := r.function("replacer", func(c goja.FunctionCall) goja.Value {
+		r.stopCheck()
+		key, v := c.Argument(0), c.Argument(1)
+		if hasUser {
+			var err error
+			v, err = user(c.This, key, v)
+			must(err)
+		}
+		if values++; values > float64(r.caps.arrayLength) {
+			r.overCap("JSON.stringify would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "values", arrayCapDivisor)
+		}
+		if holder, ok := c.This.(*goja.Object); ok && isArray(holder) {
+			size++ // a comma
+		} else {
+			size += stringLength(key) + 4 // "key": and a comma
+		}
+		switch x := v.(type) {
+		case goja.String:
+			size += float64(x.Length()) + 2
+		case *goja.Object:
+			size += 2
+			if isArray(x) {
+				if n := lengthOf(x); n > float64(r.caps.arrayLength) {
+					r.overCap("JSON.stringify would walk an array of", n, r.caps.arrayLength, "elements", arrayCapDivisor)
+				}
+			}
+		default:
+			size += textWidth(v)
+		}
+		if size > limit {
+			r.overCap("JSON.stringify would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
+		}
+		return v
+	})
+	args := []goja.Value{call.Argument(0), checking}
+	if len(call.Arguments) > 2 {
+		args = append(args, call.Arguments[2])
+	}
+	return callOrig(orig, call.This, args...)
+}
+
+// Intrinsics the guards use, taken from the runtime before the program runs.
+
+// stringMatch is String.prototype.match.
+func (r *run) stringMatch() goja.Callable { return r.guard.match }
+
+// isArrayValue is Array.isArray, which sees through proxies.
+func (r *run) isArrayValue(o *goja.Object) bool {
+	if isArray(o) {
+		return true
+	}
+	if o.ExportType() != proxyType {
+		return false
+	}
+	v, err := r.guard.isArray(goja.Undefined(), o)
+	must(err)
+	return v.ToBoolean()
+}
+
+// typedArrayProto is %TypedArray%.prototype, whose length and byteLength getters the guards
+// read typed arrays with; the guards that use them look it up when they are installed.
+func (r *run) typedArrayProto() (*goja.Object, error) {
+	gi := &r.guard
+	if gi.typedProto != nil {
+		return gi.typedProto, nil
+	}
+	u8, ok := r.rt.GlobalObject().Get("Uint8Array").(*goja.Object)
+	if !ok {
+		return nil, errors.New("guard: no Uint8Array")
+	}
+	proto, ok := u8.Get("prototype").(*goja.Object)
+	if !ok || proto.Prototype() == nil {
+		return nil, errors.New("guard: no %TypedArray%.prototype")
+	}
+	gi.typedProto = proto.Prototype()
+	describe, _ := goja.AssertFunction(r.rt.GlobalObject().Get("Object").ToObject(r.rt).Get("getOwnPropertyDescriptor"))
+	getter := func(name string) (goja.Callable, error) {
+		d, err := describe(goja.Undefined(), gi.typedProto, r.rt.ToValue(name))
+		if err != nil {
+			return nil, err
+		}
+		get, ok := goja.AssertFunction(d.ToObject(r.rt).Get("get"))
+		if !ok {
+			return nil, fmt.Errorf("guard: no getter of %%TypedArray%%.prototype.%s", name)
+		}
+		return get, nil
+	}
+	var err1, err2 error
+	gi.typedLength, err1 = getter("length")
+	gi.typedByteLength, err2 = getter("byteLength")
+	return gi.typedProto, errors.Join(err1, err2)
+}
+
+// typedLength is a typed array's length; ok is false for anything else.
+func (r *run) typedLength(o *goja.Object) (float64, bool) {
+	return r.typedGet(o, func() goja.Callable { return r.guard.typedLength })
+}
+
+func (r *run) typedByteLength(o *goja.Object) (float64, bool) {
+	return r.typedGet(o, func() goja.Callable { return r.guard.typedByteLength })
+}
+
+func (r *run) typedGet(o *goja.Object, getter func() goja.Callable) (float64, bool) {
+	if o.ClassName() != "Object" || o.ExportType() == proxyType || getter() == nil {
+		return 0, false
+	}
+	v, err := getter()(o)
+	if err != nil {
+		return 0, false
+	}
+	return v.ToFloat(), true
+}
+
+var arrayBufferType = reflect.TypeOf(goja.ArrayBuffer{})
+
+// guardState is what the guards keep in a run: the intrinsics they use, taken from the
+// runtime when they are installed (before the program can replace them), and the arrays
+// being joined.
+type guardState struct {
+	isArray                      goja.Callable // Array.isArray
+	match                        goja.Callable // String.prototype.match
+	typedProto                   *goja.Object  // %TypedArray%.prototype
+	typedLength, typedByteLength goja.Callable // its getters
+	joining                      []*goja.Object
+}
+
+// itoa is an index as a property key; the first ones are made once.
+func itoa(i int64) string {
+	if i < int64(len(indexKeys)) {
+		return indexKeys[i]
+	}
+	return strconv.FormatInt(i, 10)
+}
+
+var indexKeys = func() []string {
+	keys := make([]string, 1<<12)
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+	}
+	return keys
+}()
+
+// textWidth is the length of a primitive's text, without building it for a number: an
+// integer's digits, or the longest a float's shortest form can be.
+func textWidth(v goja.Value) float64 {
+	if !goja.IsNumber(v) {
+		return stringLength(v)
+	}
+	f := v.ToFloat()
+	if f != math.Trunc(f) || math.Abs(f) >= 1e15 {
+		return 24
+	}
+	width := 1.0
+	if f < 0 {
+		width, f = 2, -f
+	}
+	for ; f >= 10; f /= 10 {
+		width++
+	}
+	return width
+}
+
+// toString is ToString of a value as a goja.String; a symbol throws the TypeError.
+func (r *run) toString(v goja.Value) goja.String {
+	if _, ok := v.(*goja.Symbol); ok {
+		panic(r.rt.NewTypeError("Cannot convert a Symbol value to a string"))
+	}
+	s := v.ToString()
+	if str, ok := s.(goja.String); ok {
+		return str
+	}
+	return goja.StringFromUTF16(utf16.Encode([]rune(s.String())))
 }

@@ -249,5 +249,4 @@ var platformGlobals = []string{
 }
 
 // PlatformSummary says in a few lines what a program can use, for the model-facing SDK text.
-const PlatformSummary = `The runtime is ES2024 JavaScript (TypeScript types are stripped), with Node-like globals: console (log, table, dir, group, count, time, assert), setTimeout/setInterval/setImmediate/queueMicrotask, structuredClone, TextEncoder/TextDecoder, atob/btoa, URL/URLSearchParams, AbortController/AbortSignal, EventTarget/Event, crypto (randomUUID, getRandomValues, subtle.digest), performance.now, Intl and the ES2023-2025 built-ins (Object.groupBy, iterator helpers, Promise.withResolvers, Array.fromAsync, Set methods, using).
-Regular expressions support \p{…}, the d and v flags. There is no require, import, fetch, process, Buffer or file system: every effect goes through the global tools object (await tools.<name>(args)).`
+const PlatformSummary = "ES2024 (groupBy, iterator helpers, using), Intl, URL, TextEncoder, atob, crypto, AbortController, structuredClone, timers, console.*; no require, import, fetch or fs: only the tools reach out."

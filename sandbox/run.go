@@ -60,11 +60,11 @@ type Options struct {
 	// retry loop cannot spin until the timeout.
 	MaxCalls int
 	// Memory is the run's memory budget in bytes → kind "limit". goja has no allocator cap,
-	// so it is enforced in two ways: the built-ins that allocate in one step are capped in
-	// proportion to it (strings built by repeat, padStart, padEnd and join to Memory/16
-	// UTF-16 code units; arrays made by Array(n), filled by fill or joined to Memory/32
-	// elements; ArrayBuffers and typed arrays to Memory/4 bytes; going past a cap fails the
-	// run at once, uncatchably), and a heap watchdog fails the run when the Go heap growth
+	// so it is enforced in two ways: the built-ins that allocate or loop in one native step
+	// are capped in proportion to it (strings they build to Memory/16 UTF-16 code units;
+	// arrays and typed arrays they make, and array-likes they walk, to Memory/32 elements;
+	// ArrayBuffers and typed arrays to Memory/4 bytes; see guards.go; going past a cap fails
+	// the run at once, uncatchably), and a heap watchdog fails the run when the Go heap growth
 	// attributed to it passes Memory (see [Run]). A worker process adds hard caps of its own
 	// (package sandbox/worker).
 	Memory int64
@@ -196,6 +196,7 @@ type run struct {
 	preludes      map[string]goja.Value // results of preludes run in this runtime
 
 	caps        caps                  // built-in caps derived from opts.Memory
+	guard       guardState            // what the built-in guards keep
 	bindings    map[string]goja.Value // tool functions made so far, by name
 	calls       int                   // calls dispatched
 	inflight    int                   // dispatched calls not yet settled in the VM

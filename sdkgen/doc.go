@@ -1,16 +1,20 @@
 // Package sdkgen renders the Code Mode SDK for one resolved tool set.
 //
 // The caller (the bridge, the CLI, the HTTP layer) adapts a registry view into []Tool and builds
-// a Set with NewSet; sdkgen knows nothing of the registry, goja or HTTP. From a Set it produces
-// three byte-stable texts:
+// a Set with NewSet; sdkgen knows nothing of the registry, goja or HTTP. The sandbox does not
+// run anything sdkgen makes: it builds `tools` and `ToolCallError` itself, and these texts
+// describe them. From a Set sdkgen produces three byte-stable texts and one line per tool:
 //
-//   - TypeScript: the declarations shown to models and tool authors (ToolCallError, ToolArgsMap,
-//     ToolOutputMap, ToolName and `declare const tools`);
-//   - Prompt: the model-facing instructions for run_code, ending with those declarations;
-//   - Bindings: the JS program the sandbox evaluates once per run to install `tools` and
-//     `ToolCallError`, compiled once per Set.Version and cached by the caller.
+//   - TypeScript: the declarations for tool authors and editors (ToolCallError, `declare const
+//     tools` with one member per tool, and ToolName, ToolArgsMap, ToolOutputMap derived from it);
+//   - JavaScript: the same for JavaScript readers, as JSDoc types on two variable declarations
+//     (a `// @ts-check` reference, not a program);
+//   - Prompt / PromptWith: what a model reads up front to use run_code: the program contract
+//     with the service's limits, one example, and the declarations with one line per tool;
+//   - Signature: one tool's one-line signature, for error messages.
 //
-// Output depends only on the set's content: tools are sorted by name, run_code is never part of
-// the SDK, and schemas are read as data (JSON key order is irrelevant). A schema sdkgen cannot
+// Output depends only on the set's content (and the prompt's options): tools are sorted by name,
+// run_code is never part of the SDK, and schemas are read as data (JSON key order is
+// irrelevant). No text carries a version: Set.Version is the ETag. A schema sdkgen cannot
 // express in TypeScript degrades to `unknown`; no input makes it fail or panic.
 package sdkgen

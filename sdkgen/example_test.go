@@ -20,34 +20,36 @@ func ExampleTypeScript() {
 		{Name: "run_code", Description: "Never part of the SDK."},
 	})
 	ts := string(sdkgen.TypeScript(set))
-	fmt.Print(ts[strings.Index(ts, "interface ToolArgsMap"):])
+	fmt.Print(ts[strings.Index(ts, "declare const tools"):])
 	// Output:
-	// interface ToolArgsMap {
-	//   math_add: {
-	//     a: number;
-	//     b: number;
-	//   };
-	//   "notes.search": unknown;
-	// }
-	//
-	// /** The value each tool's call resolves to. */
-	// interface ToolOutputMap {
-	//   math_add: {
-	//     sum: number;
-	//   };
-	//   "notes.search": unknown;
-	// }
-	//
-	// /** The name of a tool. */
-	// type ToolName = keyof ToolArgsMap;
-	//
-	// /** The tools: `await tools.name(args)`, or `await tools["other-name"](args)`. */
 	// declare const tools: {
 	//   /** Adds two numbers. */
-	//   math_add(args: ToolArgsMap["math_add"]): Promise<ToolOutputMap["math_add"]>;
+	//   math_add(args: {
+	//     a: number;
+	//     b: number;
+	//   }): Promise<{
+	//     sum: number;
+	//   }>;
 	//   /** Searches notes. */
-	//   "notes.search"(args: ToolArgsMap["notes.search"]): Promise<ToolOutputMap["notes.search"]>;
+	//   "notes.search"(args: unknown): Promise<unknown>;
 	// };
+	//
+	// /** The name of a tool. */
+	// type ToolName = keyof typeof tools;
+	// /** The argument object of each tool. */
+	// type ToolArgsMap = { [K in ToolName]: Exclude<Parameters<(typeof tools)[K]>[0], undefined> };
+	// /** The value each tool's call resolves to. */
+	// type ToolOutputMap = { [K in ToolName]: Awaited<ReturnType<(typeof tools)[K]>> };
+}
+
+func ExampleSignature() {
+	fmt.Println(sdkgen.Signature(sdkgen.Tool{
+		Name:        "math_add",
+		Description: "Adds two numbers.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"number","description":"The first addend."},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}`),
+		Output:      json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"],"additionalProperties":false}`),
+	}))
+	// Output: math_add(args: { a: number; b: number }): Promise<{ sum: number }>
 }
 
 func ExampleSet_Version() {

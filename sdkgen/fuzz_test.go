@@ -7,8 +7,9 @@ import (
 )
 
 // FuzzTypeScript feeds arbitrary bytes as a schema and arbitrary names and descriptions: nothing
-// panics, the declarations always parse as TypeScript and strip to nothing, the binding program
-// always parses as JavaScript, the prompt embeds the declarations, names quote losslessly, and
+// panics, the declarations always parse as TypeScript and strip to nothing, the JavaScript
+// reference always parses and declares nothing but its two variables, the prompt's declarations
+// parse with one line per tool, the signature is one bounded line, names quote losslessly, and
 // the output is the same for a second set built from the same input.
 func FuzzTypeScript(f *testing.F) {
 	for _, tool := range append(append(demoTools(), unsupportedSchemaTools()...), hostileDescriptionTools()...) {
@@ -30,10 +31,9 @@ func FuzzTypeScript(f *testing.F) {
 		set := NewSet(tools)
 		ts := TypeScript(set)
 		assertDeclarations(t, ts)
-		assertScript(t, Bindings(set))
-		if !bytes.Contains(Prompt(set), ts) {
-			t.Fatalf("Prompt does not embed the declarations")
-		}
+		assertJSReference(t, JavaScript(set))
+		assertPromptDeclarations(t, Prompt(set))
+		assertSignature(t, tools[0])
 		assertQuoteRoundTrips(t, name)
 
 		again := NewSet([]Tool{tools[1], tools[0]})

@@ -1,117 +1,25 @@
 package sdkgen
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	demo "github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-// demoTools is the demo tool pack of CONTRACT.md as a registry view would present it: a
-// parameter root is an open object (additionalProperties omitted); outputs are closed.
+// demoTools is the demo tool pack of CONTRACT.md (examples/tools) as a registry view presents
+// it to the SDK generator.
 func demoTools() []Tool {
-	return []Tool{
-		{
-			Name:        "math_add",
-			Description: "Adds two numbers. Returns their sum.",
-			Parameters: raw(`{"type":"object","properties":{
-				"a":{"type":"number","description":"The first addend."},
-				"b":{"type":"number","description":"The second addend."}},
-				"required":["a","b"]}`),
-			Output: raw(`{"type":"object","properties":{"sum":{"type":"number"}},
-				"required":["sum"],"additionalProperties":false}`),
-		},
-		{
-			Name:        "util_echo",
-			Description: "Returns its argument unchanged.",
-			Parameters: raw(`{"type":"object","properties":{"value":{"description":"Any JSON value."}},
-				"required":["value"]}`),
-			Output: raw(`{"type":"object","properties":{"value":{}},"required":["value"],
-				"additionalProperties":false}`),
-		},
-		{
-			Name:        "util_sleep",
-			Description: "Waits for the given number of milliseconds; honours cancellation at once.",
-			Parameters: raw(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0,
-				"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}`),
-			Output: raw(`{"type":"object","properties":{"slept_ms":{"type":"integer"}},
-				"required":["slept_ms"],"additionalProperties":false}`),
-		},
-		{
-			Name:        "util_fail",
-			Description: "Always fails with the given message.\n\nUseful to test error handling.",
-			Parameters: raw(`{"type":"object","properties":{"message":{"type":"string",
-				"description":"The error message."}},"required":["message"]}`),
-		},
-		{
-			Name:        "util_swatch",
-			Description: "Renders an 8x8 PNG swatch of a colour.",
-			Parameters: raw(`{"type":"object","properties":{"color":{"type":"string",
-				"pattern":"^#[0-9a-fA-F]{6}$","description":"The colour as #rrggbb."}},
-				"required":["color"]}`),
-			Output: raw(`{"type":"object","properties":{"mime":{"const":"image/png"},
-				"width":{"type":"integer","const":8},"height":{"type":"integer","const":8}},
-				"required":["mime","width","height"],"additionalProperties":false}`),
-		},
-		{
-			Name:        "kv_set",
-			Description: "Stores a value under a key in this session's key-value store.",
-			Parameters: raw(`{"type":"object","properties":{"key":{"type":"string","minLength":1},
-				"value":{"description":"Any JSON value."}},"required":["key","value"]}`),
-			Output: raw(`{"type":"object","properties":{"ok":{"const":true}},"required":["ok"],
-				"additionalProperties":false}`),
-		},
-		{
-			Name:        "kv_get",
-			Description: "Reads the value stored under a key in this session's key-value store.",
-			Parameters: raw(`{"type":"object","properties":{"key":{"type":"string","minLength":1}},
-				"required":["key"]}`),
-			Output: raw(`{"type":"object","properties":{"found":{"type":"boolean"},"value":{}},
-				"required":["found"],"additionalProperties":false}`),
-		},
-		{
-			Name:        "files_write",
-			Description: "Writes a file in the session's virtual workspace, replacing any content.",
-			Parameters: raw(`{"type":"object","properties":{"path":{"type":"string"},
-				"content":{"type":"string"}},"required":["path","content"]}`),
-			Output: raw(`{"type":"object","properties":{"path":{"type":"string"},
-				"bytes":{"type":"integer"}},"required":["path","bytes"],"additionalProperties":false}`),
-		},
-		{
-			Name:        "files_read",
-			Description: "Reads a file of the session's virtual workspace.",
-			Parameters:  raw(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
-			Output: raw(`{"type":"object","properties":{"path":{"type":"string"},
-				"content":{"type":"string"},"lines":{"type":"integer"}},
-				"required":["path","content","lines"],"additionalProperties":false}`),
-		},
-		{
-			Name:        "files_edit",
-			Description: "Replaces exact text in a file of the workspace. Fails when old does not occur.",
-			Parameters: raw(`{"type":"object","properties":{"path":{"type":"string"},
-				"old":{"type":"string","description":"The text to replace."},
-				"new":{"type":"string","description":"The replacement."}},
-				"required":["path","old","new"]}`),
-			Output: raw(`{"type":"object","properties":{"path":{"type":"string"},
-				"replaced":{"type":"integer"}},"required":["path","replaced"],
-				"additionalProperties":false}`),
-		},
-		{
-			Name:        "files_list",
-			Description: "Lists the paths in the workspace, optionally under a prefix.",
-			Parameters: raw(`{"type":"object","properties":{"prefix":{"type":"string",
-				"description":"Only paths starting with this."}}}`),
-			Output: raw(`{"type":"object","properties":{"paths":{"type":"array",
-				"items":{"type":"string"}}},"required":["paths"],"additionalProperties":false}`),
-		},
+	pack := demo.New().Tools()
+	out := make([]Tool, len(pack))
+	for i, t := range pack {
+		out[i] = Tool{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters(), Output: t.OutputSchema()}
 	}
+	return out
 }
 
 func exoticNameTools() []Tool {
@@ -240,15 +148,34 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 // goldenCases are the tool sets whose rendered texts are pinned under testdata/.
 var goldenCases = []struct {
-	name   string
-	tools  func() []Tool
-	prompt bool // also pin the Prompt text
+	name  string
+	tools func() []Tool
 }{
-	{"demo", demoTools, true},
-	{"empty", func() []Tool { return nil }, true},
-	{"exotic_names", exoticNameTools, false},
-	{"hostile_descriptions", hostileDescriptionTools, true},
-	{"unsupported_schemas", unsupportedSchemaTools, false},
+	{"demo", demoTools},
+	{"empty", func() []Tool { return nil }},
+	{"exotic_names", exoticNameTools},
+	{"hostile_descriptions", hostileDescriptionTools},
+	{"unsupported_schemas", unsupportedSchemaTools},
+	{"refs", refTools},
+}
+
+// refTools have schemas with $ref and $defs, as MCP servers generated from
+// zod or pydantic models list them.
+func refTools() []Tool {
+	return []Tool{
+		{Name: "contacts.add", Description: "Adds a contact.", Parameters: raw(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string","description":"The city."}},"required":["city"],"additionalProperties":false},` +
+			`"phone":{"type":"string","pattern":"^\\+[0-9]+$"}},` +
+			`"properties":{"name":{"type":"string"},"home":{"$ref":"#/$defs/address","description":"Where they live."},"work":{"$ref":"#/$defs/address"},` +
+			`"phones":{"type":"array","items":{"$ref":"#/$defs/phone"}},"backup":{"anyOf":[{"$ref":"#/$defs/address"},{"type":"null"}]}},` +
+			`"required":["name","home"],"additionalProperties":false}`),
+			Output: raw(`{"type":"object","definitions":{"id":{"type":"integer","description":"Contact id."}},"properties":{"id":{"$ref":"#/definitions/id"}},"required":["id"],"additionalProperties":false}`)},
+		{Name: "tree.walk", Description: "A recursive schema: the recursion renders as unknown.", Parameters: raw(`{"type":"object",` +
+			`"$defs":{"node":{"type":"object","properties":{"label":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["label"],"additionalProperties":false}},` +
+			`"properties":{"root":{"$ref":"#/$defs/node"}},"required":["root"],"additionalProperties":false}`)},
+		{Name: "refs.unresolved", Description: "Remote, anchor and dangling references stay unknown.", Parameters: raw(`{"type":"object","properties":{` +
+			`"remote":{"$ref":"https://example.com/schema.json"},"anchor":{"$ref":"#item"},"dangling":{"$ref":"#/$defs/missing"}},"additionalProperties":false}`)},
+	}
 }
 
 func TestGolden(t *testing.T) {
@@ -257,34 +184,16 @@ func TestGolden(t *testing.T) {
 			set := NewSet(tc.tools())
 			ts := TypeScript(set)
 			assertDeclarations(t, ts)
-			checkGolden(t, tc.name+".ts.golden", ts)
+			golden.Check(t, "testdata/"+tc.name+".ts.golden", ts)
 
-			js := Bindings(set)
-			assertScript(t, js)
-			checkGolden(t, tc.name+".js.golden", js)
+			js := JavaScript(set)
+			assertJSReference(t, js)
+			golden.Check(t, "testdata/"+tc.name+".js.golden", js)
 
-			if tc.prompt {
-				checkGolden(t, tc.name+".prompt.golden", Prompt(set))
-			}
+			prompt := Prompt(set)
+			assertPromptDeclarations(t, prompt)
+			golden.Check(t, "testdata/"+tc.name+".prompt.golden", prompt)
 		})
-	}
-}
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update if the change is intended)\n--- got ---\n%s", path, got)
 	}
 }
 
@@ -305,16 +214,54 @@ func assertDeclarations(t testing.TB, src []byte) {
 	}
 }
 
-// assertScript checks that src parses as JavaScript.
-func assertScript(t testing.TB, src []byte) {
+// assertJSReference checks that src parses as JavaScript and that, its comments aside, it is
+// exactly the two declarations of an unassigned ToolCallError and tools: nothing in it can run.
+func assertJSReference(t testing.TB, src []byte) {
 	t.Helper()
 	res := api.Transform(string(src), api.TransformOptions{
-		Loader:   api.LoaderJS,
-		LogLevel: api.LogLevelSilent,
+		Loader:        api.LoaderJS,
+		LegalComments: api.LegalCommentsNone,
+		LogLevel:      api.LogLevelSilent,
 	})
 	if len(res.Errors) > 0 {
-		t.Fatalf("esbuild rejects the script: %s\n%s", formatMessages(res.Errors), src)
+		t.Fatalf("esbuild rejects the JavaScript: %s\n%s", formatMessages(res.Errors), src)
 	}
+	if got, want := string(res.Code), "var ToolCallError;\nvar tools;\n"; got != want {
+		t.Fatalf("the JavaScript compiles to %q, want %q\n%s", got, want, src)
+	}
+}
+
+// assertPromptDeclarations checks that the last fenced block of a prompt parses as TypeScript
+// declarations and puts every tool on one line.
+func assertPromptDeclarations(t testing.TB, prompt []byte) {
+	t.Helper()
+	decls := promptDeclarations(t, prompt)
+	assertDeclarations(t, decls)
+	lines := strings.Split(strings.TrimSuffix(string(decls), "\n"), "\n")
+	if len(lines) == 1 {
+		return // declare const tools: {};
+	}
+	for _, line := range lines[1 : len(lines)-1] {
+		if !strings.HasSuffix(line, ">;") {
+			t.Fatalf("declaration line %q is not a whole tool signature\n%s", line, decls)
+		}
+	}
+}
+
+// promptDeclarations returns the text of a prompt's last fenced block (the declarations).
+func promptDeclarations(t testing.TB, prompt []byte) []byte {
+	t.Helper()
+	text := strings.TrimSuffix(string(prompt), "\n")
+	fenceStart := strings.LastIndex(text, "\n") + 1
+	fence := text[fenceStart:]
+	if fence == "" || strings.Trim(fence, "`") != "" {
+		t.Fatalf("prompt does not end with a fence:\n%s", prompt)
+	}
+	open := strings.LastIndex(text[:fenceStart], "\n"+fence+"ts\n")
+	if open < 0 {
+		t.Fatalf("prompt has no opening %sts fence:\n%s", fence, prompt)
+	}
+	return []byte(text[open+len(fence)+4 : fenceStart])
 }
 
 func formatMessages(msgs []api.Message) string {

@@ -1,83 +1,125 @@
 package sdkgen
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
 
-// promptIntro is the tool-set-independent part of the instructions. It describes the program
-// contract (DESIGN.md §6, CONTRACT.md "Program") in the model's terms.
-const promptIntro = "# Code Mode: run_code\n" +
-	"\n" +
-	"Call the tool `run_code` with `{\"code\": \"...\", \"description\": \"...\"}` to run a short program\n" +
-	"against the tools declared at the end. `description` says in a few words what the program does;\n" +
-	"it must not be blank.\n" +
-	"\n" +
-	"## Writing the program\n" +
-	"\n" +
-	"- `code` is the body of an async function, in JavaScript or TypeScript (types are removed before\n" +
-	"  it runs and are not checked). Top-level `await` and `return` work; do not wrap the code in a\n" +
-	"  function, and do not use `import`, `require` or `export`.\n" +
-	"- Call a tool with `await tools.name(args)`, where `args` is one JSON object. A name that is not\n" +
-	"  an identifier is called with brackets: `await tools[\"my-server.tool\"](args)`.\n" +
-	"- A call resolves to the tool's value: structured JSON data shaped as `ToolOutputMap` says, not\n" +
-	"  text. Use its fields directly; there is nothing to parse.\n" +
-	"- Start independent calls together and await them at once, so they can run concurrently:\n" +
-	"  `const [a, b] = await Promise.all([tools.x(argsX), tools.y(argsY)])`. Await a call before one\n" +
-	"  that needs its result.\n" +
-	"- A failed call rejects with a `ToolCallError` (`e.name === \"ToolCallError\"`, `e.toolName`,\n" +
-	"  `e.message`). Wrap it in `try { ... } catch (e) { ... }` when the program can carry on without\n" +
-	"  that result; an error nobody catches fails the whole run.\n" +
-	"- `console.log` (and `console.info`, `console.warn`, `console.error`) records intermediate output.\n" +
-	"- `return` a JSON value (object, array, string, number, boolean or null) as the result.\n" +
-	"- Only what the program prints or returns comes back to you: tool values it neither logs nor\n" +
-	"  returns are not shown. Return what answers the task, curated, rather than whole large values.\n" +
-	"- The tools are the only way to reach anything outside the program: there is no network and no\n" +
-	"  file system. A run is limited in time, in the number of tool calls and in output size.\n" +
-	"\n" +
-	"Example (the tool names are illustrative; use those declared below):\n" +
-	"\n" +
-	"```ts\n" +
-	"const user = await tools.users_get({ id: 42 })\n" +
-	"const [orders, tickets] = await Promise.all([\n" +
-	"  tools.orders_list({ userId: user.id }),\n" +
-	"  tools.tickets_list({ userId: user.id }),\n" +
-	"])\n" +
-	"let refund = null\n" +
-	"try {\n" +
-	"  refund = await tools.refunds_get({ orderId: orders.items[0].id })\n" +
-	"} catch (e) {\n" +
-	"  console.log(e.name, e.toolName, e.message) // ToolCallError refunds_get <reason>\n" +
-	"}\n" +
-	"return { name: user.name, orders: orders.items.length, openTickets: tickets.open, refund }\n" +
-	"```\n" +
-	"\n" +
-	"## What comes back\n" +
-	"\n" +
-	"- On success, the value `{\"logs\": [...], \"result\": ...}`: you see the logs, then the result (a\n" +
-	"  string as is, any other JSON pretty-printed), or `(run_code completed with no output)` when\n" +
-	"  there is neither.\n" +
-	"- On failure, an error with code `CODE_RUN_FAILED`, a kind, a message and the logs captured\n" +
-	"  before the failure. The kind is `syntax` (the code does not parse), `runtime` (an uncaught\n" +
-	"  exception, including an uncaught ToolCallError), `timeout` (the run took too long), `limit`\n" +
-	"  (a limit on tool calls, output size, memory or stack depth was exceeded) or `cancelled` (the\n" +
-	"  run was stopped from outside).\n" +
-	"\n" +
-	"## Tools\n" +
-	"\n"
+// PromptOptions are the facts of the service that the prompt states. The zero value of each
+// field (or a negative one) means the default of the sandbox and the bridge, which is what a
+// service configured with no limits runs with.
+type PromptOptions struct {
+	Timeout        time.Duration // one run, wall clock; default 30 s
+	MaxCalls       int           // tool calls per run; default 1000
+	MaxParallel    int           // tool calls running at once; default 10
+	MaxLogBytes    int64         // captured console output; default 1 MiB
+	MaxResultBytes int64         // the returned value as JSON; default 4 MiB
+	// Platform is the line that says what the runtime offers besides the tools, for example
+	// sandbox.PlatformSummary; empty means DefaultPlatform.
+	Platform string
+}
 
-// Prompt renders the model-facing instructions for run_code: how to write a program, what comes
-// back and how failures look, then the set's TypeScript declarations in a fenced block. The
-// fence is long enough that no backticks in the declarations can close it.
-func Prompt(s *Set) []byte {
-	decls := TypeScript(s)
-	fence := bytes.Repeat([]byte("`"), max(3, longestBacktickRun(decls)+1))
+// The defaults PromptOptions falls back to: those of the sandbox (sandbox.DefaultTimeout, …) and
+// the bridge (bridge.DefaultMaxParallelSubCalls). sdkgen does not import them; a test pins that
+// they agree.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxCalls       = 1000
+	DefaultMaxParallel    = 10
+	DefaultMaxLogBytes    = 1 << 20
+	DefaultMaxResultBytes = 4 << 20
+)
+
+// DefaultPlatform says what the runtime offers, in the prompt's words, when the caller passes
+// no Platform line.
+const DefaultPlatform = "ES2024, Intl, URL, TextEncoder, atob, crypto.randomUUID, AbortController, " +
+	"structuredClone, timers, console.*; no I/O but the tools."
+
+// Prompt is PromptWith(s, PromptOptions{}): the prompt of a service with the default limits.
+func Prompt(s *Set) []byte { return PromptWith(s, PromptOptions{}) }
+
+// PromptWith renders what a model reads up front to use run_code: the program contract
+// (CONTRACT.md "Program", DESIGN.md §6) in as few words as it can be said — the program's
+// shape, what a call returns, when promises settle, how values cross, the limits, how failures
+// surface, what the runtime offers — one short example, and the set's declarations with each
+// tool on one line (its JSDoc summary, then its signature with property JSDoc inline). It has no
+// version banner: the version is the ETag's, so two prompts differ only where the tools or the
+// options do. Fences are longer than any backtick run inside them.
+func PromptWith(s *Set, o PromptOptions) []byte {
+	var decls bytes.Buffer
+	writeToolsDecl(&decls, s.entries(), layoutInline)
+	platform := o.Platform
+	if platform == "" {
+		platform = DefaultPlatform
+	}
+
 	var b bytes.Buffer
-	b.Grow(len(promptIntro) + len(decls) + 2*len(fence) + 4)
-	b.WriteString(promptIntro)
+	b.Grow(1400 + decls.Len())
+	b.WriteString("`run_code({code, description?})`: `code` is the body of an async function, JS or TS (types unchecked), " +
+		"calling the tools below; top-level `await`/`return` work.\n" +
+		"- `await tools.name(args)` returns the tool's value (data, not text); other names: `tools[\"a.b\"](args)`.\n" +
+		"- Each call's promise settles when it ends: `Promise.all` runs calls in parallel, `Promise.race` works; " +
+		"calls still running at return are cancelled and reported: await them.\n" +
+		"- Values cross as `JSON.stringify` would (Date → ISO string, `undefined` dropped, NaN/Infinity → `null` " +
+		"in results); BigInt, Map, Set, functions and cycles are refused.\n" +
+		"- A failed call throws `ToolCallError` (`name`, `toolName`, `code`, `message`); uncaught, the run fails: " +
+		"`CODE_RUN_FAILED`, kind runtime (or syntax, timeout, limit, cancelled).\n" +
+		"- Only logs and the returned JSON come back: return just what answers the task.\n" +
+		"- Limits: ")
+	b.WriteString(formatDuration(pick(o.Timeout, DefaultTimeout)))
+	b.WriteString(", ")
+	b.WriteString(strconv.Itoa(pick(o.MaxCalls, DefaultMaxCalls)))
+	b.WriteString(" calls, ")
+	b.WriteString(strconv.Itoa(pick(o.MaxParallel, DefaultMaxParallel)))
+	b.WriteString(" at once, ")
+	b.WriteString(formatBytes(pick(o.MaxLogBytes, DefaultMaxLogBytes)))
+	b.WriteString(" of logs, ")
+	b.WriteString(formatBytes(pick(o.MaxResultBytes, DefaultMaxResultBytes)))
+	b.WriteString(" of result.\n- Runtime: ")
+	b.WriteString(collapseSpace(platform))
+	b.WriteString("\n\n```js\n" +
+		"const [a, b] = await Promise.all([tools.x({ id: 1 }), tools.y({})])\n" +
+		"try { await tools.z(a) } catch (e) { console.log(e.code, e.message) }\n" +
+		"return { a, n: b.items.length }\n" +
+		"```\n\n")
+	fence := bytes.Repeat([]byte("`"), max(3, longestBacktickRun(decls.Bytes())+1))
 	b.Write(fence)
 	b.WriteString("ts\n")
-	b.Write(decls)
+	b.Write(decls.Bytes())
 	b.Write(fence)
 	b.WriteByte('\n')
 	return b.Bytes()
+}
+
+// pick returns v, or def when v is not positive.
+func pick[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// formatDuration writes whole seconds as "30 s" and anything else as Go does ("1m30s" is
+// "90 s"; "1.5s" stays "1.5s").
+func formatDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + " s"
+	}
+	return d.String()
+}
+
+// formatBytes writes a size in the largest binary unit that divides it: "1 MiB", "512 KiB",
+// "1000 bytes".
+func formatBytes(n int64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	default:
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
 }
 
 // longestBacktickRun returns the length of the longest run of consecutive backticks in text.

@@ -12,7 +12,7 @@ import (
 func TestNewSetIsIndependentOfInputOrder(t *testing.T) {
 	tools := append(demoTools(), exoticNameTools()...)
 	want := NewSet(tools)
-	wantTS, wantJS, wantPrompt := TypeScript(want), Bindings(want), Prompt(want)
+	wantTS, wantJS, wantPrompt := TypeScript(want), JavaScript(want), Prompt(want)
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 20 {
@@ -25,8 +25,8 @@ func TestNewSetIsIndependentOfInputOrder(t *testing.T) {
 		if !bytes.Equal(TypeScript(got), wantTS) {
 			t.Fatalf("permutation %d: TypeScript output differs", i)
 		}
-		if !bytes.Equal(Bindings(got), wantJS) {
-			t.Fatalf("permutation %d: Bindings output differs", i)
+		if !bytes.Equal(JavaScript(got), wantJS) {
+			t.Fatalf("permutation %d: JavaScript output differs", i)
 		}
 		if !bytes.Equal(Prompt(got), wantPrompt) {
 			t.Fatalf("permutation %d: Prompt output differs", i)
@@ -63,8 +63,8 @@ func TestNewSetDropsRunCode(t *testing.T) {
 			t.Errorf("TypeScript declares run_code (%q found)", leak)
 		}
 	}
-	if strings.Contains(string(Bindings(with)), "//   run_code\n") {
-		t.Errorf("Bindings lists run_code")
+	if js, prompt := string(JavaScript(with)), string(Prompt(with)); strings.Contains(js, "run_code(") || strings.Contains(prompt, "run_code(args") {
+		t.Errorf("JavaScript or Prompt declares run_code")
 	}
 
 	only := NewSet([]Tool{runCode})
@@ -182,7 +182,7 @@ func TestNilSetIsEmpty(t *testing.T) {
 		t.Errorf("nil set has tools")
 	}
 	if !bytes.Equal(TypeScript(nilSet), TypeScript(empty)) ||
-		!bytes.Equal(Bindings(nilSet), Bindings(empty)) ||
+		!bytes.Equal(JavaScript(nilSet), JavaScript(empty)) ||
 		!bytes.Equal(Prompt(nilSet), Prompt(empty)) {
 		t.Errorf("nil set renders differently from the empty set")
 	}
@@ -191,10 +191,10 @@ func TestNilSetIsEmpty(t *testing.T) {
 func TestEmptySetDeclarations(t *testing.T) {
 	ts := string(TypeScript(NewSet(nil)))
 	for _, want := range []string{
-		"interface ToolArgsMap {}\n",
-		"interface ToolOutputMap {}\n",
-		"type ToolName = keyof ToolArgsMap;\n",
 		"declare const tools: {};\n",
+		"type ToolName = keyof typeof tools;\n",
+		"type ToolArgsMap = { [K in ToolName]: ",
+		"type ToolOutputMap = { [K in ToolName]: ",
 	} {
 		if !strings.Contains(ts, want) {
 			t.Errorf("empty declarations lack %q:\n%s", want, ts)
@@ -206,15 +206,16 @@ func TestEmptySetDeclarations(t *testing.T) {
 func TestTypeScriptSectionOrder(t *testing.T) {
 	ts := string(TypeScript(NewSet(demoTools())))
 	markers := []string{
-		"Tool set version " + NewSet(demoTools()).Version(),
 		"declare class ToolCallError extends Error {",
 		`readonly name: "ToolCallError";`,
 		"readonly toolName: string;",
-		"interface ToolArgsMap {",
-		"interface ToolOutputMap {",
-		"type ToolName = keyof ToolArgsMap;",
+		"readonly code: string;",
 		"declare const tools: {",
-		"/** Adds two numbers. */\n  math_add(args: ToolArgsMap[\"math_add\"]): Promise<ToolOutputMap[\"math_add\"]>;",
+		"  /** Adds two numbers and returns their sum. */\n  math_add(args: {\n    /** The first addend. */\n    a: number;\n",
+		"  }): Promise<{\n    /** a + b */\n    sum: number;\n  }>;\n",
+		"type ToolName = keyof typeof tools;",
+		"type ToolArgsMap = ",
+		"type ToolOutputMap = ",
 	}
 	at := 0
 	for _, m := range markers {
@@ -224,33 +225,14 @@ func TestTypeScriptSectionOrder(t *testing.T) {
 		}
 		at += i + len(m)
 	}
-}
-
-func TestPromptEmbedsDeclarations(t *testing.T) {
-	set := NewSet(hostileDescriptionTools())
-	prompt := string(Prompt(set))
-	ts := string(TypeScript(set))
-	if !strings.Contains(prompt, ts) {
-		t.Fatalf("Prompt does not contain the TypeScript declarations")
+	// Each tool is declared once: no per-tool map repeats it.
+	if n := strings.Count(ts, "math_add"); n != 1 {
+		t.Errorf("math_add appears %d times, want 1", n)
 	}
-	for _, want := range []string{
-		"await tools.", "Promise.all", "ToolCallError", "e.toolName", "console.log", "return",
-		"CODE_RUN_FAILED", "`syntax`", "`runtime`", "`timeout`", "`limit`", "`cancelled`",
-		"Only what the program prints or returns comes back",
-		"(run_code completed with no output)",
-	} {
-		if !strings.Contains(prompt, want) {
-			t.Errorf("Prompt lacks %q", want)
+	for _, banner := range []string{"version", "Generated", "do not edit"} {
+		if strings.Contains(ts, banner) {
+			t.Errorf("TypeScript carries a banner (%q)", banner)
 		}
-	}
-	// The declarations are fenced by more backticks than any run inside them.
-	start := strings.Index(prompt, ts)
-	fence := prompt[strings.LastIndex(prompt[:start-len("ts\n")], "\n")+1 : start-len("ts\n")]
-	if strings.Trim(fence, "`") != "" || len(fence) <= longestBacktickRun([]byte(ts)) {
-		t.Errorf("fence %q can be closed by the declarations", fence)
-	}
-	if !strings.HasSuffix(prompt, ts+fence+"\n") {
-		t.Errorf("Prompt does not close the fence after the declarations")
 	}
 }
 
@@ -270,7 +252,7 @@ func TestSetConcurrentUse(t *testing.T) {
 	errs := make(chan string, 8)
 	for range cap(errs) {
 		go func() {
-			if !bytes.Equal(TypeScript(set), want) || len(Bindings(set)) == 0 || len(set.Tools()) != len(demoTools()) {
+			if !bytes.Equal(TypeScript(set), want) || len(JavaScript(set)) == 0 || len(set.Tools()) != len(demoTools()) {
 				errs <- "concurrent rendering differs"
 				return
 			}

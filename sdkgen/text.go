@@ -184,3 +184,61 @@ func truncateRunes(s string, limit int) string {
 func escapeCommentEnd(s string) string {
 	return strings.ReplaceAll(s, "*/", `*\/`)
 }
+
+// restatesName reports whether a description says nothing a name does not: "The key." for key,
+// "The file path." for "path files_read", "The user IDs" for user_ids. Words are compared
+// lower-cased, a plural "s" dropped, ignoring articles and a few other fillers.
+func restatesName(description, name string) bool {
+	nameWords := map[string]bool{}
+	for _, w := range words(name) {
+		nameWords[w] = true
+	}
+	saw := false
+	for _, w := range words(description) {
+		if fillerWords[w] {
+			continue
+		}
+		if !nameWords[w] {
+			return false
+		}
+		saw = true
+	}
+	return saw
+}
+
+var fillerWords = map[string]bool{"the": true, "a": true, "an": true, "its": true, "this": true, "of": true}
+
+// words splits s into lower-case words at anything that is not a letter or digit and at
+// lower-to-upper case changes (userId → user, id), dropping a plural "s" from words of more
+// than three letters.
+func words(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		w := strings.ToLower(string(cur))
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		out = append(out, w)
+		cur = cur[:0]
+	}
+	prevLower := false
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if unicode.IsUpper(r) && prevLower {
+				flush()
+			}
+			cur = append(cur, r)
+			prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return out
+}

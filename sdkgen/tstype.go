@@ -2,7 +2,9 @@ package sdkgen
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -40,7 +42,7 @@ func schemaType(sc schema, indent string) tsType {
 	case schemaEmpty:
 		return atom("{ [key: string]: unknown }")
 	case schemaValid:
-		return renderType(sc.value, 0, indent)
+		return renderType(resolveRefs(sc.value), 0, indent)
 	default:
 		return tsUnknown
 	}
@@ -49,7 +51,8 @@ func schemaType(sc schema, indent string) tsType {
 // renderType renders one (sub)schema. indent is the indentation of the line the type starts on;
 // multi-line object types indent their members one level deeper and close at indent.
 //
-// The mapping, in short: true and {} → unknown, false → never; $ref → unknown; const → a
+// The mapping, in short: true and {} → unknown, false → never; a $ref that resolveRefs could
+// not resolve (remote, an anchor, recursive) and $dynamicRef → unknown; const → a
 // literal; enum → a union of literals; type (a name or a list) → string, number (also for
 // integer), boolean, null, T[] or an object type; without type, properties or
 // additionalProperties imply an object and items implies an array; anyOf/oneOf → a union and
@@ -422,6 +425,148 @@ func propertyDoc(v any) string {
 		parts = append(parts, "@deprecated")
 	}
 	return strings.Join(parts, " ")
+}
+
+// maxRefExpansions bounds how many $refs one document expands, so a schema whose definitions
+// refer to each other many times over cannot blow up the declarations.
+const maxRefExpansions = 256
+
+// resolveRefs returns a copy of a schema document in which every local $ref ("#", or a JSON
+// pointer such as "#/$defs/address" or "#/definitions/address") in a position the renderer
+// reads (properties, patternProperties, additionalProperties, items, prefixItems, anyOf, oneOf,
+// allOf) is replaced by the schema it points to, so that it renders as a real type. A $ref with
+// sibling keywords becomes an allOf member beside them. A $ref that points outside the
+// document, names an anchor, does not resolve, or refers back into its own expansion (a
+// recursive type) is left in place and renders as unknown; so is any past maxRefExpansions.
+// The document is not modified.
+func resolveRefs(doc any) any {
+	r := &refResolver{root: doc, budget: maxRefExpansions}
+	return r.schema(doc, []string{"#"}, 0) // the root is being expanded: "#" inside it recurses
+}
+
+type refResolver struct {
+	root   any
+	budget int
+}
+
+// schemaMapKeys, schemaListKeys and schemaSingleKeys are the subschema positions the
+// renderer reads.
+var (
+	schemaMapKeys    = [...]string{"properties", "patternProperties"}
+	schemaListKeys   = [...]string{"anyOf", "oneOf", "allOf", "prefixItems"}
+	schemaSingleKeys = [...]string{"additionalProperties", "items"}
+)
+
+func (r *refResolver) schema(v any, active []string, depth int) any {
+	s, ok := v.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return v
+	}
+	out := make(map[string]any, len(s))
+	for k, x := range s {
+		out[k] = x
+	}
+	for _, k := range schemaMapKeys {
+		if m, ok := s[k].(map[string]any); ok {
+			c := make(map[string]any, len(m))
+			for name, sub := range m {
+				c[name] = r.schema(sub, active, depth+1)
+			}
+			out[k] = c
+		}
+	}
+	for _, k := range schemaListKeys {
+		if list, ok := s[k].([]any); ok {
+			c := make([]any, len(list))
+			for i, sub := range list {
+				c[i] = r.schema(sub, active, depth+1)
+			}
+			out[k] = c
+		}
+	}
+	for _, k := range schemaSingleKeys {
+		if sub, ok := s[k]; ok {
+			if list, isList := sub.([]any); isList { // draft-04 tuple items
+				c := make([]any, len(list))
+				for i, e := range list {
+					c[i] = r.schema(e, active, depth+1)
+				}
+				out[k] = c
+				continue
+			}
+			out[k] = r.schema(sub, active, depth+1)
+		}
+	}
+	ref, ok := s["$ref"].(string)
+	if !ok || slices.Contains(active, ref) || r.budget <= 0 {
+		return out
+	}
+	target, ok := r.lookup(ref)
+	if !ok {
+		return out
+	}
+	r.budget--
+	resolved := r.schema(target, append(active[:len(active):len(active)], ref), depth+1)
+	delete(out, "$ref")
+	for _, k := range [...]string{"$schema", "$id", "$defs", "definitions", "$comment", "title"} {
+		delete(out, k) // annotations that do not change the type
+	}
+	if len(out) == 0 || (len(out) == 1 && out["description"] != nil) {
+		if d, ok := out["description"]; ok {
+			// Keep the referring schema's description for its JSDoc.
+			if m, isMap := resolved.(map[string]any); isMap {
+				c := make(map[string]any, len(m)+1)
+				for k, x := range m {
+					c[k] = x
+				}
+				c["description"] = d
+				return c
+			}
+		}
+		return resolved
+	}
+	all, _ := out["allOf"].([]any)
+	out["allOf"] = append(all[:len(all):len(all)], resolved)
+	return out
+}
+
+// lookup resolves a local reference: "#" or "#" followed by a JSON pointer, percent-encoding
+// and ~0/~1 escapes decoded.
+func (r *refResolver) lookup(ref string) (any, bool) {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, false
+	}
+	if frag == "" {
+		return r.root, true
+	}
+	if !strings.HasPrefix(frag, "/") {
+		return nil, false // an anchor
+	}
+	if unescaped, err := url.PathUnescape(frag); err == nil {
+		frag = unescaped
+	}
+	cur := r.root
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // maxTagRunes bounds the value of one JSDoc tag.

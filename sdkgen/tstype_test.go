@@ -1,6 +1,7 @@
 package sdkgen
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -8,6 +9,21 @@ import (
 // typeText renders a schema document the way ToolArgsMap does, at the top level.
 func typeText(src string) string {
 	return schemaType(decodeSchema(raw(src)), "").text
+}
+
+// TestRefExpansionIsBounded: definitions that refer to each other many
+// times over render in bounded size (past maxRefExpansions, unknown).
+func TestRefExpansionIsBounded(t *testing.T) {
+	var defs []string
+	for i := range 20 {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","properties":{"a":{"$ref":"#/$defs/d%d"},"b":{"$ref":"#/$defs/d%d"}},"additionalProperties":false}`, i, i+1, i+1))
+	}
+	defs = append(defs, `"d20":{"type":"string"}`)
+	src := `{"$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/d0"}`
+	got := typeText(src)
+	if len(got) > 1<<20 || !strings.Contains(got, "string") || !strings.Contains(got, "unknown") {
+		t.Fatalf("rendered %d bytes", len(got))
+	}
 }
 
 func TestSchemaType(t *testing.T) {
@@ -67,7 +83,19 @@ func TestSchemaType(t *testing.T) {
 		{"allOf of unions", `{"allOf":[{"type":["string","null"]},{"type":["number","null"]}]}`, `(string | null) & (number | null)`},
 		{"type and oneOf", `{"type":"string","oneOf":[{"format":"date"},{"format":"email"}]}`, `string`},
 		{"type and conflicting oneOf", `{"type":"string","oneOf":[false,false]}`, `never`},
-		{"$ref", `{"$ref":"#/$defs/a","type":"string"}`, `unknown`},
+		{"$ref that does not resolve", `{"$ref":"#/$defs/a","type":"string"}`, `unknown`},
+		{"$ref to $defs", `{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}},"required":["x"],"additionalProperties":false}`, "{\n  x: string;\n}"},
+		{"$ref to definitions", `{"definitions":{"a":{"enum":[1,2]}},"type":"array","items":{"$ref":"#/definitions/a"}}`, `(1 | 2)[]`},
+		{"$ref keeps the referrer's description", `{"$defs":{"a":{"type":"string","description":"theirs"}},"properties":{"x":{"$ref":"#/$defs/a","description":"mine"}},"additionalProperties":false}`,
+			"{\n  /** mine */\n  x?: string;\n}"},
+		{"$ref beside other keywords", `{"$defs":{"a":{"type":["string","null"]}},"allOf":[{"$ref":"#/$defs/a"}],"type":"string"}`, `string & (string | null)`},
+		{"$ref through a chain", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"type":"boolean"}},"$ref":"#/$defs/a"}`, `boolean`},
+		{"$ref with pointer escapes", `{"$defs":{"a/b":{"type":"null"},"c~d":{"type":"number"}},"anyOf":[{"$ref":"#/$defs/a~1b"},{"$ref":"#/$defs/c~0d"}]}`, `null | number`},
+		{"$ref to the root is recursion", `{"type":"object","properties":{"self":{"$ref":"#"}},"additionalProperties":false}`, "{\n  self?: unknown;\n}"},
+		{"recursive $ref", `{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}},"$ref":"#/$defs/n"}`, `unknown[]`},
+		{"remote $ref", `{"$ref":"https://example.com/s.json"}`, `unknown`},
+		{"anchor $ref", `{"$ref":"#a"}`, `unknown`},
+		{"$ref into an array", `{"prefixItems":[{"type":"string"}],"$ref":"#/prefixItems/0"}`, `unknown[] & string`},
 		{"$dynamicRef", `{"$dynamicRef":"#a"}`, `unknown`},
 		{"unsupported keywords widen", `{"type":"string","not":{"const":""},"if":{},"then":{}}`, `string`},
 		{"invalid JSON", `{"type":`, `unknown`},

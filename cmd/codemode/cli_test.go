@@ -60,12 +60,12 @@ func TestRunExitCodes(t *testing.T) {
 
 func TestSDKAndTools(t *testing.T) {
 	code, ts, _ := runCLI(t, "", "sdk")
-	if code != 0 || !strings.Contains(ts, "interface ToolArgsMap") || !strings.Contains(ts, "math_add") || strings.Contains(ts, "run_code(") || strings.Contains(ts, `"run_code"`) {
+	if code != 0 || !strings.Contains(ts, "type ToolArgsMap") || !strings.Contains(ts, "math_add") || strings.Contains(ts, "run_code(") || strings.Contains(ts, `"run_code"`) {
 		t.Fatalf("sdk ts: exit %d", code)
 	}
-	for _, f := range []string{"js", "prompt"} {
-		if code, out, _ := runCLI(t, "", "sdk", "--format", f); code != 0 || len(out) == 0 {
-			t.Errorf("sdk --format %s: exit %d", f, code)
+	for f, want := range map[string]string{"js": "var tools;\n", "prompt": "Limits: 30 s, 1000 calls"} {
+		if code, out, _ := runCLI(t, "", "sdk", "--format", f); code != 0 || !strings.Contains(out, "math_add(args") || !strings.Contains(out, want) {
+			t.Errorf("sdk --format %s: exit %d, output lacks %q", f, code, want)
 		}
 	}
 	code, out, _ := runCLI(t, "", "tools", "--json")

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/registry"
@@ -40,45 +41,64 @@ func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	return nil
 }
 
-// scopeView loads the configuration and resolves a scope.
-func scopeView(ctx context.Context, configFile, scope string, stderr io.Writer) (*registry.View, func(), error) {
+// scopeView loads the configuration, starts its mcp_servers (unless
+// noUpstreams) and waits for their first attempt, and resolves a scope.
+func scopeView(ctx context.Context, configFile, scope string, noUpstreams bool, stderr io.Writer) (*app.App, *registry.View, func(), error) {
 	a, err := loadApp(ctx, configFile, "", stderr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if !a.Registry.HasScope(scope) {
+		a.Close()
+		return nil, nil, nil, usagef("unknown scope %q", scope)
+	}
+	ups, err := startUpstreams(ctx, a, a.Logger, noUpstreams)
+	if err != nil {
+		a.Close()
+		return nil, nil, nil, err
+	}
+	settleUpstreams(ctx, ups, a.Logger)
+	done := func() {
+		ups.Close()
+		a.Close()
 	}
 	v, err := a.Registry.View(scope)
 	if err != nil {
-		a.Close()
-		return nil, nil, usagef("unknown scope %q", scope)
+		done()
+		return nil, nil, nil, usagef("unknown scope %q", scope)
 	}
-	return v, func() { a.Close() }, nil
+	return a, v, done, nil
 }
 
 func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("sdk", stderr)
 	scope := fs.String("scope", config.DefaultScope, "the scope")
-	format := fs.String("format", "ts", "ts (declarations), js (sandbox bindings) or prompt (model instructions)")
+	format := fs.String("format", "ts", "ts (TypeScript declarations), js (the same as JSDoc, for JavaScript readers) or prompt (model instructions)")
 	configFile := fs.String("config", "", "configuration file (YAML)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	var gen func(*sdkgen.Set) []byte
 	switch *format {
-	case "ts":
-		gen = sdkgen.TypeScript
-	case "js":
-		gen = sdkgen.Bindings
-	case "prompt":
-		gen = sdkgen.Prompt
+	case "ts", "js", "prompt":
 	default:
 		return usagef("--format: want ts, js or prompt, got %q", *format)
 	}
-	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	a, v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
-	_, err = stdout.Write(gen(bridge.SDK(v)))
+	var text []byte
+	switch *format {
+	case "ts":
+		text = sdkgen.TypeScript(bridge.SDK(v))
+	case "js":
+		text = sdkgen.JavaScript(bridge.SDK(v))
+	default:
+		text = a.Bridge.Prompt(v)
+	}
+	_, err = stdout.Write(text)
 	return err
 }
 
@@ -87,10 +107,11 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
 	configFile := fs.String("config", "", "configuration file (YAML)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	v, done, err := scopeView(ctx, *configFile, *scope, stderr)
+	_, v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}

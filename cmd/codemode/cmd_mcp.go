@@ -4,18 +4,60 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
+	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/mcp"
 )
+
+// startUpstreams starts the configured mcp_servers in the background, or,
+// with skip (--no-upstreams), starts none and says so in the log when some
+// are configured. A configuration it cannot start (an unset ${VAR}) is a
+// usage error.
+func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool) (*mcp.Upstreams, error) {
+	servers := a.Config.MCPServers
+	if skip {
+		if len(servers) > 0 {
+			log.Warn(fmt.Sprintf("--no-upstreams: the %d mcp_servers are not started, and their tools are missing", len(servers)))
+		}
+		return nil, nil
+	}
+	ups, err := mcp.StartUpstreams(ctx, a, servers, mcp.UpstreamOptions{Logger: log, Version: version})
+	if err != nil {
+		return nil, usagef("config: %v", err)
+	}
+	return ups, nil
+}
+
+// settleUpstreams waits for every upstream's first connection attempt
+// (each bounded by its connect_timeout) and logs which ones are not there,
+// so that a command that shows or runs a scope once sees their tools, or
+// says why not. (Tools an upstream did not register are logged as it lists
+// them.)
+func settleUpstreams(ctx context.Context, ups *mcp.Upstreams, log *slog.Logger) {
+	if ups == nil {
+		return
+	}
+	if err := ups.Settle(ctx); err != nil {
+		return
+	}
+	for _, st := range ups.States() {
+		if st.State != mcp.StateReady {
+			log.Warn("upstream MCP server is not ready: its tools are missing", "upstream", st.Name, "state", st.State, "error", st.LastError)
+		}
+	}
+}
 
 // cmdMCP serves MCP on standard input and output for one scope, until the
 // client closes standard input or ctx ends (SIGINT, SIGTERM); both are a
 // clean exit. Standard output carries only the protocol: logs go to
 // standard error.
 //
-// The configured mcp_servers are started first, so their tools are listed
-// from the first tools/list. Tool calls are logged like every other step,
+// The configured mcp_servers start in the background; the first tools/list
+// waits for each one's first connection attempt (at most its
+// connect_timeout), so their tools are listed from the start. With
+// --no-upstreams none is started. Tool calls are logged like every other step,
 // one codemode session per MCP connection, in the store of --store, else
 // the configuration file's store, else sqlite://codemode.db in the working
 // directory (memory:// keeps nothing); `codemode replay` reads them back.
@@ -25,6 +67,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	configFile := fs.String("config", "", "configuration file (YAML)")
 	scope := fs.String("scope", config.DefaultScope, "the scope whose tools are served")
 	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store from the config file, else "+def.Store+")")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -52,16 +95,13 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	defer a.Close()
-	stop, err := mcp.StartUpstreams(ctx, a, cfg.MCPServers, log)
+	ups, err := startUpstreams(ctx, a, log, *noUpstreams)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("start mcp_servers: %w", err)
+		return err
 	}
-	defer stop()
+	defer ups.Close()
 	log.Info("serving MCP on stdio", "scope", *scope)
-	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version}); err != nil {
+	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version, Upstreams: ups}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

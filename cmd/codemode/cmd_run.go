@@ -36,6 +36,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	configFile := fs.String("config", "", "configuration file (YAML)")
 	asJSON := fs.Bool("json", false, "print the full run result as JSON")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit for the run (default: limits.timeout)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -60,6 +61,12 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !a.Registry.HasScope(*scope) {
 		return usagef("unknown scope %q", *scope)
 	}
+	ups, err := startUpstreams(ctx, a, a.Logger, *noUpstreams)
+	if err != nil {
+		return err
+	}
+	defer ups.Close()
+	settleUpstreams(ctx, ups, a.Logger)
 	res, err := a.Run(ctx, app.RunRequest{Code: string(code), Description: "codemode run " + pos[0], Scope: *scope, Timeout: *timeout})
 	if err != nil {
 		return err

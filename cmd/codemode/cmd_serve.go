@@ -24,6 +24,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	configFile := fs.String("config", "", "configuration file (YAML)")
 	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store from the config file, else "+def.Store+")")
 	mode := fs.String("mode", "", "the default scope's mode: native, code or both (default: mode from the config file, else "+def.Mode+")")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -69,20 +70,26 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		}
 		return nil
 	}
-	stopUpstreams, err := mcp.StartUpstreams(ctx, a, cfg.MCPServers, log)
+	// Upstreams connect in the background: the service is up at once, and
+	// GET /v1/upstreams says how each is doing.
+	ups, err := startUpstreams(ctx, a, log, *noUpstreams)
 	if err != nil {
 		closeApp()
-		return fmt.Errorf("start mcp_servers: %w", err)
+		return err
 	}
-	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version,
+	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version, Upstreams: ups,
 		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) }})
 	// shutdown stops the MCP sessions and upstreams before the store closes.
 	shutdown := func() error {
 		mh.Close()
-		stopUpstreams()
+		ups.Close()
 		return closeApp()
 	}
-	srv, err := httpapi.New(a, httpapi.Options{Logger: log, MCP: mh, Playground: playground.Handler()})
+	hopts := httpapi.Options{Logger: log, MCP: mh, Playground: playground.Handler()}
+	if ups != nil {
+		hopts.Upstreams = ups
+	}
+	srv, err := httpapi.New(a, hopts)
 	if err != nil {
 		shutdown()
 		return usageError{err.Error()}

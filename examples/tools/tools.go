@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -15,8 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -25,31 +26,21 @@ import (
 	"github.com/codemode/codemode/registry/schema"
 )
 
-// Limits of the per-session state, so that no client can grow the process
-// without bound.
-const (
-	MaxWorkspaces     = 10_000  // sessions with state; least recently used are dropped
-	MaxEntries        = 1_000   // keys, and files, per session
-	MaxValueBytes     = 1 << 20 // one kv value or file
-	MaxWorkspaceBytes = 8 << 20 // all kv values and files of one session
-)
-
 // Pack is one instance of the demo tools with its own state.
 type Pack struct {
-	mu         sync.Mutex
-	workspaces map[string]*workspace // by session id; guarded by mu
-	clock      uint64                // guarded by mu
+	state *state
 }
 
-type workspace struct {
-	kv    map[string]string // key -> compact JSON
-	files map[string]string
-	bytes int
-	used  uint64
-}
+// New returns a pack with empty state and the default quotas.
+func New() *Pack { return NewWithQuotas(DefaultQuotas()) }
 
-// New returns a pack with empty state.
-func New() *Pack { return &Pack{workspaces: map[string]*workspace{}} }
+// NewWithQuotas returns a pack with empty state bounded by q; a field left
+// at zero takes its default, except IdleTTL (zero: state never expires).
+func NewWithQuotas(q Quotas) *Pack { return &Pack{state: newState(q.withDefaults())} }
+
+// Usage reports how many sessions hold demo state and how many bytes it
+// takes in all.
+func (p *Pack) Usage() (sessions int, bytes int64) { return p.state.usage() }
 
 // Register adds every tool of the pack to a registry layer and returns a
 // function that removes them all.
@@ -74,7 +65,7 @@ func (p *Pack) Register(reg *registry.Registry, scope string) (unregister func()
 // Tools returns the pack's tool definitions.
 func (p *Pack) Tools() []*registry.Tool {
 	return []*registry.Tool{
-		mathAdd, utilEcho, utilSleep, utilFail, utilSwatch,
+		mathAdd, p.utilEcho(), utilSleep, utilFail, utilSwatch,
 		p.kvSet(), p.kvGet(), p.filesWrite(), p.filesRead(), p.filesEdit(), p.filesList(),
 	}
 }
@@ -120,24 +111,6 @@ var mathAdd = registry.MustDefine(registry.Definition{
 				return nil, err
 			}
 			return map[string]any{"sum": in.A + in.B}, nil
-		},
-	},
-})
-
-var utilEcho = registry.MustDefine(registry.Definition{
-	Name:        "util_echo",
-	Description: "Returns the value it is given, unchanged.",
-	Parameters:  params(map[string]*schema.Node{"value": anyv("Any JSON value.")}, "value"),
-	Output:      closed(map[string]*schema.Node{"value": anyv("The same value.")}, "value"),
-	Behavior: registry.Behavior{
-		Hints:             readOnly,
-		IsConcurrencySafe: always,
-		Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
-			tree, err := args.Decode()
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"value": tree.(map[string]any)["value"]}, nil
 		},
 	},
 })
@@ -240,48 +213,40 @@ func swatchPNG(hex string) string {
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
-// workspace returns the state of one session, creating it (and evicting the
-// least recently used beyond MaxWorkspaces). Callers hold p.mu.
-func (p *Pack) workspaceLocked(session string) *workspace {
-	p.clock++
-	w := p.workspaces[session]
-	if w == nil {
-		if len(p.workspaces) >= MaxWorkspaces {
-			var oldest string
-			var oldestUse uint64 = ^uint64(0)
-			for id, w := range p.workspaces {
-				if w.used < oldestUse {
-					oldest, oldestUse = id, w.used
-				}
-			}
-			delete(p.workspaces, oldest)
-		}
-		w = &workspace{kv: map[string]string{}, files: map[string]string{}}
-		p.workspaces[session] = w
+// valueMember is the compact JSON of the "value" member of arguments
+// already validated as an object with one, without decoding the rest.
+func valueMember(args frozen.Value) (frozen.Value, error) {
+	var in struct {
+		Value json.RawMessage `json:"value"`
 	}
-	w.used = p.clock
-	return w
+	if err := args.Unmarshal(&in); err != nil {
+		return frozen.Value{}, &registry.Error{Code: registry.CodeInvalidArgs, Message: err.Error()}
+	}
+	return frozen.Parse(in.Value)
 }
 
-// put stores into m under the workspace's limits.
-func (w *workspace) put(m map[string]string, key, value, what string) error {
-	if len(value) > MaxValueBytes {
-		return &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("%s is %d bytes; the limit is %d", what, len(value), MaxValueBytes)}
-	}
-	old, exists := m[key]
-	if !exists && len(m) >= MaxEntries {
-		return &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("this session already holds %d entries; the limit is %d", len(m), MaxEntries)}
-	}
-	grow := len(value) + len(key) - len(old)
-	if exists {
-		grow -= len(key)
-	}
-	if w.bytes+grow > MaxWorkspaceBytes {
-		return &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("this session's storage is full (%d bytes)", MaxWorkspaceBytes)}
-	}
-	m[key] = value
-	w.bytes += grow
-	return nil
+func (p *Pack) utilEcho() *registry.Tool {
+	return registry.MustDefine(registry.Definition{
+		Name:        "util_echo",
+		Description: "Returns the value it is given, unchanged.",
+		Parameters:  params(map[string]*schema.Node{"value": anyv("Any JSON value.")}, "value"),
+		Output:      closed(map[string]*schema.Node{"value": anyv("The same value.")}, "value"),
+		Behavior: registry.Behavior{
+			Hints:             readOnly,
+			IsConcurrencySafe: always,
+			Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
+				// The arguments are compact {"value":…}: size the value before copying it.
+				if err := p.state.checkValue("the echoed value", int64(args.Len()-len(`{"value":}`))); err != nil {
+					return nil, err
+				}
+				v, err := valueMember(args)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"value": v}, nil
+			},
+		},
+	})
 }
 
 func (p *Pack) kvSet() *registry.Tool {
@@ -293,21 +258,28 @@ func (p *Pack) kvSet() *registry.Tool {
 		Behavior: registry.Behavior{
 			Hints: overwrites,
 			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				tree, err := args.Decode()
+				var in struct {
+					Key   string          `json:"key"`
+					Value json.RawMessage `json:"value"`
+				}
+				if err := args.Unmarshal(&in); err != nil {
+					return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: err.Error()}
+				}
+				if err := checkKey("key", in.Key); err != nil {
+					return nil, err
+				}
+				value, err := frozen.Parse(in.Value)
 				if err != nil {
 					return nil, err
 				}
-				m := tree.(map[string]any)
-				value, err := frozen.Snapshot(m["value"])
+				s := p.state
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				w, err := s.reserveLocked(exec.SessionID(), false, in.Key, int64(value.Len()), "the value")
 				if err != nil {
 					return nil, err
 				}
-				p.mu.Lock()
-				defer p.mu.Unlock()
-				w := p.workspaceLocked(exec.SessionID())
-				if err := w.put(w.kv, m["key"].(string), value.String(), "the value"); err != nil {
-					return nil, err
-				}
+				s.commitLocked(w, false, in.Key, value.String())
 				return map[string]any{"ok": true}, nil
 			},
 		},
@@ -331,9 +303,7 @@ func (p *Pack) kvGet() *registry.Tool {
 				if err != nil {
 					return nil, err
 				}
-				p.mu.Lock()
-				raw, ok := p.workspaceLocked(exec.SessionID()).kv[in.Key]
-				p.mu.Unlock()
+				raw, ok := p.entry(exec.SessionID(), false, in.Key)
 				if !ok {
 					return map[string]any{"found": false}, nil
 				}
@@ -345,6 +315,19 @@ func (p *Pack) kvGet() *registry.Tool {
 			},
 		},
 	})
+}
+
+// entry reads one kv value or file of a session; reading creates no state.
+func (p *Pack) entry(session string, files bool, key string) (string, bool) {
+	s := p.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.lookupLocked(session)
+	if w == nil {
+		return "", false
+	}
+	v, ok := w.entries(files)[key]
+	return v, ok
 }
 
 func (p *Pack) filesWrite() *registry.Tool {
@@ -360,15 +343,17 @@ func (p *Pack) filesWrite() *registry.Tool {
 				if err != nil {
 					return nil, err
 				}
-				if in.Path == "" {
-					return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: "path must not be empty"}
-				}
-				p.mu.Lock()
-				defer p.mu.Unlock()
-				w := p.workspaceLocked(exec.SessionID())
-				if err := w.put(w.files, in.Path, in.Content, "the file"); err != nil {
+				if err := checkKey("path", in.Path); err != nil {
 					return nil, err
 				}
+				s := p.state
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				w, err := s.reserveLocked(exec.SessionID(), true, in.Path, int64(len(in.Content)), "the file")
+				if err != nil {
+					return nil, err
+				}
+				s.commitLocked(w, true, in.Path, in.Content)
 				return map[string]any{"path": in.Path, "bytes": len(in.Content)}, nil
 			},
 		},
@@ -376,9 +361,7 @@ func (p *Pack) filesWrite() *registry.Tool {
 }
 
 func (p *Pack) readFile(session, path string) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	content, ok := p.workspaceLocked(session).files[path]
+	content, ok := p.entry(session, true, path)
 	if !ok {
 		return "", &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("no such file: %s", path)}
 	}
@@ -420,6 +403,12 @@ func (p *Pack) filesRead() *registry.Tool {
 	})
 }
 
+// editedSize is the length of strings.ReplaceAll(content, old, new) when old
+// occurs n times, computed without building it.
+func editedSize(content, old, new string, n int) int64 {
+	return int64(len(content)) + int64(n)*(int64(len(new))-int64(len(old)))
+}
+
 func (p *Pack) filesEdit() *registry.Tool {
 	type editArgs struct{ Path, Old, New string }
 	return registry.MustDefine(registry.Definition{
@@ -439,21 +428,28 @@ func (p *Pack) filesEdit() *registry.Tool {
 				if in.Old == "" {
 					return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: "old must not be empty"}
 				}
-				p.mu.Lock()
-				defer p.mu.Unlock()
-				w := p.workspaceLocked(exec.SessionID())
-				content, ok := w.files[in.Path]
+				s := p.state
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				var content string
+				ok := false
+				if w := s.lookupLocked(exec.SessionID()); w != nil {
+					content, ok = w.files[in.Path]
+				}
 				if !ok {
 					return nil, &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("no such file: %s", in.Path)}
 				}
 				n := strings.Count(content, in.Old)
 				if n == 0 {
-					return nil, &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("%q does not occur in %s", in.Old, in.Path)}
+					return nil, &registry.Error{Code: registry.CodeToolFailed, Message: fmt.Sprintf("%s does not occur in %s", quoteShort(in.Old), in.Path)}
 				}
-				updated := strings.ReplaceAll(content, in.Old, in.New)
-				if err := w.put(w.files, in.Path, updated, "the edited file"); err != nil {
+				// Size the result before building it: ReplaceAll of a large file
+				// with a large new text would ask for n times its length.
+				w, err := s.reserveLocked(exec.SessionID(), true, in.Path, editedSize(content, in.Old, in.New, n), "the edited file")
+				if err != nil {
 					return nil, err
 				}
+				s.commitLocked(w, true, in.Path, strings.ReplaceAll(content, in.Old, in.New))
 				return map[string]any{"path": in.Path, "replaced": n}, nil
 			},
 			PresentationMeta: func(args, _ frozen.Value) (any, error) {
@@ -461,10 +457,27 @@ func (p *Pack) filesEdit() *registry.Tool {
 				if err != nil {
 					return nil, err
 				}
+				if size := len(in.Old) + len(in.New); size > maxDiffBytes {
+					return map[string]any{"kind": "diff", "path": in.Path,
+						"diff_omitted": fmt.Sprintf("old and new are %d bytes together; diffs are shown up to %d", size, maxDiffBytes)}, nil
+				}
 				return map[string]any{"kind": "diff", "path": in.Path, "diff": EditDiff(in.Path, in.Old, in.New)}, nil
 			},
 		},
 	})
+}
+
+// quoteShort quotes s for an error message, cut to a few hundred bytes.
+func quoteShort(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 // EditDiff is the unified diff that files_edit's presentationMeta carries:
@@ -495,14 +508,18 @@ func (p *Pack) filesList() *registry.Tool {
 				if err != nil {
 					return nil, err
 				}
-				p.mu.Lock()
+				// At most max_entries paths of at most MaxKeyBytes each.
 				paths := []string{}
-				for path := range p.workspaceLocked(exec.SessionID()).files {
-					if strings.HasPrefix(path, in.Prefix) {
-						paths = append(paths, path)
+				s := p.state
+				s.mu.Lock()
+				if w := s.lookupLocked(exec.SessionID()); w != nil {
+					for path := range w.files {
+						if strings.HasPrefix(path, in.Prefix) {
+							paths = append(paths, path)
+						}
 					}
 				}
-				p.mu.Unlock()
+				s.mu.Unlock()
 				sort.Strings(paths)
 				return map[string]any{"paths": paths}, nil
 			},

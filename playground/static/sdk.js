@@ -15,48 +15,46 @@
     return Math.ceil(n / 4);
   }
 
-  // A member line of the generated declarations: a tool's entry in
-  // ToolArgsMap or ToolOutputMap ("  name: {" or "  name: Record<…>;") or its
-  // method in `declare const tools` ("  name(args…"). Names that are not
+  // The first line of a tool's member in `declare const tools`: "  name(args…"
+  // in the TypeScript declarations (its doc comment on the line above), or
+  // "/** … */ name(args…" on one line in the prompt. Names that are not
   // identifiers are quoted.
-  const memberRe = /^ {2}("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)\??\s*[:(]/;
+  const memberRe = /^(?: {2})?(?:\/\*\*(?:[^*]|\*(?!\/))*\*\/ )?("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)\??\(/;
 
   // perTool attributes the lines of an SDK text (the TypeScript
   // declarations, or the prompt, which embeds them) to tools: each tool's
-  // entries in ToolArgsMap and ToolOutputMap and its method in `tools` with
-  // the doc comment above it. It returns {tools: Map name → bytes, shared,
-  // total}: shared is everything else (the header, ToolCallError, the
+  // member in `declare const tools` (one line in the prompt; in the
+  // declarations it runs to the line "  …;" that closes it) with the doc
+  // comment above it. It returns {tools: Map name → bytes, shared, total}:
+  // shared is everything else (ToolCallError, the derived maps, the
   // instructions of the prompt), so the parts add up to total.
   function perTool(text) {
     const sizes = new Map();
     const add = (name, n) => sizes.set(name, (sizes.get(name) || 0) + n);
     const lines = text.split("\n");
-    let inSection = false; // inside ToolArgsMap, ToolOutputMap or `tools`
-    let entry = null; // the tool whose multi-line entry is open
-    let doc = 0; // bytes of a doc comment waiting for its member
-    let inDoc = false;
+    let inSection = false; // inside `declare const tools`
+    let entry = null; // the tool whose multi-line member is open
+    let doc = 0; // bytes of a doc comment line waiting for its member
     let attributed = 0;
     lines.forEach((line, i) => {
       const n = bytes(line) + (i < lines.length - 1 ? 1 : 0);
       if (!inSection) {
-        if (/^(?:interface Tool(?:Args|Output)Map\b|declare const tools\b)/.test(line)) inSection = true;
+        if (/^declare const tools\b/.test(line) && !/\};$/.test(line)) inSection = true;
         return;
       }
       if (/^\}/.test(line)) {
         inSection = false;
         entry = null;
         doc = 0;
-        inDoc = false;
         return;
       }
       if (entry !== null) {
         add(entry, n);
         attributed += n;
-        if (/^ {2}\}/.test(line)) entry = null;
+        if (/^ {2}\S.*;$/.test(line)) entry = null;
         return;
       }
-      if (inDoc || /^ {2}\/\*\*/.test(line)) {
-        inDoc = !line.includes("*/");
+      if (/^ {2}\/\*\*.*\*\/$/.test(line)) {
         doc += n;
         return;
       }
@@ -69,7 +67,7 @@
       add(name, n + doc);
       attributed += n + doc;
       doc = 0;
-      if (/\{\s*$/.test(line)) entry = name;
+      if (!/;$/.test(line)) entry = name;
     });
     const total = bytes(text);
     return { tools: sizes, shared: total - attributed, total };

@@ -97,14 +97,19 @@ test("sdk: the parts per tool add up to the whole", () => {
     const sum = [...parts.tools.values()].reduce((a, b) => a + b, 0);
     assert.equal(sum + parts.shared, parts.total, name + " parts add up");
     for (const [tool, n] of parts.tools) {
-      // Each tool has an argument entry, an output entry and a documented method.
+      // Each tool has a documented member with its argument and result types.
       assert.ok(n > 3 * tool.length, `${name} ${tool}: ${n} bytes`);
     }
   }
-  const quoted = 'interface ToolArgsMap {\n  "my-server.tool": {\n    q: string;\n  };\n}\ndeclare const tools: {\n  /** Does it. */\n  "my-server.tool"(args: X): Promise<Y>;\n};\n';
-  const parts = S.perTool(quoted);
-  assert.deepEqual([...parts.tools.keys()], ["my-server.tool"]);
-  assert.equal(parts.tools.get("my-server.tool") + parts.shared, parts.total);
+  const ts = 'declare const tools: {\n  /** Does it. */\n  "my-server.tool"(args: {\n    q: string;\n  }): Promise<{\n    r: number;\n  }>;\n  b(args?: X): Promise<Y>;\n};\ntype ToolName = keyof typeof tools;\n';
+  const prompt = 'Text.\n```ts\ndeclare const tools: {\n/** Does it. */ "my-server.tool"(args: { q: string }): Promise<{ r: number }>;\nb(args?: X): Promise<Y>;\n};\n```\n';
+  for (const quoted of [ts, prompt]) {
+    const parts = S.perTool(quoted);
+    assert.deepEqual([...parts.tools.keys()], ["my-server.tool", "b"]);
+    assert.equal(parts.tools.get("my-server.tool") + parts.tools.get("b") + parts.shared, parts.total);
+    assert.ok(parts.tools.get("my-server.tool") > parts.tools.get("b"));
+  }
+  assert.equal(S.perTool("declare const tools: {};\n").tools.size, 0);
   assert.equal(S.tokens(0), 0);
   assert.equal(S.tokens(9), 3);
   assert.equal(S.bytes("é"), 2);

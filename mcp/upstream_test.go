@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type fakeUpstream struct {
 	srv      *sdk.Server
 	dials    atomic.Int32
 	gate     chan struct{} // when set, dials after the first wait for it
+	refuse   atomic.Bool   // dials fail as a refused connection would
 	mu       sync.Mutex
 	sessions []*sdk.ServerSession // guarded by mu
 
@@ -86,6 +88,10 @@ func newFakeUpstream() *fakeUpstream {
 }
 
 func (f *fakeUpstream) dial(ctx context.Context, _ config.MCPServer) (sdk.Transport, error) {
+	if f.refuse.Load() {
+		f.dials.Add(1)
+		return nil, errors.New("connection refused")
+	}
 	if f.dials.Add(1) > 1 && f.gate != nil {
 		select {
 		case <-f.gate:
@@ -115,17 +121,27 @@ func (f *fakeUpstream) dropSessions() {
 	}
 }
 
-// startFake makes f the upstream "up" of the default scope of a.
-func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration) (stop func()) {
+// testOptions are upstream options for tests: quick retries.
+func testOptions(log *slog.Logger) UpstreamOptions {
+	return UpstreamOptions{Logger: log, minBackoff: time.Millisecond, maxBackoff: 5 * time.Millisecond}
+}
+
+// startFake makes f the upstream "up" of the default scope of a, and waits
+// for its first connection.
+func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration) *Upstreams {
 	t.Helper()
-	stop, err := startUpstreams(context.Background(), a.Registry,
-		[]config.MCPServer{{Name: "up", Scope: "default", Timeout: config.Duration(timeout)}},
-		upstreamOptions{Logger: discard, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, dial: f.dial})
+	opts := testOptions(discard)
+	opts.dial = f.dial
+	ups, err := startUpstreams(context.Background(), a.Registry,
+		[]config.MCPServer{{Name: "up", Scope: "default", Timeout: config.Duration(timeout)}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(stop)
-	return stop
+	t.Cleanup(func() { ups.Close() })
+	if err := ups.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ups
 }
 
 // execute calls a tool directly through the pipeline.
@@ -135,7 +151,7 @@ func execute(a *app.App, name, args string) *runtime.Result {
 
 func TestUpstreamRegistration(t *testing.T) {
 	a := newApp(t)
-	startFake(t, a, newFakeUpstream(), 0)
+	ups := startFake(t, a, newFakeUpstream(), 0)
 	v, err := a.Registry.View("default")
 	if err != nil {
 		t.Fatal(err)
@@ -148,14 +164,21 @@ func TestUpstreamRegistration(t *testing.T) {
 	if v.HasSDKTool("up.bad_schema") {
 		t.Error("a tool whose schema does not compile was registered")
 	}
+	st := ups.States()[0]
+	if st.State != StateReady || st.Tools != 5 || len(st.Rejected) != 1 || st.Rejected[0].Tool != "bad_schema" || !strings.Contains(st.Rejected[0].Reason, "parameters") {
+		t.Errorf("state %+v", st)
+	}
+	if st.Server == nil || st.Server.Name != "fake" || !slices.Contains(st.Server.Capabilities, "tools") {
+		t.Errorf("server info %+v", st.Server)
+	}
 	add, _ := v.Get("up.add")
-	if add.Description() != "Adds two numbers." || add.ValidatesArgs() || add.Timeout() != DefaultUpstreamTimeout {
-		t.Errorf("up.add: description %q, validates %v, timeout %v", add.Description(), add.ValidatesArgs(), add.Timeout())
+	if add.Description() != "Adds two numbers." || !add.ValidatesArgs() || add.Timeout() != DefaultUpstreamTimeout || !add.Hints().ReadOnly {
+		t.Errorf("up.add: description %q, validates %v, timeout %v, hints %+v", add.Description(), add.ValidatesArgs(), add.Timeout(), add.Hints())
 	}
 	if !strings.Contains(string(add.Parameters()), `"a":{"type":"number"}`) || !strings.Contains(string(add.OutputSchema()), `"sum":{"type":"number"}`) {
 		t.Errorf("up.add schemas are not the upstream's:\n%s\n%s", add.Parameters(), add.OutputSchema())
 	}
-	if !add.ConcurrencySafe(frozen.MustParse(`{}`)) {
+	if !add.ConcurrencySafe(frozen.MustParse(`{"a":1,"b":2}`)) {
 		t.Error("a readOnlyHint tool should be concurrency-safe")
 	}
 	say, _ := v.Get("up.say")
@@ -194,8 +217,8 @@ func TestUpstreamCalls(t *testing.T) {
 			`[{"type":"text","text":"hello ann"},{"type":"image","data":"iVBORw==","mimeType":"image/png"}]`, ""},
 		{"isError is a tool failure", "up.fail", `{}`, registry.CodeToolFailed, "", "the note is locked"},
 		{"a structured value against the schema", "up.lies", `{}`, registry.CodeInvalidToolOutput, "", "up.lies"},
-		{"arguments are checked upstream, not here", "up.add", `{"a":"x"}`, registry.CodeToolFailed, "", "validating"},
-		{"arguments must be an object", "up.add", `[1]`, registry.CodeInvalidArgs, "", "JSON object"},
+		{"arguments are checked against the input schema first", "up.add", `{"a":"x"}`, registry.CodeInvalidArgs, "", "/a"},
+		{"arguments must be an object", "up.add", `[1]`, registry.CodeInvalidArgs, "", "expected object"},
 		{"an unknown upstream tool", "up.nothing", `{}`, registry.CodeUnknownTool, "", "up.nothing"},
 	}
 	for _, tt := range tests {
@@ -277,37 +300,65 @@ func TestUpstreamListChanged(t *testing.T) {
 func TestUpstreamReconnects(t *testing.T) {
 	a := newApp(t)
 	f := newFakeUpstream()
-	f.gate = make(chan struct{})
-	startFake(t, a, f, 0)
+	ups := startFake(t, a, f, 0)
 	if res := execute(a, "up.add", `{"a":1,"b":1}`); res.IsError() {
 		t.Fatalf("before the crash: %+v", res.Error())
 	}
 	gen := generation(t, a)
+	f.refuse.Store(true)
 	f.dropSessions()
-	// Reconnecting waits on the gate, so the upstream stays down: its tools
-	// stay registered and fail clearly.
-	var res *runtime.Result
-	waitFor(t, "calls to fail", func() bool {
-		res = execute(a, "up.add", `{"a":1,"b":1}`)
-		return res.IsError()
-	})
-	if res.Code() != registry.CodeToolFailed || !strings.Contains(res.Error().Message, "upstream up is unavailable") {
+	// Reconnecting fails, so the upstream stays down: its tools stay
+	// registered and fail clearly, with the reason.
+	waitFor(t, "the upstream to fail", func() bool { return ups.States()[0].State == StateFailed })
+	res := execute(a, "up.add", `{"a":1,"b":1}`)
+	if res.Code() != registry.CodeToolFailed || !strings.Contains(res.Error().Message, "upstream up is unavailable") || !strings.Contains(res.Error().Message, "connection refused") {
 		t.Errorf("while down: %q %q", res.Code(), res.Error().Message)
 	}
-	close(f.gate)
+	if ups.Ready() {
+		t.Error("Ready while the upstream is down")
+	}
+	f.refuse.Store(false)
 	waitFor(t, "calls to succeed again", func() bool { return !execute(a, "up.add", `{"a":1,"b":1}`).IsError() })
+	// (A call may use the new session while its tools are still being
+	// listed, before the state says ready.)
+	waitFor(t, "the state to say ready", func() bool { return ups.States()[0].State == StateReady })
 	if got := generation(t, a); got != gen {
 		t.Errorf("reconnecting to the same tools changed the registry (generation %d → %d)", gen, got)
 	}
-	if n := f.dials.Load(); n < 2 {
-		t.Errorf("%d dials, want a reconnection", n)
+	st := ups.States()[0]
+	if st.State != StateReady || st.Restarts != 1 || st.LastError != "" || !ups.Ready() {
+		t.Errorf("after the reconnection: %+v", st)
+	}
+}
+
+// TestUpstreamCallWaitsForReconnection: a call made while a reconnection
+// is under way waits for it rather than failing.
+func TestUpstreamCallWaitsForReconnection(t *testing.T) {
+	a := newApp(t)
+	f := newFakeUpstream()
+	f.gate = make(chan struct{})
+	ups := startFake(t, a, f, 0)
+	f.dropSessions()
+	waitFor(t, "the reconnection to start", func() bool {
+		st := ups.States()[0]
+		return st.State == StateRestarting && f.dials.Load() >= 2
+	})
+	done := make(chan *runtime.Result, 1)
+	go func() { done <- execute(a, "up.add", `{"a":2,"b":2}`) }()
+	close(f.gate)
+	if res := <-done; res.IsError() || res.Value().String() != `{"sum":4}` {
+		t.Fatalf("the call across the reconnection: %s %+v", res.Value(), res.Error())
 	}
 }
 
 func TestUpstreamStop(t *testing.T) {
 	a := newApp(t)
-	stop := startFake(t, a, newFakeUpstream(), 0)
+	ups := startFake(t, a, newFakeUpstream(), 0)
+	stop := func() { ups.Close() }
 	stop()
+	if st := ups.States()[0]; st.State != StateStopped {
+		t.Errorf("after Close: %+v", st)
+	}
 	v, err := a.Registry.View("default")
 	if err != nil {
 		t.Fatal(err)
@@ -323,17 +374,29 @@ func TestUpstreamStop(t *testing.T) {
 func TestUpstreamUnreachableAtStart(t *testing.T) {
 	a := newApp(t)
 	var dials atomic.Int32
-	stop, err := startUpstreams(context.Background(), a.Registry,
-		[]config.MCPServer{{Name: "gone", Scope: "default"}},
-		upstreamOptions{Logger: discard, MinBackoff: time.Millisecond, dial: func(context.Context, config.MCPServer) (sdk.Transport, error) {
-			dials.Add(1)
-			return nil, errors.New("connection refused")
-		}})
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	opts := testOptions(slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)))
+	opts.dial = func(context.Context, config.MCPServer) (sdk.Transport, error) {
+		dials.Add(1)
+		return nil, errors.New("connection refused")
+	}
+	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "gone", Scope: "default"}}, opts)
 	if err != nil {
 		t.Fatalf("an unreachable server must not fail the start: %v", err)
 	}
-	defer stop()
-	waitFor(t, "retries", func() bool { return dials.Load() >= 3 })
+	defer ups.Close()
+	waitFor(t, "retries", func() bool { return dials.Load() >= 5 })
+	st := ups.States()[0]
+	if st.State != StateFailed || st.LastError != "connection refused" || st.Attempts < 4 || st.NextRetry == nil {
+		t.Errorf("state %+v", st)
+	}
+	ups.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(logs.String(), "unavailable"); n != 1 {
+		t.Errorf("the failure was logged %d times in %d attempts, want once:\n%s", n, dials.Load(), logs.String())
+	}
 }
 
 func TestStartUpstreamsRejects(t *testing.T) {
@@ -350,7 +413,7 @@ func TestStartUpstreamsRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := StartUpstreams(context.Background(), a, []config.MCPServer{tt.server}, discard)
+			_, err := StartUpstreams(context.Background(), a, []config.MCPServer{tt.server}, UpstreamOptions{Logger: discard})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -363,13 +426,20 @@ func TestUpstreamCommandThatExits(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
-	stop, err := startUpstreams(context.Background(), a.Registry,
-		[]config.MCPServer{{Name: "broken", Scope: "default", Command: []string{"sh", "-c", "echo starting up >&2; exit 3"}}},
-		upstreamOptions{Logger: log, MinBackoff: time.Hour})
+	opts := testOptions(log)
+	opts.minBackoff = time.Hour
+	ups, err := startUpstreams(context.Background(), a.Registry,
+		[]config.MCPServer{{Name: "broken", Scope: "default", Command: []string{"sh", "-c", "echo starting up >&2; exit 3"}}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop()
+	if err := ups.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := ups.States()[0]; st.State != StateFailed || !strings.Contains(st.LastError, "exit status 3") {
+		t.Errorf("state %+v", st)
+	}
+	ups.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	for _, want := range []string{"upstream=broken", "starting up", "unavailable"} {

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// asCodemode makes the test binary, re-executed with it set, the codemode
+// command: its `mcp` subcommand is the upstream of these tests.
+const asCodemode = "CODEMODE_TEST_AS_CODEMODE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCodemode) != "" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// upstreamConfig writes a configuration whose mcp_servers are an inner
+// codemode serving its demo tools over stdio ("inner") plus extra entries.
+func upstreamConfig(t *testing.T, extra string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := json.Marshal([]string{exe, "mcp", "--no-upstreams", "--store", "memory://"})
+	yml := fmt.Sprintf("mcp_servers:\n  - {name: inner, command: %s, env: {%s: \"1\"}, connect_timeout: 60s}\n%s", cmd, asCodemode, extra)
+	path := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCommandsStartUpstreams(t *testing.T) {
+	cfg := upstreamConfig(t, "")
+	t.Run("tools", func(t *testing.T) {
+		code, out, errs := runCLI(t, "", "tools", "--config", cfg)
+		if code != 0 || !strings.Contains(out, "inner.math_add") || !strings.Contains(out, "inner.util_echo") {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+		}
+	})
+	t.Run("sdk", func(t *testing.T) {
+		code, out, errs := runCLI(t, "", "sdk", "--config", cfg)
+		if code != 0 || !strings.Contains(out, `"inner.math_add"(args: {`) {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+		}
+	})
+	t.Run("run", func(t *testing.T) {
+		code, out, errs := runCLI(t, `return (await tools["inner.math_add"]({a: 40, b: 2})).sum`, "run", "--config", cfg, "-")
+		if code != 0 || strings.TrimSpace(out) != "42" {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+		}
+	})
+	t.Run("--no-upstreams says it did not start them", func(t *testing.T) {
+		code, out, errs := runCLI(t, "", "tools", "--config", cfg, "--no-upstreams")
+		if code != 0 || strings.Contains(out, "inner.") || !strings.Contains(errs, "--no-upstreams: the 1 mcp_servers are not started") {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+		}
+	})
+}
+
+func TestCommandsReportUpstreamsThatAreMissing(t *testing.T) {
+	cfg := upstreamConfig(t, "  - {name: gone, command: [/nonexistent/mcp-server], connect_timeout: 5s}\n")
+	code, out, errs := runCLI(t, "", "tools", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "inner.math_add") || strings.Contains(out, "gone.") ||
+		!strings.Contains(errs, "upstream MCP server is not ready: its tools are missing\" upstream=gone state=failed") || !strings.Contains(errs, "command not found") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}
+
+// TestServeUpstreams: serve is healthy at once, and GET /v1/upstreams and
+// /v1/sdk show the upstream once it is ready.
+func TestServeUpstreams(t *testing.T) {
+	cfg := upstreamConfig(t, "  - {name: gone, command: [/nonexistent/mcp-server]}\n")
+	addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--config", cfg)
+	defer stop()
+	get := func(path string) string {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if h := get("/healthz"); !strings.Contains(h, "ok") {
+		t.Fatalf("healthz %s", h)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var ups struct {
+			Upstreams []struct {
+				Name      string `json:"name"`
+				State     string `json:"state"`
+				LastError string `json:"last_error"`
+				Tools     int    `json:"tools"`
+			} `json:"upstreams"`
+		}
+		if err := json.Unmarshal([]byte(get("/v1/upstreams")), &ups); err != nil {
+			t.Fatal(err)
+		}
+		if len(ups.Upstreams) == 2 && ups.Upstreams[0].State == "ready" && ups.Upstreams[1].State == "failed" {
+			if ups.Upstreams[0].Tools == 0 || !strings.Contains(ups.Upstreams[1].LastError, "command not found") {
+				t.Errorf("upstreams %+v", ups.Upstreams)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstreams never settled: %+v", ups.Upstreams)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sdk := get("/v1/sdk"); !strings.Contains(sdk, `"inner.math_add"`) {
+		t.Errorf("GET /v1/sdk lacks the upstream's tools:\n%s", sdk)
+	}
+}

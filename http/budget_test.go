@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/admission"
+)
+
+// TestMemoryBudget: a run reserves its memory limit of server.memory_budget
+// and a request its body while they are served; what does not fit is
+// refused at once with 503 OVERLOADED, before it runs or is read; /metrics
+// shows the budget and what is reserved, and everything is returned after.
+func TestMemoryBudget(t *testing.T) {
+	ts := newTestServer(t, "limits: {memory: 64MiB}\nserver: {memory_budget: 100MiB, max_body_bytes: 1MiB}")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	held := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run", ctx: ctx,
+		body: `{"code": "await tools.util_sleep({ms: 60000})"}`})
+	eventually(t, "the first run to start", func() bool { return ts.inflight() == 1 })
+	if got := ts.srv.budget.InUse(); got < 64<<20 || got > 64<<20+1<<10 {
+		t.Fatalf("a run in flight reserves %d bytes", got)
+	}
+
+	resp, body := ts.post("/v1/run", `{"code": "return 1"}`)
+	msg := wantError(t, resp, body, http.StatusServiceUnavailable, CodeOverloaded)
+	if !strings.Contains(msg, "server.memory_budget, 100 MiB") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("message %q", msg)
+	}
+	// A step that runs no program needs no run's memory.
+	id := ts.newSession("", "")
+	resp, body = ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "a", "name": "math_add", "arguments": "{\"a\":1,\"b\":2}"}]}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a native step: %d %s", resp.StatusCode, body)
+	}
+	resp, body = ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "b", "name": "run_code", "arguments": "{\"code\":\"return 1\"}"}]}`)
+	wantError(t, resp, body, http.StatusServiceUnavailable, CodeOverloaded)
+	// With less than 512 KiB left, a request declaring a 600 KiB body is
+	// refused before it is read.
+	release, err := ts.srv.budget.Reserve(36<<20 - 512<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = ts.do(request{method: http.MethodPost, path: "/v1/sessions", body: `{"scope": "` + strings.Repeat(" ", 600<<10) + `"}`})
+	if msg := wantError(t, resp, body, http.StatusServiceUnavailable, CodeOverloaded); !strings.Contains(msg, "request body") {
+		t.Fatalf("message %q", msg)
+	}
+	release()
+
+	_, metrics := ts.get("/metrics")
+	for _, want := range []string{"codemode_memory_budget_bytes 1.048576e+08", "codemode_memory_reserved_bytes 6.7"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if n := strings.Count(ts.logs.String(), "refused: memory budget"); n != 3 {
+		t.Errorf("%d refusals logged, want 3", n)
+	}
+	cancel()
+	<-held
+	eventually(t, "the reservations to be returned", func() bool { return ts.srv.budget.InUse() == 0 })
+	ts.runOK(map[string]any{"code": "return 1"})
+}
+
+func TestMemoryBudgetConfig(t *testing.T) {
+	a, _ := newTestApp(t, "limits: {memory: 512MiB}\nserver: {memory_budget: 256MiB}", nil)
+	if _, err := New(a, Options{}); err == nil || !strings.Contains(err.Error(), "config: server.memory_budget: 256 MiB cannot admit a single run (limits.memory 512 MiB plus server.max_body_bytes 1 MiB)") {
+		t.Fatalf("a budget smaller than one run: %v", err)
+	}
+	a, _ = newTestApp(t, "", nil)
+	srv, err := New(a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := srv.budget.Limit(), max(admission.DefaultLimit(), 512<<20+1<<20); got != want {
+		t.Fatalf("default budget %d, want %d", got, want)
+	}
+}

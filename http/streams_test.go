@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/codemode/codemode/session"
+)
+
+// appendBlobs appends n events of about size bytes each to a session.
+func appendBlobs(t *testing.T, ts *testServer, id string, n, size int) {
+	t.Helper()
+	blob := strings.Repeat("x", size)
+	var batch []session.Event
+	for i := 0; i < n; i++ {
+		ev, err := session.NewEvent("test/blob", map[string]any{"i": i, "blob": blob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, ev)
+		if len(batch) == 64 || i == n-1 {
+			if _, err := ts.app.Store.Append(context.Background(), id, batch...); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
+	}
+}
+
+type eventsPageJSON struct {
+	Events []struct {
+		Seq int64 `json:"seq"`
+	} `json:"events"`
+	More bool `json:"more"`
+}
+
+// TestEventsArePaged: the JSON form answers at most 1000 events by default
+// (limit, up to 10000, changes it) and about 8 MiB, saying "more" when it
+// stopped short; following the pages reads the whole log once.
+func TestEventsArePaged(t *testing.T) {
+	ts := newTestServer(t, "")
+	id := ts.newSession("", "")
+	appendBlobs(t, ts, id, 1500, 10)
+	page := func(query string) eventsPageJSON {
+		t.Helper()
+		resp, b := ts.get("/v1/sessions/" + id + "/events" + query)
+		return decode[eventsPageJSON](t, resp, b, http.StatusOK)
+	}
+	p := page("")
+	if len(p.Events) != 1000 || !p.More || p.Events[999].Seq != 1000 {
+		t.Fatalf("first page: %d events, more %v", len(p.Events), p.More)
+	}
+	if p = page("?after=1000"); len(p.Events) != 500 || p.More || p.Events[0].Seq != 1001 {
+		t.Fatalf("second page: %d events, more %v", len(p.Events), p.More)
+	}
+	if p = page("?limit=1500"); len(p.Events) != 1500 || p.More {
+		t.Fatalf("limit=1500: %d events, more %v", len(p.Events), p.More)
+	}
+	if p = page("?after=1499&limit=1"); len(p.Events) != 1 || p.More {
+		t.Fatalf("the last: %d events, more %v", len(p.Events), p.More)
+	}
+
+	big := ts.newSession("", "")
+	appendBlobs(t, ts, big, 24, 512<<10)
+	var seen []int64
+	after := int64(0)
+	for pages := 0; ; pages++ {
+		resp, b := ts.get(fmt.Sprintf("/v1/sessions/%s/events?after=%d", big, after))
+		if len(b) > maxEventsPageBytes+pageBytes+1<<20 {
+			t.Fatalf("a page of %d MiB", len(b)>>20)
+		}
+		p := decode[eventsPageJSON](t, resp, b, http.StatusOK)
+		for _, e := range p.Events {
+			seen = append(seen, e.Seq)
+			after = e.Seq
+		}
+		if !p.More {
+			if pages < 1 {
+				t.Fatalf("12 MiB of events came in %d pages", pages+1)
+			}
+			break
+		}
+	}
+	if len(seen) != 24 || seen[23] != 24 {
+		t.Fatalf("read %v", seen)
+	}
+}
+
+// pageSpy records what the pager asked the store and what it got.
+type pageSpy struct {
+	session.Store
+	mu    sync.Mutex
+	sizes []int // bytes of each page read
+}
+
+func (s *pageSpy) Events(ctx context.Context, id string, after int64, limit int) ([]session.Event, error) {
+	events, err := s.Store.Events(ctx, id, after, limit)
+	s.mu.Lock()
+	s.sizes = append(s.sizes, eventBytes(events))
+	s.mu.Unlock()
+	return events, err
+}
+
+// TestPagesAreBounded: a read of a log takes pages of at most pageEvents
+// events and, once it has seen large events, about pageBytes; the log of
+// a session is never loaded whole (here by /messages, over 24 MiB of log).
+func TestPagesAreBounded(t *testing.T) {
+	spy := &pageSpy{Store: session.NewMemory()}
+	ts := newTestServer(t, "", func(su *serverSetup) { su.store = spy })
+	id := ts.newSession("", "")
+	ts.runOK(map[string]any{"code": "return (await tools.math_add({a: 1, b: 2})).sum", "session_id": id})
+	appendBlobs(t, ts, id, 48, 512<<10)
+	ts.runOK(map[string]any{"code": "return 2", "session_id": id})
+	spy.mu.Lock()
+	spy.sizes = nil
+	spy.mu.Unlock()
+
+	resp, b := ts.get("/v1/sessions/" + id + "/messages")
+	msgs := decode[struct{ Messages []session.Message }](t, resp, b, http.StatusOK).Messages
+	if len(msgs) != 4 || msgs[0].Role != session.RoleAssistant || msgs[3].Role != session.RoleTool {
+		t.Fatalf("messages %+v", msgs)
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	if len(spy.sizes) < 6 {
+		t.Fatalf("24 MiB of log read in %d pages", len(spy.sizes))
+	}
+	for i, n := range spy.sizes {
+		if n > pageEvents*(512<<10)+64<<10 || (i > 1 && n > pageBytes+64<<10) {
+			t.Fatalf("page %d held %d KiB (pages %v)", i, n>>10, spy.sizes)
+		}
+	}
+}
+
+// rawStream opens an event stream on a plain connection and returns it
+// unread: a reader that stalls.
+func rawStream(t *testing.T, ts *testServer, id string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4 << 10)
+	}
+	fmt.Fprintf(conn, "GET /v1/sessions/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n", id)
+	return conn
+}
+
+// TestStalledStreamIsDropped: a reader that stops reading a stream with more
+// to send is dropped once a write waits past server.stream_write_timeout,
+// and the slot and memory it held are freed; it can resume from the last
+// event it saw, with Last-Event-ID.
+func TestStalledStreamIsDropped(t *testing.T) {
+	ts := newTestServer(t, "server: {stream_write_timeout: 300ms}")
+	id := ts.newSession("", "")
+	appendBlobs(t, ts, id, 32, 512<<10)
+	stalled := rawStream(t, ts, id)
+	eventually(t, "the stream to open", func() bool { return ts.streams() == 1 })
+	eventually(t, "the stalled stream to be dropped", func() bool { return ts.streams() == 0 })
+	if got := metricValue(ts.srv.metrics.streamsDropped); got != 1 {
+		t.Fatalf("%v streams counted as dropped", got)
+	}
+	if !strings.Contains(ts.logs.String(), "event stream dropped") {
+		t.Fatalf("no log of the drop:\n%s", ts.logs)
+	}
+	// The reader reconnects and resumes after the last event it saw.
+	stalled.Close()
+	stream := ts.openStream("/v1/sessions/"+id+"/events", map[string]string{"Last-Event-ID": "3"})
+	ev, ok := stream.next()
+	if !ok || ev.event != "test/blob" || ev.id != "4" {
+		t.Fatalf("resumed stream: id %q, type %q, %v", ev.id, ev.event, ok)
+	}
+}
+
+// TestStreamSlots: a session may hold server.max_streams_per_session
+// streams (beyond: 429 TOO_MANY_STREAMS), the server server.max_streams
+// (beyond: 503 OVERLOADED); a closed stream frees its slot.
+func TestStreamSlots(t *testing.T) {
+	ts := newTestServer(t, "server: {max_streams: 3, max_streams_per_session: 2}")
+	a, b, c := ts.newSession("", ""), ts.newSession("", ""), ts.newSession("", "")
+	first := ts.openStream("/v1/sessions/"+a+"/events", nil)
+	ts.openStream("/v1/sessions/"+a+"/events", nil)
+	try := func(id string) (*http.Response, []byte) {
+		return ts.do(request{method: http.MethodGet, path: "/v1/sessions/" + id + "/events", header: map[string]string{"Accept": "text/event-stream"}})
+	}
+	resp, body := try(a)
+	if msg := wantError(t, resp, body, http.StatusTooManyRequests, CodeTooManyStreams); !strings.Contains(msg, "server.max_streams_per_session") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("message %q, Retry-After %q", msg, resp.Header.Get("Retry-After"))
+	}
+	ts.openStream("/v1/sessions/"+b+"/events", nil)
+	resp, body = try(c)
+	if msg := wantError(t, resp, body, http.StatusServiceUnavailable, CodeOverloaded); !strings.Contains(msg, "server.max_streams") {
+		t.Fatalf("message %q", msg)
+	}
+	// The JSON form is not a stream.
+	if resp, body := ts.get("/v1/sessions/" + c + "/events"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("JSON events: %d %s", resp.StatusCode, body)
+	}
+	first.close()
+	eventually(t, "the closed stream's slot", func() bool {
+		resp, err := ts.send(request{method: http.MethodGet, path: "/v1/sessions/" + c + "/events", header: map[string]string{"Accept": "text/event-stream"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}

@@ -1,0 +1,53 @@
+package httpapi
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/mcp"
+)
+
+// fakeUpstreams reports fixed states.
+type fakeUpstreams []mcp.UpstreamState
+
+func (f fakeUpstreams) States() []mcp.UpstreamState { return f }
+
+func TestUpstreams(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	states := fakeUpstreams{
+		{Name: "notes", Scope: "default", Transport: "stdio", State: mcp.StateReady, Since: since, Tools: 3, Restarts: 1},
+		{Name: "remote", Scope: "readonly", Transport: "streamable-http", State: mcp.StateFailed, Since: since, LastError: "connect: connection refused", Attempts: 4,
+			Rejected: []mcp.RejectedTool{{Tool: "long_job", Reason: "requires task-augmented calls"}}},
+	}
+	type body struct {
+		Upstreams []mcp.UpstreamState `json:"upstreams"`
+	}
+	withUpstreams := func(su *serverSetup) { su.opts.Upstreams = states }
+	t.Run("every upstream on an open server", func(t *testing.T) {
+		ts := newTestServer(t, scopesYAML, withUpstreams)
+		resp, b := ts.get("/v1/upstreams")
+		got := decode[body](t, resp, b, http.StatusOK)
+		if !reflect.DeepEqual(got.Upstreams, []mcp.UpstreamState(states)) {
+			t.Fatalf("upstreams\n got %+v\nwant %+v", got.Upstreams, states)
+		}
+	})
+	t.Run("a key sees the upstreams of its scopes", func(t *testing.T) {
+		ts := newTestServer(t, keysYAML, withUpstreams)
+		resp, b := ts.do(request{method: http.MethodGet, path: "/v1/upstreams", key: keyB})
+		got := decode[body](t, resp, b, http.StatusOK)
+		if len(got.Upstreams) != 1 || got.Upstreams[0].Name != "remote" || got.Upstreams[0].LastError == "" {
+			t.Fatalf("key B: %+v", got.Upstreams)
+		}
+		resp, b = ts.get("/v1/upstreams")
+		wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
+	})
+	t.Run("none configured is an empty list", func(t *testing.T) {
+		ts := newTestServer(t, scopesYAML)
+		resp, b := ts.get("/v1/upstreams")
+		if got := decode[body](t, resp, b, http.StatusOK); got.Upstreams == nil || len(got.Upstreams) != 0 {
+			t.Fatalf("no upstreams: %s", b)
+		}
+	})
+}

@@ -1,0 +1,135 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Peer is the MCP client on whose behalf a call runs. An upstream server's
+// sampling and elicitation requests made during a call are forwarded to it;
+// a call without one (an HTTP run, `codemode run`) refuses them clearly.
+// The MCP server (server.go) sets one for every tools/call, built from the
+// client's session and its declared capabilities.
+type Peer interface {
+	// CreateMessage asks the client to sample from its model
+	// (sampling/createMessage).
+	CreateMessage(ctx context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error)
+	// Elicit asks the client's user for input (elicitation/create).
+	Elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
+}
+
+type peerKey struct{}
+
+// WithPeer returns a context whose calls forward their upstreams' sampling
+// and elicitation requests to p.
+func WithPeer(ctx context.Context, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+func peerFrom(ctx context.Context) Peer {
+	p, _ := ctx.Value(peerKey{}).(Peer)
+	return p
+}
+
+// peerFor finds where an upstream's request goes: the peer of the one call
+// in flight. Requests name no call, so with several calls in flight (which
+// may serve different clients) codemode cannot tell whose it is and refuses
+// it rather than ask the wrong person.
+func (u *upstream) peerFor(what string) (*inflight, Peer, error) {
+	u.mu.Lock()
+	n := len(u.calls)
+	u.mu.Unlock()
+	c := u.onlyCall()
+	switch {
+	case n == 0:
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("codemode forwards %s requests only during a tool call, and none of %s's is in flight", what, u.cfg.Name)}
+	case c == nil:
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("codemode cannot tell which of the %d calls in flight on %s this %s request belongs to, so it refuses it", n, u.cfg.Name, what)}
+	}
+	p := peerFrom(c.ctx)
+	if p == nil {
+		return nil, nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("%s is not available: the call (%s) was not made by an MCP client that could answer it", what, c.tool)}
+	}
+	return c, p, nil
+}
+
+// within is ctx (the upstream request's) also ended by the call's end.
+func within(ctx context.Context, c *inflight) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func (u *upstream) createMessage(ctx context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+	c, peer, err := u.peerFor("sampling")
+	if err != nil {
+		u.log.Warn("upstream sampling request refused", "error", err)
+		return nil, err
+	}
+	u.log.Info("forwarding an upstream sampling request to the MCP client", "tool", c.tool, "call", c.callID)
+	ctx, done := within(ctx, c)
+	defer done()
+	return peer.CreateMessage(ctx, p)
+}
+
+func (u *upstream) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	c, peer, err := u.peerFor("elicitation")
+	if err != nil {
+		u.log.Warn("upstream elicitation request refused", "error", err)
+		return nil, err
+	}
+	u.log.Info("forwarding an upstream elicitation request to the MCP client", "tool", c.tool, "call", c.callID)
+	ctx, done := within(ctx, c)
+	defer done()
+	return peer.Elicit(ctx, p)
+}
+
+// sessionPeer is the Peer of a call made by a client of codemode's MCP
+// server. Requests go out in the context of the client's tools/call (reqCtx),
+// so that over streamable HTTP they travel on that request's stream.
+type sessionPeer struct {
+	ss     *sdk.ServerSession
+	reqCtx context.Context
+}
+
+func (p sessionPeer) capabilities() *sdk.ClientCapabilities {
+	if ip := p.ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		return ip.Capabilities
+	}
+	return &sdk.ClientCapabilities{}
+}
+
+func (p sessionPeer) clientName() string {
+	if ip := p.ss.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
+		return ip.ClientInfo.Name
+	}
+	return "the MCP client"
+}
+
+// in is ctx's cancellation with reqCtx's values.
+func (p sessionPeer) in(ctx context.Context) (context.Context, func()) {
+	out, cancel := context.WithCancel(p.reqCtx)
+	stop := context.AfterFunc(ctx, cancel)
+	return out, func() { stop(); cancel() }
+}
+
+func (p sessionPeer) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+	if p.capabilities().Sampling == nil {
+		return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("sampling is not available: %s did not declare the sampling capability", p.clientName())}
+	}
+	ctx, done := p.in(ctx)
+	defer done()
+	return p.ss.CreateMessage(ctx, params)
+}
+
+func (p sessionPeer) Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if p.capabilities().Elicitation == nil {
+		return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("elicitation is not available: %s did not declare the elicitation capability", p.clientName())}
+	}
+	ctx, done := p.in(ctx)
+	defer done()
+	return p.ss.Elicit(ctx, params)
+}

@@ -1,0 +1,925 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/registry"
+)
+
+// Defaults of the upstream side.
+const (
+	// DefaultUpstreamTimeout bounds one upstream call when MCPServer.Timeout
+	// is zero.
+	DefaultUpstreamTimeout = 60 * time.Second
+	// DefaultConnectTimeout bounds one connection attempt (start, handshake,
+	// first listing) when neither connect_timeout nor timeout is set.
+	DefaultConnectTimeout = 30 * time.Second
+	// upstreamProtocol is the protocol version offered to upstream servers:
+	// the newest one with the initialize handshake, which every SDK speaks.
+	upstreamProtocol = "2025-11-25"
+	// stableAfter is how long a connection must have lasted for the
+	// reconnect backoff to start again from its minimum (and for a lost
+	// connection to be retried at once).
+	stableAfter = 30 * time.Second
+	// defaultHealthInterval is how often an HTTP upstream is pinged; two
+	// missed pings in a row end the session, which reconnects.
+	defaultHealthInterval = 15 * time.Second
+)
+
+// The states of an upstream (UpstreamState.State).
+const (
+	// StateConnecting: the first connection attempt is under way.
+	StateConnecting = "connecting"
+	// StateReady: connected; its tools are registered.
+	StateReady = "ready"
+	// StateRestarting: a ready connection ended (the process exited, the
+	// server went away, a health check failed); reconnecting. Its tools stay
+	// registered and fail fast, or wait for the reconnection in progress.
+	StateRestarting = "restarting"
+	// StateFailed: the last attempt failed (LastError says why: a missing
+	// command, a refused connection, a handshake that timed out); retried
+	// with capped exponential backoff at NextRetry.
+	StateFailed = "failed"
+	// StateUnauthorized: the server refused the credentials (HTTP 401 or
+	// 403). Not retried: fix headers or auth and restart codemode.
+	StateUnauthorized = "unauthorized"
+	// StateStopped: Close was called.
+	StateStopped = "stopped"
+)
+
+// UpstreamOptions tune StartUpstreams. The zero value works.
+type UpstreamOptions struct {
+	// Logger receives one line per state change of each upstream (not one
+	// per retry), and what stdio servers write to stderr. Default: the App's.
+	Logger *slog.Logger
+	// Version is reported as clientInfo.version. Default "dev".
+	Version string
+
+	// Test knobs. minBackoff is the first retry delay (default 250ms),
+	// doubling up to maxBackoff (default 30s); healthInterval is the ping
+	// interval of HTTP upstreams (default 15s; negative: none).
+	minBackoff, maxBackoff, healthInterval time.Duration
+	// dial, when set, replaces starting the command or connecting to the URL.
+	dial func(ctx context.Context, s config.MCPServer) (sdk.Transport, error)
+}
+
+// UpstreamState is one upstream as GET /v1/upstreams shows it.
+type UpstreamState struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+	// Transport is stdio, streamable-http or sse: the one connected (or
+	// last tried) for a url upstream in auto mode.
+	Transport string    `json:"transport"`
+	State     string    `json:"state"`
+	Since     time.Time `json:"since"` // when State began
+	// LastError is why the upstream is not ready ("" when it is).
+	LastError string `json:"last_error,omitempty"`
+	// Tools counts the tools it contributes to its scope now.
+	Tools int `json:"tools"`
+	// Restarts counts the connections that ended and were re-established.
+	Restarts int `json:"restarts"`
+	// Attempts counts the failed attempts since the upstream was last ready.
+	Attempts  int        `json:"attempts,omitempty"`
+	NextRetry *time.Time `json:"next_retry,omitempty"`
+	// Server is what the server said of itself when it last connected.
+	Server *ServerInfo `json:"server,omitempty"`
+	// Renamed lists tools whose names were changed to be valid and unique.
+	Renamed []RenamedTool `json:"renamed,omitempty"`
+	// Rejected lists tools the server offered that are not registered, and why.
+	Rejected []RejectedTool `json:"rejected,omitempty"`
+}
+
+// ServerInfo is an upstream's initialize result, in short.
+type ServerInfo struct {
+	Name            string   `json:"name,omitempty"`
+	Version         string   `json:"version,omitempty"`
+	ProtocolVersion string   `json:"protocol_version"`
+	Capabilities    []string `json:"capabilities"`
+	Instructions    string   `json:"instructions,omitempty"`
+}
+
+// RenamedTool is an upstream tool registered under another name.
+type RenamedTool struct {
+	Tool string `json:"tool"` // the upstream's name
+	As   string `json:"as"`   // the registry name
+	Why  string `json:"why"`
+}
+
+// RejectedTool is an upstream tool that is not registered.
+type RejectedTool struct {
+	Tool   string `json:"tool"`
+	Reason string `json:"reason"`
+}
+
+// Upstreams are the configured MCP servers as tool sources: each connects,
+// reconnects and lists in the background, on its own, and its tools join
+// its scope as "<server>.<tool>" (see tools.go for the mapping). States,
+// Ready and Settle report how they are doing; Close stops them.
+type Upstreams struct {
+	list   []*upstream
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// StartUpstreams makes the configured MCP servers tool sources and returns
+// at once: every server connects in the background, bounded per attempt by
+// its connect_timeout, so a silent or missing server delays nothing. It
+// fails, starting nothing, for an entry whose scope does not exist, that
+// names neither a command nor a URL, or whose headers or auth name an
+// environment variable that is not set.
+//
+// An upstream that cannot be reached, or whose connection ends, is retried
+// with exponential backoff from 250ms capped at 30s (at once when a
+// connection that had lasted ends), except after a 401/403 (state
+// unauthorized). Each state change is logged once. Meanwhile its tools stay
+// registered: a call waits for an attempt in progress, and otherwise fails
+// at once with "upstream <name> is unavailable: <reason>". A call that
+// failed because the session was gone (the server restarted) or the
+// connection was refused, before it reached the server, is retried once on
+// the new session.
+//
+// Calls carry the caller's cancellation (notifications/cancelled) and are
+// bounded by the entry's timeout (TOOL_TIMEOUT). The upstreams run until
+// Close is called or ctx ends.
+func StartUpstreams(ctx context.Context, a *app.App, servers []config.MCPServer, opts UpstreamOptions) (*Upstreams, error) {
+	if opts.Logger == nil {
+		opts.Logger = a.Logger
+	}
+	return startUpstreams(ctx, a.Registry, servers, opts)
+}
+
+func startUpstreams(ctx context.Context, reg *registry.Registry, servers []config.MCPServer, opts UpstreamOptions) (*Upstreams, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.minBackoff <= 0 {
+		opts.minBackoff = 250 * time.Millisecond
+	}
+	if opts.maxBackoff < opts.minBackoff {
+		opts.maxBackoff = max(30*time.Second, opts.minBackoff)
+	}
+	if opts.healthInterval == 0 {
+		opts.healthInterval = defaultHealthInterval
+	}
+	ups := &Upstreams{}
+	for i, s := range servers {
+		u, err := newUpstream(reg, s, opts)
+		if err != nil {
+			return nil, fmt.Errorf("mcp_servers[%d] (%s): %w", i, s.Name, err)
+		}
+		ups.list = append(ups.list, u)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopOnDone := context.AfterFunc(ctx, cancel)
+	ups.cancel = func() { stopOnDone(); cancel() }
+	for _, u := range ups.list {
+		u.life = runCtx
+		ups.wg.Add(1)
+		go func() {
+			defer ups.wg.Done()
+			u.run(runCtx)
+		}()
+	}
+	return ups, nil
+}
+
+// Close stops every upstream: it unregisters their tools, closes the
+// connections and waits for stdio servers to exit. It is safe to call more
+// than once, and on a nil *Upstreams.
+func (us *Upstreams) Close() error {
+	if us == nil {
+		return nil
+	}
+	us.once.Do(func() {
+		us.cancel()
+		us.wg.Wait()
+		for _, u := range us.list {
+			u.unregisterAll()
+		}
+	})
+	return nil
+}
+
+// States reports every upstream, in configuration order.
+func (us *Upstreams) States() []UpstreamState {
+	if us == nil {
+		return []UpstreamState{}
+	}
+	out := make([]UpstreamState, 0, len(us.list))
+	for _, u := range us.list {
+		out = append(out, u.state())
+	}
+	return out
+}
+
+// Ready reports whether every upstream is ready (true when none is
+// configured): the readiness of a service whose tools must all be there.
+func (us *Upstreams) Ready() bool {
+	if us == nil {
+		return true
+	}
+	for _, u := range us.list {
+		if u.state().State != StateReady {
+			return false
+		}
+	}
+	return true
+}
+
+// Settle waits until every upstream has finished its first connection
+// attempt (ready, failed or unauthorized; each attempt is bounded by its
+// connect_timeout), or ctx ends. The commands that show or run a scope's
+// tools once (run, sdk, tools) call it so that what they show is complete.
+func (us *Upstreams) Settle(ctx context.Context) error {
+	if us == nil {
+		return nil
+	}
+	for _, u := range us.list {
+		if err := u.settle(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upstream is one configured MCP server and the tools it contributes.
+type upstream struct {
+	cfg            config.MCPServer
+	scope          string
+	callTimeout    time.Duration
+	connectTimeout time.Duration
+	reg            *registry.Registry
+	opts           UpstreamOptions
+	log            *slog.Logger
+	http           *httpSetup    // nil for a stdio server
+	refresh        chan struct{} // signalled by notifications/tools/list_changed
+	kick           chan struct{} // a call saw the session die: reconnect now
+	tokens         atomic.Int64  // progress tokens
+	stash          contentStash
+	life           context.Context // the run loop's; set before it starts
+
+	mu      sync.Mutex
+	conn    *connection          // nil while unavailable; guarded by mu
+	st      UpstreamState        // guarded by mu
+	changed chan struct{}        // closed and replaced at every change; guarded by mu
+	settled bool                 // the first attempt is over; guarded by mu
+	calls   map[string]*inflight // calls in flight, by progress token; guarded by mu
+	raw     map[string]rawTool   // the last raw tools/list, by name; guarded by mu
+
+	// tools are the registrations, by registry name. Only the run
+	// goroutine touches them (and Close, after it ended).
+	tools map[string]*registration
+}
+
+// connection is one live session with the server.
+type connection struct {
+	cs        *sdk.ClientSession
+	transport string
+	caps      *sdk.ServerCapabilities // never nil
+	lost      atomic.Bool             // a call found the session dead
+}
+
+type registration struct {
+	fingerprint string
+	unregister  func()
+}
+
+func newUpstream(reg *registry.Registry, s config.MCPServer, opts UpstreamOptions) (*upstream, error) {
+	scope := s.Scope
+	if scope == "" {
+		scope = config.DefaultScope
+	}
+	switch {
+	case s.Name == "":
+		return nil, errors.New("a name is required")
+	case !reg.HasScope(scope):
+		return nil, fmt.Errorf("unknown scope %q", scope)
+	case (len(s.Command) == 0) == (s.URL == "") && opts.dial == nil:
+		return nil, errors.New("give exactly one of command and url")
+	}
+	u := &upstream{
+		cfg: s, scope: scope, reg: reg, opts: opts,
+		callTimeout:    s.Timeout.Std(),
+		connectTimeout: s.ConnectTimeout.Std(),
+		log:            opts.Logger.With("upstream", s.Name),
+		refresh:        make(chan struct{}, 1),
+		kick:           make(chan struct{}, 1),
+		changed:        make(chan struct{}),
+		calls:          map[string]*inflight{},
+		tools:          map[string]*registration{},
+	}
+	if u.callTimeout <= 0 {
+		u.callTimeout = DefaultUpstreamTimeout
+	}
+	if u.connectTimeout <= 0 {
+		u.connectTimeout = DefaultConnectTimeout
+		if s.Timeout > 0 {
+			u.connectTimeout = s.Timeout.Std()
+		}
+	}
+	u.st = UpstreamState{Name: s.Name, Scope: scope, State: StateConnecting, Since: time.Now(), Transport: "stdio"}
+	if s.URL != "" {
+		h, err := newHTTPSetup(s)
+		if err != nil {
+			return nil, err
+		}
+		u.http = h
+		u.st.Transport = h.transports(s)[0]
+	}
+	return u, nil
+}
+
+// state is a copy of the upstream's state.
+func (u *upstream) state() UpstreamState {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	st := u.st
+	st.Renamed = append([]RenamedTool(nil), st.Renamed...)
+	st.Rejected = append([]RejectedTool(nil), st.Rejected...)
+	if st.NextRetry != nil {
+		t := *st.NextRetry
+		st.NextRetry = &t
+	}
+	return st
+}
+
+// update changes the state under the lock, wakes the waiters and logs the
+// change when the state or its error is new.
+func (u *upstream) update(fn func(st *UpstreamState)) {
+	u.mu.Lock()
+	before := u.st
+	fn(&u.st)
+	after := u.st
+	if after.State != before.State {
+		u.st.Since = time.Now()
+	}
+	close(u.changed)
+	u.changed = make(chan struct{})
+	u.mu.Unlock()
+	if after.State == before.State && after.LastError == before.LastError {
+		return
+	}
+	switch after.State {
+	case StateReady:
+		u.log.Info("upstream MCP server ready", "transport", after.Transport, "tools", after.Tools, "restarts", after.Restarts)
+	case StateRestarting:
+		u.log.Warn("upstream MCP server connection ended; reconnecting", "error", after.LastError)
+	case StateFailed:
+		u.log.Warn("upstream MCP server unavailable; retrying with backoff", "error", after.LastError, "attempts", after.Attempts)
+	case StateUnauthorized:
+		u.log.Error("upstream MCP server refused the credentials; not retrying (check its headers and auth)", "error", after.LastError)
+	}
+}
+
+func (u *upstream) settle(ctx context.Context) error {
+	for {
+		u.mu.Lock()
+		done, ch := u.settled, u.changed
+		u.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// run connects, serves and reconnects until ctx ends.
+func (u *upstream) run(ctx context.Context) {
+	backoff := u.opts.minBackoff
+	defer u.update(func(st *UpstreamState) {
+		st.State, st.LastError, st.NextRetry = StateStopped, "", nil
+	})
+	for {
+		c, err := u.connect(ctx)
+		if ctx.Err() != nil {
+			if c != nil {
+				c.cs.Close()
+			}
+			return
+		}
+		if err != nil {
+			u.mu.Lock()
+			u.settled = true
+			u.mu.Unlock()
+			if errors.Is(err, errUnauthorized) {
+				u.update(func(st *UpstreamState) {
+					st.State, st.LastError, st.NextRetry = StateUnauthorized, err.Error(), nil
+					st.Attempts++
+				})
+				<-ctx.Done()
+				return
+			}
+			next := time.Now().Add(backoff)
+			u.update(func(st *UpstreamState) {
+				st.State, st.LastError, st.NextRetry = StateFailed, err.Error(), &next
+				st.Attempts++
+			})
+			if !sleep(ctx, backoff) {
+				return
+			}
+			backoff = min(2*backoff, u.opts.maxBackoff)
+			continue
+		}
+		started := time.Now()
+		err = u.serve(ctx, c)
+		if ctx.Err() != nil {
+			return
+		}
+		u.mu.Lock()
+		if u.conn == c {
+			u.conn = nil
+		}
+		u.mu.Unlock()
+		// A connection that lasted, or that a call found dead (the server
+		// restarted: the call waits to be retried on the next session), is
+		// reconnected at once.
+		stable := time.Since(started) >= stableAfter || c.lost.Load() || sessionGone(err)
+		var next *time.Time
+		if !stable {
+			t := time.Now().Add(backoff)
+			next = &t
+		}
+		u.update(func(st *UpstreamState) {
+			if !c.lost.Load() { // lost already said why
+				st.LastError = err.Error()
+			}
+			st.State, st.NextRetry = StateRestarting, next
+			st.Restarts++
+		})
+		if stable {
+			backoff = u.opts.minBackoff
+		} else {
+			// A server that dies soon after it starts is not restarted in a
+			// tight loop.
+			if !sleep(ctx, backoff) {
+				return
+			}
+			backoff = min(2*backoff, u.opts.maxBackoff)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// sessionGone reports whether a session ended because the server no longer
+// knows it: it restarted, and a new session will work. (The go-sdk keeps
+// only the text of a connection's failure in the errors of the calls it
+// fails, hence the suffix.)
+func sessionGone(err error) bool {
+	return err != nil && (errors.Is(err, sdk.ErrSessionMissing) || strings.HasSuffix(err.Error(), ": "+sdk.ErrSessionMissing.Error()))
+}
+
+// errLost ends a session that a call found dead (see lost).
+var errLost = errors.New("the session was lost")
+
+// serve waits for the session to end, listing again whenever the server
+// says its tools changed. It returns why the session ended.
+func (u *upstream) serve(ctx context.Context, c *connection) error {
+	done := make(chan error, 1)
+	go func() { done <- c.cs.Wait() }()
+	for {
+		select {
+		case <-ctx.Done():
+			c.cs.Close()
+			<-done
+			return ctx.Err()
+		case err := <-done:
+			if err == nil {
+				err = errors.New("the connection closed")
+			}
+			return err
+		case <-u.kick:
+			u.mu.Lock()
+			current := u.conn == c
+			u.mu.Unlock()
+			if !current { // a call found the session dead and dropped it
+				c.cs.Close()
+				<-done
+				return errLost
+			}
+		case <-u.refresh:
+			lctx, cancel := context.WithTimeout(ctx, u.connectTimeout)
+			n, err := u.refreshTools(lctx, c)
+			cancel()
+			if err != nil {
+				c.cs.Close()
+				<-done
+				return fmt.Errorf("list tools: %w", err)
+			}
+			u.update(func(st *UpstreamState) { st.Tools = n })
+		}
+	}
+}
+
+// connect makes one connection attempt: start or dial the server, complete
+// the handshake and register its tools, all within connectTimeout.
+func (u *upstream) connect(ctx context.Context) (*connection, error) {
+	cctx, cancel := context.WithTimeoutCause(ctx, u.connectTimeout, fmt.Errorf("no answer within connect_timeout (%v)", u.connectTimeout))
+	defer cancel()
+	kinds := []string{"stdio"}
+	if u.http != nil {
+		kinds = u.http.transports(u.cfg)
+	}
+	var firstErr error
+	for i, kind := range kinds {
+		attempt := &httpAttempt{}
+		c, err := u.connectOnce(cctx, kind, attempt)
+		if err == nil {
+			if u.http != nil {
+				u.http.worked(kind)
+			}
+			return c, nil
+		}
+		if cause := context.Cause(cctx); cctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w (%v)", cause, err)
+		}
+		status := int(attempt.status.Load())
+		if status == 401 || status == 403 {
+			return nil, fmt.Errorf("%w: %v", errUnauthorized, err)
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		// Fall back to the other transport only when this one was refused
+		// with a 4xx, the spec's sign of a server that predates it.
+		if i+1 < len(kinds) && !fallbackStatus(status) {
+			break
+		}
+		if i+1 < len(kinds) {
+			u.log.Debug("transport refused; trying the next", "transport", kind, "status", status)
+		}
+	}
+	return nil, firstErr
+}
+
+func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAttempt) (*connection, error) {
+	u.update(func(st *UpstreamState) { st.Transport = kind })
+	var t sdk.Transport
+	switch {
+	case u.opts.dial != nil:
+		var err error
+		if t, err = u.opts.dial(ctx, u.cfg); err != nil {
+			return nil, err
+		}
+	case kind == "stdio":
+		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log}
+	default:
+		t = &lastingTransport{Transport: u.http.transport(kind, u.cfg.URL, attempt), life: u.life}
+	}
+	t = &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification}
+	opts := u.clientOptions()
+	if kind != "stdio" && u.opts.healthInterval > 0 {
+		opts.KeepAlive = u.opts.healthInterval
+		opts.KeepAliveFailureThreshold = 2
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: ServerName, Version: u.opts.Version}, opts).
+		Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	init := cs.InitializeResult()
+	c := &connection{cs: cs, transport: kind, caps: &sdk.ServerCapabilities{}}
+	info := &ServerInfo{}
+	if init != nil {
+		if init.Capabilities != nil {
+			c.caps = init.Capabilities
+		}
+		if init.ServerInfo != nil {
+			info.Name, info.Version = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+		info.ProtocolVersion, info.Instructions = init.ProtocolVersion, init.Instructions
+	}
+	info.Capabilities = capabilityNames(c.caps)
+	if c.caps.Logging != nil {
+		// Ask for info and above, which the run's notices and the log carry.
+		_ = cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"})
+	}
+	// The connection is current before the tools appear, so that no call
+	// can find a tool registered but its upstream not connected.
+	u.mu.Lock()
+	u.conn = c
+	u.mu.Unlock()
+	n, err := u.refreshTools(ctx, c)
+	if err != nil {
+		u.mu.Lock()
+		u.conn = nil
+		u.mu.Unlock()
+		cs.Close()
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	u.mu.Lock()
+	u.settled = true
+	u.mu.Unlock()
+	u.update(func(st *UpstreamState) {
+		st.State, st.LastError, st.NextRetry, st.Attempts = StateReady, "", nil, 0
+		st.Tools, st.Server = n, info
+	})
+	return c, nil
+}
+
+func capabilityNames(c *sdk.ServerCapabilities) []string {
+	names := []string{}
+	if c.Tools != nil {
+		names = append(names, "tools")
+	}
+	if c.Resources != nil {
+		names = append(names, "resources")
+	}
+	if c.Prompts != nil {
+		names = append(names, "prompts")
+	}
+	if c.Logging != nil {
+		names = append(names, "logging")
+	}
+	if c.Completions != nil {
+		names = append(names, "completions")
+	}
+	return names
+}
+
+// clientOptions are the go-sdk client's handlers for what the server sends
+// beyond results: list changes, and sampling and elicitation requests (see
+// peer.go). Progress and log messages are handled as they are read
+// (notification).
+func (u *upstream) clientOptions() *sdk.ClientOptions {
+	return &sdk.ClientOptions{
+		Logger: quiet(u.log),
+		// Sampling and elicitation are forwarded to the MCP client of the
+		// call (peer.go); roots are not offered.
+		Capabilities: &sdk.ClientCapabilities{
+			Sampling:    &sdk.SamplingCapabilities{},
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
+		},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case u.refresh <- struct{}{}:
+			default: // a refresh is already due
+			}
+		},
+		CreateMessageHandler: func(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return u.createMessage(ctx, req.Params)
+		},
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return u.elicit(ctx, req.Params)
+		},
+	}
+}
+
+// current returns the live connection, waiting while an attempt is in
+// progress (connecting, or restarting) for as long as ctx allows. When the
+// upstream is down for longer it fails with the reason.
+func (u *upstream) current(ctx context.Context) (*connection, error) {
+	for {
+		u.mu.Lock()
+		c, st, ch := u.conn, u.st, u.changed
+		u.mu.Unlock()
+		if c != nil {
+			return c, nil
+		}
+		switch st.State {
+		case StateConnecting, StateRestarting:
+			if st.NextRetry == nil || !st.NextRetry.After(time.Now()) {
+				select {
+				case <-ctx.Done():
+					return nil, fmt.Errorf("upstream %s: %w", u.cfg.Name, context.Cause(ctx))
+				case <-ch:
+					continue
+				}
+			}
+		}
+		why := st.LastError
+		if why == "" {
+			why = st.State
+		}
+		return nil, u.unavailable(why)
+	}
+}
+
+func (u *upstream) unavailable(why string) error {
+	return registry.Errorf(registry.CodeToolFailed, "upstream %s is unavailable: %s", u.cfg.Name, why)
+}
+
+// lost reacts to a call that found the session dead: the connection is
+// dropped at once (later calls wait for the reconnection) and the run loop
+// reconnects now.
+func (u *upstream) lost(c *connection, err error) {
+	c.lost.Store(true)
+	u.mu.Lock()
+	if u.conn != c {
+		u.mu.Unlock()
+		return
+	}
+	u.conn = nil
+	u.mu.Unlock()
+	u.update(func(st *UpstreamState) {
+		st.State, st.LastError, st.NextRetry = StateRestarting, err.Error(), nil
+	})
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// inflight is one call in flight on the upstream: where its server's
+// notifications and requests go.
+type inflight struct {
+	ctx    context.Context // the call's: its notifiers and peer
+	tool   string          // registry name
+	callID string
+}
+
+func (u *upstream) begin(ctx context.Context, tool, callID string) (token string, end func()) {
+	token = "codemode-" + strconv.FormatInt(u.tokens.Add(1), 10)
+	u.mu.Lock()
+	u.calls[token] = &inflight{ctx: ctx, tool: tool, callID: callID}
+	u.mu.Unlock()
+	return token, func() {
+		u.mu.Lock()
+		delete(u.calls, token)
+		u.mu.Unlock()
+	}
+}
+
+func (u *upstream) call(token any) *inflight {
+	var key string
+	switch t := token.(type) {
+	case string:
+		key = t
+	case float64, int64, json.Number:
+		return nil // not one of ours
+	default:
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.calls[key]
+}
+
+// onlyCall is the one call in flight, or nil when there are none or
+// several: notifications and requests that name no call (log messages,
+// sampling, elicitation) are attributed to a call only when no other could
+// have caused them.
+func (u *upstream) onlyCall() *inflight {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.calls) != 1 {
+		return nil
+	}
+	for _, c := range u.calls {
+		return c
+	}
+	return nil
+}
+
+// notification handles the server's progress and log notifications as
+// they are read (see watchTransport), and reports whether it did.
+func (u *upstream) notification(r *jsonrpc.Request) bool {
+	switch r.Method {
+	case "notifications/progress":
+		var p sdk.ProgressNotificationParams
+		if json.Unmarshal(r.Params, &p) == nil {
+			u.progress(&p)
+		}
+		return true
+	case "notifications/message":
+		var p sdk.LoggingMessageParams
+		if json.Unmarshal(r.Params, &p) == nil {
+			u.logMessage(&p)
+		}
+		return true
+	}
+	return false
+}
+
+func (u *upstream) progress(p *sdk.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	c := u.call(p.ProgressToken)
+	if c == nil {
+		return
+	}
+	registry.Notify(c.ctx, registry.Notice{
+		Tool: c.tool, CallID: c.callID, Kind: registry.NoticeProgress,
+		Progress: p.Progress, Total: p.Total, Message: p.Message,
+	})
+}
+
+func (u *upstream) logMessage(p *sdk.LoggingMessageParams) {
+	if p == nil {
+		return
+	}
+	data, err := json.Marshal(p.Data)
+	if err != nil {
+		data = []byte(`null`)
+	}
+	level := string(p.Level)
+	u.log.Log(context.Background(), slogLevel(level), "upstream log message", "level", level, "logger", p.Logger, "data", clip(string(data), 2000))
+	if c := u.onlyCall(); c != nil {
+		registry.Notify(c.ctx, registry.Notice{
+			Tool: c.tool, CallID: c.callID, Kind: registry.NoticeLog,
+			Level: level, Logger: orDefault(p.Logger, u.cfg.Name), Data: data,
+		})
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// slogLevel maps MCP's syslog levels to slog's.
+func slogLevel(l string) slog.Level {
+	switch l {
+	case "debug":
+		return slog.LevelDebug
+	case "info", "notice":
+		return slog.LevelInfo
+	case "warning":
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}
+
+// sawTools records a raw tools/list page: what the go-sdk's Tool type does
+// not keep. Pages of one listing accumulate; refreshTools resets them.
+func (u *upstream) sawTools(raws []json.RawMessage) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.raw == nil {
+		u.raw = map[string]rawTool{}
+	}
+	for _, r := range raws {
+		var t rawTool
+		if json.Unmarshal(r, &t) == nil && t.Name != "" {
+			if _, dup := u.raw[t.Name]; dup {
+				t.duplicate = true
+			}
+			u.raw[t.Name] = t
+		}
+	}
+}
+
+// rawTool is what codemode reads of a tool from the raw listing.
+type rawTool struct {
+	Name      string `json:"name"`
+	Execution *struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution"`
+	duplicate bool
+}
+
+func (u *upstream) takeRaw() map[string]rawTool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r := u.raw
+	u.raw = nil
+	return r
+}
+
+func (u *upstream) unregister(name string) {
+	if r, ok := u.tools[name]; ok {
+		r.unregister()
+		delete(u.tools, name)
+	}
+}
+
+func (u *upstream) unregisterAll() {
+	for name := range u.tools {
+		u.unregister(name)
+	}
+}

@@ -1,0 +1,2 @@
+// expect: limit
+return String.raw({ raw: { length: 2 ** 53 - 1 } }).length;
