@@ -18,6 +18,10 @@ import (
 const crashEnv = "CODEMODE_AGENT_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
+	if url := os.Getenv(gateCrashEnv); url != "" {
+		fmt.Fprintln(os.Stderr, "child:", gateCrashChild(url))
+		os.Exit(1)
+	}
 	if path := os.Getenv(crashEnv); path != "" {
 		if err := crashChild(path); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/codemode/codemode/session"
-	"github.com/codemode/codemode/session/internal/pgtest"
+	"github.com/codemode/codemode/internal/pgtest"
 )
 
 // The append benchmarks report the cost per event of the log (Append) and,

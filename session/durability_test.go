@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codemode/codemode/session/internal/pgtest"
+	"github.com/codemode/codemode/internal/pgtest"
 )
 
 // The durability setting reaches every connection that commits writes;

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/codemode/codemode/session"
-	"github.com/codemode/codemode/session/internal/pgtest"
+	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session/sessiontest"
 )
 

@@ -98,6 +98,15 @@ func (t *Ticket) resolve(events []Event, err error) {
 // wraps another and refuses a write itself.
 func FailedTicket(err error) *Ticket { return failed(err) }
 
+// NewTicket returns an unresolved ticket and the function that resolves it,
+// for a Store that wraps another and resolves its writes itself (a
+// later call of resolve does nothing).
+func NewTicket() (t *Ticket, resolve func(events []Event, err error)) {
+	t = newTicket()
+	var once sync.Once
+	return t, func(events []Event, err error) { once.Do(func() { t.resolve(events, err) }) }
+}
+
 // failed returns a ticket resolved with err.
 func failed(err error) *Ticket {
 	t := newTicket()

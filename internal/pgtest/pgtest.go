@@ -1,4 +1,4 @@
-// Package pgtest gives the session tests a PostgreSQL database: the one
+// Package pgtest gives tests a PostgreSQL database: the one
 // $CODEMODE_TEST_POSTGRES_URL names, else the local server at Default when
 // it answers; tests skip, saying why, when there is none.
 package pgtest

@@ -1,0 +1,251 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/session"
+)
+
+// countingStore counts what a step asks of its store and can hold every
+// write's durability until released: what the group commit would take a
+// flush for.
+type countingStore struct {
+	session.Store
+	submits, appends, creates, gets atomic.Int32
+	afters                          []int64 // the after of every Events call; guarded by mu
+
+	mu      sync.Mutex
+	holding bool
+	held    []func() // releases of held tickets; guarded by mu
+}
+
+func (s *countingStore) Submit(ctx context.Context, w session.Write) *session.Ticket {
+	s.submits.Add(1)
+	t := s.Store.Submit(ctx, w)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.holding {
+		return t
+	}
+	// A ticket of our own that resolves only when released.
+	held, resolve := session.NewTicket()
+	gate := make(chan struct{})
+	s.held = append(s.held, func() { close(gate) })
+	go func() {
+		<-gate
+		resolve(t.Wait(context.Background()))
+	}()
+	return held
+}
+
+func (s *countingStore) Append(ctx context.Context, id string, evs ...session.Event) ([]session.Event, error) {
+	s.appends.Add(1)
+	return s.Store.Append(ctx, id, evs...)
+}
+
+func (s *countingStore) CreateSession(ctx context.Context, sess session.Session) error {
+	s.creates.Add(1)
+	return s.Store.CreateSession(ctx, sess)
+}
+
+func (s *countingStore) GetSession(ctx context.Context, id string) (session.Session, error) {
+	s.gets.Add(1)
+	return s.Store.GetSession(ctx, id)
+}
+
+func (s *countingStore) Events(ctx context.Context, id string, after int64, limit int) ([]session.Event, error) {
+	s.mu.Lock()
+	s.afters = append(s.afters, after)
+	s.mu.Unlock()
+	return s.Store.Events(ctx, id, after, limit)
+}
+
+func (s *countingStore) hold(on bool) {
+	s.mu.Lock()
+	s.holding = on
+	s.mu.Unlock()
+}
+
+func (s *countingStore) release() {
+	s.mu.Lock()
+	held := s.held
+	s.held = nil
+	s.mu.Unlock()
+	for _, r := range held {
+		r()
+	}
+}
+
+// A run in a new session is one write: the session, its tool/call and its
+// tool/result commit together, in one transaction of the group commit.
+func TestTrivialRunIsOneWrite(t *testing.T) {
+	cs := &countingStore{Store: session.NewMemory()}
+	e := newEnv(t, cs, registry.ModeCode, agent.Options{})
+	cs.submits.Store(0)
+	cs.creates.Store(0)
+	rep, err := e.agent.Run(context.Background(), "new", "return 1", "", agent.RunOptions{Create: &session.Session{ID: "new", Scope: scope}})
+	if err != nil || rep.Result.IsError() {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if n, c, a := cs.submits.Load(), cs.creates.Load(), cs.appends.Load(); n != 1 || c != 0 || a != 0 {
+		t.Fatalf("a trivial run in a new session made %d writes, %d creates, %d appends; want 1 write", n, c, a)
+	}
+	evs := mustEvents(t, cs, "new")
+	if len(evs) != 2 || evs[0].Type != session.TypeToolCall || evs[1].Type != session.TypeToolResult {
+		t.Fatalf("log %v", types(evs))
+	}
+}
+
+// Nothing of a step leaves the process before its log is durable: with
+// every write held, the step does not return.
+func TestStepWaitsForItsLog(t *testing.T) {
+	cs := &countingStore{Store: session.NewMemory()}
+	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
+	cs.hold(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("c1", "math_add", `{"a":1,"b":2}`)})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the step returned (%v) before its log was durable", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cs.hold(false)
+	cs.release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Write-ahead for effects: a sub-call of a tool that may have effects runs
+// only once its dispatch-start is durable; a read-only one does not wait.
+// With every write held, the read-only call settles (its settlement is
+// written: a second write), the effectful one does not start.
+func TestWriteAheadForEffects(t *testing.T) {
+	for _, tc := range []struct {
+		name, code string
+		waits      bool
+	}{
+		{"read-only", `return (await tools.math_add({a: 1, b: 2})).sum`, false},
+		{"effectful", `return (await tools.probe({id: "effect"})).id`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := &countingStore{Store: session.NewMemory()}
+			e := newEnv(t, cs, registry.ModeCode, agent.Options{})
+			cs.submits.Store(0)
+			cs.hold(true)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				e.agent.Run(context.Background(), e.sid, tc.code, "", agent.RunOptions{})
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for !tc.waits && cs.submits.Load() < 2 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			switch n := cs.submits.Load(); {
+			case tc.waits && (n != 1 || len(e.rec.log()) > 0):
+				t.Fatalf("an effectful call ran before its dispatch-start was durable (%d writes, %v)", n, e.rec.log())
+			case !tc.waits && n < 2:
+				t.Fatalf("a read-only call waited for the log (%d writes)", n)
+			}
+			cs.hold(false)
+			cs.release()
+			<-done
+			if tc.waits && !slices.Contains(e.rec.log(), "start:effect") {
+				t.Fatal("the effectful call never ran")
+			}
+		})
+	}
+}
+
+// After a restart, a step starts from the session's checkpoint and reads
+// only the events after it.
+func TestStepsResumeFromACheckpoint(t *testing.T) {
+	store := session.NewMemory()
+	e := newEnv(t, store, registry.ModeNative, agent.Options{})
+	for i := 0; i < 150; i++ { // 150 steps of two events: past the checkpoint interval
+		if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call(id(i), "math_add", `{"a":1,"b":2}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp, err := store.LoadCheckpoint(context.Background(), e.sid)
+	if err != nil || cp.Seq == 0 {
+		t.Fatalf("no checkpoint after 300 events: %+v %v", cp, err)
+	}
+	cs := &countingStore{Store: store}
+	restarted := agent.New(e.rt, cs, agent.Options{})
+	res, err := restarted.Step(context.Background(), e.sid, []agent.ToolCall{call("after-restart", "math_add", `{"a":1,"b":2}`)})
+	if err != nil || res.Results[0].Result.IsError() {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if len(cs.afters) == 0 || cs.afters[0] != cp.Seq {
+		t.Fatalf("the first step after a restart read events after %v, want after the checkpoint's %d", cs.afters, cp.Seq)
+	}
+	// The checkpoint's state continues the turn and step numbering.
+	var c session.ToolCall
+	evs := mustEvents(t, store, e.sid)
+	if err := evs[len(evs)-2].Decode(&c); err != nil || c.Turn != 1 || c.Step != 151 {
+		t.Fatalf("the step after the restart is %+v", c)
+	}
+	// A call id used before the checkpoint is still refused.
+	if _, err := restarted.Step(context.Background(), e.sid, []agent.ToolCall{call(id(3), "math_add", `{}`)}); !errors.Is(err, agent.ErrInvalidCalls) {
+		t.Fatalf("reused call id: %v", err)
+	}
+}
+
+func id(i int) string { b, _ := json.Marshal(i); return "c" + string(b) }
+
+// Two agents sharing a store with leases never interleave one session's
+// steps: every step's tool/call and tool/result are adjacent in the log.
+func TestLeasesSerializeStepsAcrossAgents(t *testing.T) {
+	store := session.NewMemory()
+	e := newEnv(t, store, registry.ModeNative, agent.Options{Leases: true})
+	other := agent.New(e.rt, store, agent.Options{Leases: true})
+	var wg sync.WaitGroup
+	for i, a := range []*agent.Agent{e.agent, other, e.agent, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 10; j++ {
+				sleep := `{"ms":2}`
+				if _, err := a.Step(context.Background(), e.sid, []agent.ToolCall{call(id(i*100+j), "util_sleep", sleep)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	evs := mustEvents(t, store, e.sid)
+	if len(evs) != 80 {
+		t.Fatalf("%d events, want 80", len(evs))
+	}
+	for k := 0; k < len(evs); k += 2 {
+		var c session.ToolCall
+		var r session.ToolResult
+		if evs[k].Decode(&c) != nil || evs[k+1].Decode(&r) != nil || c.CallID != r.CallID {
+			t.Fatalf("steps interleaved at seq %d: %s then %s", evs[k].Seq, evs[k].Data, evs[k+1].Data)
+		}
+	}
+}
+
+
+func types(evs []session.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
