@@ -241,7 +241,6 @@ func TestLeasesSerializeStepsAcrossAgents(t *testing.T) {
 	}
 }
 
-
 func types(evs []session.Event) []string {
 	var out []string
 	for _, e := range evs {

@@ -18,7 +18,7 @@ func (s *countingSink) DispatchStarted(context.Context, session.CodeDispatchStar
 	s.starts++
 	return nil
 }
-func (s *countingSink) DispatchSettled(context.Context, session.CodeDispatch)      { s.ends++ }
+func (s *countingSink) DispatchSettled(context.Context, session.CodeDispatch) { s.ends++ }
 
 // A binding called after the run was cancelled is rejected at once and
 // dispatches nothing: no event, no body.
