@@ -62,3 +62,12 @@ func (s *sink) write(ctx context.Context, subCallID, typ string, payload any) *s
 	}
 	return t
 }
+
+var _ bridge.NoticeSink = (*sink)(nil)
+
+// Noticed implements bridge.NoticeSink: a sub-call's progress or log line is
+// queued as a tool/notice event, so live streams show it while the call
+// runs.
+func (s *sink) Noticed(ctx context.Context, n session.ToolNotice) {
+	s.write(ctx, n.CallID, session.TypeToolNotice, n)
+}

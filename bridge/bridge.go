@@ -146,6 +146,7 @@ func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value)
 	left := r.unfinished() // as the program settled, before settle stops them
 	r.settle()
 	concluded := r.ferry(exec)
+	res.Logs = append(res.Logs, r.notices.logs()...) // what its tools reported, after its own
 	if res.Err != nil {
 		if ctx.Err() != nil && res.Err.Kind == sandbox.KindRuntime {
 			// The caller cancelled; a sub-call's rejection may have ended the

@@ -689,3 +689,40 @@ func TestInFlightSubCallContextsAreFerried(t *testing.T) {
 		t.Fatalf("contexts %+v", cs)
 	}
 }
+
+// noticeRecorder is a recorder that also keeps the notices it is told.
+type noticeRecorder struct {
+	recorder
+	notices []session.ToolNotice
+}
+
+func (r *noticeRecorder) Noticed(_ context.Context, n session.ToolNotice) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notices = append(r.notices, n)
+}
+
+// What a tool reports while it runs (an upstream's progress and log
+// notifications) reaches the sink as tool/notice events and the run's logs,
+// after the program's own lines.
+func TestNoticesReachTheLogAndTheRunLogs(t *testing.T) {
+	e := newEnv(t, bridge.Options{})
+	e.tool("count", true, func(ctx context.Context, exec registry.Exec, _ frozen.Value) (any, error) {
+		for i := 1; i <= 2; i++ {
+			registry.Notify(ctx, registry.Notice{Tool: "count", CallID: exec.CallID(), Kind: registry.NoticeProgress, Progress: float64(i), Total: 2, Message: "counting"})
+		}
+		registry.Notify(ctx, registry.Notice{Tool: "count", CallID: exec.CallID(), Kind: registry.NoticeLog, Level: "warning", Data: json.RawMessage(`"almost out"`)})
+		return 2, nil
+	})
+	sink := &noticeRecorder{}
+	args, _ := json.Marshal(map[string]string{"code": `console.log("mine"); return await tools.count({})`})
+	r := e.rt.Execute(bridge.WithEventSink(context.Background(), sink), runtime.Request{CallID: "call_1", Name: registry.RunCode, Arguments: string(args), Scope: "s"})
+	logs, result := value(t, r)
+	want := []string{"mine", "[count progress 1/2] counting", "[count progress 2/2] counting", "[count warning] almost out"}
+	if result != "2" || strings.Join(logs, "|") != strings.Join(want, "|") {
+		t.Fatalf("logs %q result %s", logs, result)
+	}
+	if len(sink.notices) != 3 || sink.notices[0].CallID != "call_1:code:1" || sink.notices[0].RootCallID != "call_1" || sink.notices[2].Level != "warning" {
+		t.Fatalf("notices %+v", sink.notices)
+	}
+}

@@ -23,6 +23,14 @@ type EventSink interface {
 	DispatchSettled(ctx context.Context, ev session.CodeDispatch)
 }
 
+// NoticeSink is an EventSink that also logs what sub-calls report while they
+// run (an upstream MCP server's progress and log notifications). Noticed
+// must not block.
+type NoticeSink interface {
+	EventSink
+	Noticed(ctx context.Context, n session.ToolNotice)
+}
+
 type sinkKey struct{}
 
 // WithEventSink returns a context whose run_code executions log their
@@ -49,6 +57,14 @@ func Tee(sinks ...EventSink) EventSink {
 }
 
 type tee []EventSink
+
+func (t tee) Noticed(ctx context.Context, n session.ToolNotice) {
+	for _, s := range t {
+		if ns, ok := s.(NoticeSink); ok {
+			ns.Noticed(ctx, n)
+		}
+	}
+}
 
 func (t tee) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) func(context.Context) error {
 	var waits []func(context.Context) error

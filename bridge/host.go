@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
@@ -33,6 +36,8 @@ type run struct {
 	maxValueBytes   int // a sub-call's value bigger than this is refused
 	maxContentBytes int // a settlement event's content is cut beyond this
 
+	notices notices // what sub-calls reported while they ran
+
 	mu      sync.Mutex
 	calls   map[int]*subCall        // by sub-call number; guarded by mu
 	results map[int]*runtime.Result // by sub-call number; guarded by mu
@@ -51,16 +56,104 @@ func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.
 	logCtx := context.WithoutCancel(ctx)
 	ctx, abort := context.WithCancelCause(ctx)
 	r := &run{
-		batch:  b.rt.NewBatch(ctx, runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls}),
 		abort:  abort,
 		logCtx: logCtx,
 		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
 		maxValueBytes: b.opts.MaxSubCallBytes, maxContentBytes: b.opts.MaxContentBytes,
-		calls: map[int]*subCall{}, results: map[int]*runtime.Result{},
+		notices: notices{limit: max(b.opts.Limits.WithDefaults().MaxLogBytes/4, 1<<10)},
+		calls:   map[int]*subCall{}, results: map[int]*runtime.Result{},
 	}
 	r.parent, _ = runtime.TokenOf(exec)
+	// Sub-calls run under the batch's context: their notices reach the run.
+	r.batch = b.rt.NewBatch(registry.WithNotifier(ctx, r), runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls})
 	return r
 }
+
+// Notify implements registry.Notifier for the run's sub-calls: a notice is
+// logged as a tool/notice event at once and kept as a line for the run's
+// logs.
+func (r *run) Notify(_ context.Context, n registry.Notice) {
+	if ns, ok := r.sink.(NoticeSink); ok {
+		ns.Noticed(r.logCtx, session.ToolNotice{
+			RootCallID: r.exec.CallID(), CallID: n.CallID, Tool: n.Tool, Kind: string(n.Kind),
+			Progress: n.Progress, Total: n.Total, Message: n.Message, Level: n.Level, Logger: n.Logger, Data: n.Data,
+		})
+	}
+	r.notices.add(noticeLine(n))
+}
+
+// notices are the log lines of a run's notices, within a byte budget.
+type notices struct {
+	limit int
+
+	mu      sync.Mutex
+	lines   []string // guarded by mu
+	bytes   int      // guarded by mu
+	dropped int      // lines left out past the limit; guarded by mu
+}
+
+func (ns *notices) add(line string) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if ns.bytes+len(line)+1 > ns.limit {
+		ns.dropped++
+		return
+	}
+	ns.lines = append(ns.lines, line)
+	ns.bytes += len(line) + 1
+}
+
+// logs returns the lines to follow the program's own logs.
+func (ns *notices) logs() []string {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	out := slices.Clone(ns.lines)
+	if ns.dropped > 0 {
+		out = append(out, fmt.Sprintf("[%d more tool notices were left out]", ns.dropped))
+	}
+	return out
+}
+
+// noticeLine renders a notice for the run's logs: "[tool progress 2/5] message"
+// or "[tool warning] message".
+func noticeLine(n registry.Notice) string {
+	var head, text string
+	switch n.Kind {
+	case registry.NoticeProgress:
+		head = fmt.Sprintf("progress %s", trimFloat(n.Progress))
+		if n.Total > 0 {
+			head += "/" + trimFloat(n.Total)
+		}
+		text = n.Message
+	default:
+		head = n.Level
+		if n.Logger != "" {
+			head += " " + n.Logger
+		}
+		text = string(n.Data)
+		var s string
+		if json.Unmarshal(n.Data, &s) == nil {
+			text = s
+		}
+	}
+	line := "[" + n.Tool + " " + head + "]"
+	if text != "" {
+		line += " " + text
+	}
+	if len(line) > maxNoticeLine {
+		cut := maxNoticeLine
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = line[:cut] + "…"
+	}
+	return line
+}
+
+// maxNoticeLine bounds one notice's log line.
+const maxNoticeLine = 500
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // Has implements sandbox.Host: the tools of the view as the run started;
 // run_code is never one.

@@ -33,6 +33,10 @@ const (
 	TypeApprovalAsked = "approval/asked"
 	// TypeApprovalAnswered records how an ask ended; payload ApprovalAnswered.
 	TypeApprovalAnswered = "approval/answered"
+	// TypeToolNotice is a running tool's progress or log line (an upstream
+	// MCP server's notifications); payload ToolNotice. Log-only: never a
+	// model message.
+	TypeToolNotice = "tool/notice"
 )
 
 // The decisions an approval/answered event records.
@@ -365,6 +369,22 @@ type ApprovalAsked struct {
 	Tool       string          `json:"tool"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Reason     string          `json:"reason"`
+}
+
+// ToolNotice is the payload of tool/notice: what a call reported while it
+// ran. CallID is the reporting call (a sub-call id for a program's SDK
+// call); RootCallID the top-level call it belongs to.
+type ToolNotice struct {
+	RootCallID string          `json:"root_call_id"`
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Kind       string          `json:"kind"` // "progress" or "log"
+	Progress   float64         `json:"progress,omitempty"`
+	Total      float64         `json:"total,omitempty"`
+	Message    string          `json:"message,omitempty"`
+	Level      string          `json:"level,omitempty"`
+	Logger     string          `json:"logger,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
 }
 
 // ApprovalAnswered is the payload of approval/answered. Decision is one of
