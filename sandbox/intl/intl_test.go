@@ -1,0 +1,107 @@
+package intl
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dop251/goja"
+)
+
+type recordedCase struct {
+	Expr    string `json:"expr"`
+	Value   string `json:"value"`
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// knownDifferences reads the "## known:" marks of cases.txt.
+func knownDifferences(t *testing.T) map[string]string {
+	b, err := os.ReadFile("testdata/cases.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		expr, reason, ok := strings.Cut(strings.TrimSpace(line), "  ## known:")
+		if ok {
+			known[strings.TrimSpace(expr)] = strings.TrimSpace(reason)
+		}
+	}
+	return known
+}
+
+func newRuntime(t testing.TB) *goja.Runtime {
+	rt := goja.New()
+	if err := Install(rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// TestAgainstNode runs every case of testdata/cases.txt and compares it with what Node
+// gave (testdata/expected.json, written by testdata/record.mjs).
+func TestAgainstNode(t *testing.T) {
+	b, err := os.ReadFile("testdata/expected.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Cases []recordedCase `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	prelude, err := os.ReadFile("testdata/prelude.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := goja.Compile("prelude.js", string(prelude), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := knownDifferences(t)
+	failed := 0
+	for _, c := range rec.Cases {
+		rt := newRuntime(t)
+		if _, err := rt.RunProgram(prog); err != nil {
+			t.Fatal(err)
+		}
+		var got, gotErr string
+		v, err := rt.RunString("__show(" + c.Expr + ")")
+		if err != nil {
+			if ex, ok := err.(*goja.Exception); ok {
+				if o, ok := ex.Value().(*goja.Object); ok {
+					gotErr = o.Get("name").String()
+				} else {
+					gotErr = ex.Value().String()
+				}
+				got = ex.Error()
+			} else {
+				t.Errorf("%s: %v", c.Expr, err)
+				continue
+			}
+		} else {
+			got = v.String()
+		}
+		same := gotErr == c.Error && (c.Error != "" || got == c.Value)
+		reason, isKnown := known[c.Expr]
+		switch {
+		case isKnown && same:
+			t.Errorf("%s: marked as a known difference (%s) but now matches Node: drop the mark", c.Expr, reason)
+		case isKnown:
+			t.Logf("known difference: %s (%s): node %s%s, goja %s", c.Expr, reason, c.Value, c.Error, got)
+		case !same:
+			failed++
+			want := c.Value
+			if c.Error != "" {
+				want = c.Error + ": " + c.Message
+			}
+			t.Errorf("%s\n  node: %s\n  goja: %s", c.Expr, want, got)
+		}
+	}
+	if failed > 0 {
+		t.Logf("%d of %d cases differ from Node", failed, len(rec.Cases))
+	}
+}
