@@ -1,6 +1,8 @@
 package intl
 
 import (
+	"math"
+
 	"github.com/dop251/goja"
 )
 
@@ -36,7 +38,39 @@ func (e *env) installBuiltins() error {
 			return e.rt.ToValue(f.format(x))
 		})
 	}
+	date, err := protoOf("Date")
+	if err != nil {
+		return err
+	}
+	for _, m := range []struct{ name, required, defaults string }{
+		{"toLocaleString", "any", "all"},
+		{"toLocaleDateString", "date", "date"},
+		{"toLocaleTimeString", "time", "time"},
+	} {
+		m := m
+		e.method(date, m.name, 0, func(call goja.FunctionCall) goja.Value {
+			t, ok := e.thisTime(call.This, "Date.prototype."+m.name)
+			if !ok {
+				return e.rt.ToValue("Invalid Date")
+			}
+			f := e.dateFormatFor(call.Argument(0), call.Argument(1), m.required, m.defaults)
+			return e.rt.ToValue(f.format(t))
+		})
+	}
 	return nil
+}
+
+// thisTime is ECMA-262 thisTimeValue; ok is false for an invalid date.
+func (e *env) thisTime(v goja.Value, method string) (float64, bool) {
+	o, isObj := v.(*goja.Object)
+	if !isObj || o.ClassName() != "Date" {
+		e.throwType("this is not a Date object.")
+	}
+	t := o.ToNumber().ToFloat()
+	if math.IsNaN(t) {
+		return 0, false
+	}
+	return t, true
 }
 
 type errNoBuiltin string

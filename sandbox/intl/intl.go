@@ -19,8 +19,25 @@ type Options struct {
 	// an IANA name or an offset; "" (or an unknown name) means "UTC".
 	TimeZone string
 	// Now is the clock DateTimeFormat.prototype.format uses when given no date; nil uses
-	// the runtime's Date.now.
+	// time.Now.
 	Now func() time.Time
+	// SkipBuiltins leaves the built-ins' locale methods (toLocaleString and the rest) as
+	// goja has them, for a program that cannot call them (see NeedsBuiltins): replacing them
+	// is most of what Install costs.
+	SkipBuiltins bool
+}
+
+// NeedsBuiltins reports whether a program's source may call a locale-sensitive method of
+// the built-ins: it names one (toLocaleString, toLocaleDateString, toLocaleTimeString,
+// toLocaleUpperCase, localeCompare) or builds code at run time (eval, Function), which
+// might.
+func NeedsBuiltins(src string) bool {
+	for _, s := range []string{"toLocale", "localeCompare", "eval", "Function"} {
+		if strings.Contains(src, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // env is the per-runtime state of the installed Intl: the intrinsics it was installed
@@ -29,9 +46,7 @@ type env struct {
 	rt   *goja.Runtime
 	opts Options
 
-	rangeError *goja.Object // the intrinsic %RangeError%
-	dateCtor   *goja.Object // the intrinsic %Date%
-	arrayProto *goja.Object // the intrinsic %Array.prototype%
+	rangeError *goja.Object // the global RangeError, read on first use
 
 	defLocale *langTag // resolved on first use
 
@@ -44,33 +59,30 @@ type env struct {
 // (Number, BigInt, Date, String and Array toLocale* methods and localeCompare) through
 // it. Intl itself is a lazy global: the object is built the first time a program reads
 // it, and then becomes an ordinary writable, configurable property. Install must run
-// before the program does (it captures the intrinsic RangeError and Date). The CLDR tables
-// are loaded once per process, on first use, and shared read-only by every runtime.
+// before the program does, so that the built-ins it replaces are the runtime's own. The
+// CLDR tables are loaded once per process, on first use, and shared read-only by every
+// runtime.
 func Install(rt *goja.Runtime, opts *Options) error {
 	e := &env{rt: rt}
 	if opts != nil {
 		e.opts = *opts
 	}
 	global := rt.GlobalObject()
-	var ok bool
-	if e.rangeError, ok = global.Get("RangeError").(*goja.Object); !ok {
-		return fmt.Errorf("intl: the runtime has no RangeError")
-	}
-	if e.dateCtor, ok = global.Get("Date").(*goja.Object); !ok {
-		return fmt.Errorf("intl: the runtime has no Date")
-	}
 	accessor := e.fn("Intl", 0, func(call goja.FunctionCall) goja.Value {
 		v := call.Argument(0)
 		if len(call.Arguments) == 0 {
 			v = e.intlObject()
 		}
-		if err := global.DefineDataProperty("Intl", v, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		if err := global.DefineDataProperty("Intl", v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 			panic(err)
 		}
 		return v
 	})
 	if err := global.DefineAccessorProperty("Intl", accessor, accessor, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return fmt.Errorf("intl: define Intl: %w", err)
+	}
+	if e.opts.SkipBuiltins {
+		return nil
 	}
 	return e.installBuiltins()
 }
@@ -88,8 +100,10 @@ func (e *env) fn(name string, length int, f func(goja.FunctionCall) goja.Value) 
 }
 
 func (e *env) setNameLength(o *goja.Object, name string, length int) {
-	must(o.DefineDataProperty("name", e.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(o.DefineDataProperty("length", e.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(o.DefineDataProperty("name", e.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	if length != 0 { // goja makes native functions with length 0
+		must(o.DefineDataProperty("length", e.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	}
 }
 
 func must(err error) {
@@ -119,14 +133,21 @@ func (e *env) recoverInternal(where string) {
 	panic(e.rt.NewTypeError("internal error in " + where))
 }
 
-// throwRange throws a RangeError built from the intrinsic constructor.
+// throwRange throws a RangeError. The constructor is the global RangeError as it was
+// the first time one was thrown (reading it at Install would make every runtime build the
+// Error classes); should a program have replaced it with something that fails, the error
+// is a TypeError with the same message.
 func (e *env) throwRange(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	o, err := e.rt.New(e.rangeError, e.rt.ToValue(msg))
-	if err != nil {
-		panic(e.rt.NewTypeError(msg))
+	if e.rangeError == nil {
+		e.rangeError, _ = e.rt.GlobalObject().Get("RangeError").(*goja.Object)
 	}
-	panic(o)
+	if e.rangeError != nil {
+		if o, err := e.rt.New(e.rangeError, e.rt.ToValue(msg)); err == nil {
+			panic(o)
+		}
+	}
+	panic(e.rt.NewTypeError(msg))
 }
 
 func (e *env) throwType(format string, args ...any) {
@@ -158,7 +179,7 @@ func (e *env) intlObject() *goja.Object {
 	e.intl = rt.NewObject()
 	e.protos = map[string]*goja.Object{}
 	e.ctors = map[string]*goja.Object{}
-	must(e.intl.DefineDataPropertySymbol(goja.SymToStringTag, rt.ToValue("Intl"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(e.intl.DefineDataPropertySymbol(goja.SymToStringTag, rt.ToValue("Intl"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 	e.method(e.intl, "getCanonicalLocales", 1, func(call goja.FunctionCall) goja.Value {
 		tags := e.canonicalizeLocaleList(call.Argument(0))
 		vals := make([]any, len(tags))
@@ -169,12 +190,13 @@ func (e *env) intlObject() *goja.Object {
 	})
 	e.installNumberFormat()
 	e.installPluralRules()
+	e.installDateTimeFormat()
 	return e.intl
 }
 
 // method defines a non-enumerable method on o.
 func (e *env) method(o *goja.Object, name string, length int, f func(goja.FunctionCall) goja.Value) {
-	must(o.DefineDataProperty(name, e.fn(name, length, f), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(o.DefineDataProperty(name, e.fn(name, length, f), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }
 
 // getter defines a non-enumerable accessor property with only a getter on o.
@@ -202,8 +224,8 @@ func (e *env) class(name string, length int, callable bool, construct func(args 
 	e.setNameLength(ctor, name, length)
 	proto = ctor.Get("prototype").(*goja.Object)
 	must(ctor.DefineDataProperty("prototype", proto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
-	must(proto.DefineDataPropertySymbol(goja.SymToStringTag, e.rt.ToValue(full), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(e.intl.DefineDataProperty(name, ctor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(proto.DefineDataPropertySymbol(goja.SymToStringTag, e.rt.ToValue(full), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	must(e.intl.DefineDataProperty(name, ctor, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 	e.protos[name] = proto
 	e.ctors[name] = ctor
 	return ctor, proto

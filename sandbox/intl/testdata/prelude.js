@@ -14,3 +14,4 @@ var nf = function (l, o) { return new Intl.NumberFormat(l, o); };
 var dtf = function (l, o) { return new Intl.DateTimeFormat(l, o); };
 var parts = function (ps) { return ps.map(function (p) { return p.type + ':' + p.value; }).join('|'); };
 var err = function (f) { try { f(); return 'no error'; } catch (e) { return e.name; } };
+var rp = function (ps) { return ps.map(function (p) { return p.type + ':' + p.value + ':' + p.source; }).join('|'); };
