@@ -50,9 +50,11 @@ type env struct {
 
 	defLocale *langTag // resolved on first use
 
-	intl   *goja.Object
-	protos map[string]*goja.Object // Intl constructor name → its prototype
-	ctors  map[string]*goja.Object
+	intl      *goja.Object
+	collators map[string]*collator    // localeCompare's, by options key
+	joining   map[*goja.Object]bool   // arrays in Array.prototype.toLocaleString, for cycles
+	protos    map[string]*goja.Object // Intl constructor name → its prototype
+	ctors     map[string]*goja.Object
 }
 
 // Install defines Intl in rt's global scope and routes the locale-sensitive built-ins
@@ -191,6 +193,7 @@ func (e *env) intlObject() *goja.Object {
 	e.installNumberFormat()
 	e.installPluralRules()
 	e.installDateTimeFormat()
+	e.installCollator()
 	return e.intl
 }
 
