@@ -194,6 +194,8 @@ func (e *env) intlObject() *goja.Object {
 	e.installPluralRules()
 	e.installDateTimeFormat()
 	e.installCollator()
+	e.installRelativeTimeFormat()
+	e.installListFormat()
 	return e.intl
 }
 
@@ -214,13 +216,22 @@ func (e *env) class(name string, length int, callable bool, construct func(args 
 	full := "Intl." + name
 	ctor = e.rt.ToValue(func(call goja.ConstructorCall) *goja.Object {
 		defer e.recoverInternal(full)
+		// goja tells a construction from a call only by the receiver: new (and super)
+		// hand over a fresh object that inherits from the prototype; a call hands over
+		// its this (Intl for Intl.PluralRules()).
 		p := proto
-		if call.NewTarget == nil {
-			if !callable {
-				e.throwType("Constructor %s requires 'new'", full)
+		constructed := false
+		if call.This != nil {
+			for q := call.This.Prototype(); q != nil; q = q.Prototype() {
+				if q == proto {
+					constructed = true
+					p = call.This.Prototype()
+					break
+				}
 			}
-		} else if tp := call.This.Prototype(); tp != nil {
-			p = tp
+		}
+		if !constructed && !callable {
+			e.throwType("Constructor %s requires 'new'", full)
 		}
 		return construct(call.Arguments, p)
 	}).(*goja.Object)
