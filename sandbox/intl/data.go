@@ -166,6 +166,7 @@ type namesData struct {
 	Languages map[string]string `json:"languages"`
 	Scripts   map[string]string `json:"scripts"`
 	Regions   map[string]string `json:"regions"`
+	Calendars map[string]string `json:"calendars"`
 	Pattern   map[string]string `json:"pattern"`
 }
 

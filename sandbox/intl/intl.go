@@ -182,6 +182,7 @@ func (e *env) intlObject() *goja.Object {
 	e.protos = map[string]*goja.Object{}
 	e.ctors = map[string]*goja.Object{}
 	must(e.intl.DefineDataPropertySymbol(goja.SymToStringTag, rt.ToValue("Intl"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	e.method(e.intl, "supportedValuesOf", 1, e.supportedValuesOf)
 	e.method(e.intl, "getCanonicalLocales", 1, func(call goja.FunctionCall) goja.Value {
 		tags := e.canonicalizeLocaleList(call.Argument(0))
 		vals := make([]any, len(tags))
@@ -196,6 +197,9 @@ func (e *env) intlObject() *goja.Object {
 	e.installCollator()
 	e.installRelativeTimeFormat()
 	e.installListFormat()
+	e.installSegmenter()
+	e.installDisplayNames()
+	e.installLocale()
 	return e.intl
 }
 
@@ -439,7 +443,11 @@ func (e *env) canonicalizeLocaleList(v goja.Value) []langTag {
 	add := func(item goja.Value) {
 		var str string
 		if o, ok := item.(*goja.Object); ok {
-			str = e.toString(o)
+			if ls := slotsOf(o, "Locale"); ls != nil {
+				str = ls.state.(*localeObject).tag.String()
+			} else {
+				str = e.toString(o)
+			}
 		} else if goja.IsString(item) {
 			str = item.String()
 		} else {
@@ -456,7 +464,7 @@ func (e *env) canonicalizeLocaleList(v goja.Value) []langTag {
 		}
 		out = append(out, t)
 	}
-	if goja.IsString(v) {
+	if goja.IsString(v) || slotsOf(v, "Locale") != nil {
 		add(v)
 		return out
 	}

@@ -278,12 +278,13 @@ function namesOf(tag) {
   const base = `cldr-localenames-full/main/${tag}`;
   if (!exists(`${base}/languages.json`)) return undefined;
   const get = (f, k) => read(`${base}/${f}.json`).main[tag].localeDisplayNames[k];
-  const ldn = get('localeDisplayNames', 'localeDisplayNamePattern');
+  const types = get('localeDisplayNames', 'types') || {};
   return {
     languages: get('languages', 'languages'),
     scripts: get('scripts', 'scripts'),
     regions: get('territories', 'territories'),
-    pattern: ldn,
+    calendars: types.calendar,
+    pattern: get('localeDisplayNames', 'localeDisplayPattern'),
   };
 }
 
