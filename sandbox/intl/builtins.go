@@ -2,6 +2,7 @@ package intl
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -10,74 +11,105 @@ import (
 	"golang.org/x/text/language"
 )
 
-// installBuiltins routes the locale-sensitive methods of the ECMAScript built-ins through
-// Intl (ECMA-402 chapter 20). Each is one small native function; the formatters behind
-// them are built on first use and cached per process.
-func (e *env) installBuiltins() error {
-	global := e.rt.GlobalObject()
-	protoOf := func(name string) (*goja.Object, error) {
-		c, ok := global.Get(name).(*goja.Object)
-		if !ok {
-			return nil, errNoBuiltin(name)
-		}
-		p, ok := c.Get("prototype").(*goja.Object)
-		if !ok {
-			return nil, errNoBuiltin(name)
-		}
-		return p, nil
+// Builtins is a set of the built-ins whose locale methods Install replaces.
+type Builtins uint8
+
+const (
+	// BuiltinNumber is Number.prototype.toLocaleString.
+	BuiltinNumber Builtins = 1 << iota
+	// BuiltinBigInt is BigInt.prototype.toLocaleString.
+	BuiltinBigInt
+	// BuiltinDate is Date.prototype.toLocaleString, toLocaleDateString and toLocaleTimeString.
+	BuiltinDate
+	// BuiltinString is String.prototype.localeCompare, toLocaleUpperCase and toLocaleLowerCase.
+	BuiltinString
+	// BuiltinArray is Array.prototype.toLocaleString.
+	BuiltinArray
+
+	// AllBuiltins is every one of them.
+	AllBuiltins = BuiltinNumber | BuiltinBigInt | BuiltinDate | BuiltinString | BuiltinArray
+)
+
+// BuiltinsFor returns the built-ins a program's source may call a locale method of: the
+// methods it names (toLocaleString could be any receiver's), or all of them when it builds
+// code at run time (eval, Function).
+func BuiltinsFor(src string) Builtins {
+	if strings.Contains(src, "eval") || strings.Contains(src, "Function") {
+		return AllBuiltins
 	}
-	number, err := protoOf("Number")
-	if err != nil {
-		return err
+	var b Builtins
+	if strings.Contains(src, "toLocaleString") {
+		b |= BuiltinNumber | BuiltinBigInt | BuiltinDate | BuiltinArray
 	}
-	e.method(number, "toLocaleString", 0, func(call goja.FunctionCall) goja.Value {
-		x := e.thisNumber(call.This, "Number.prototype.toLocaleString")
-		f := e.numberFormatFor(call.Argument(0), call.Argument(1), "Intl.NumberFormat", "decimal")
-		return e.rt.ToValue(f.format(decimalFromFloat(x)))
-	})
-	if bigint, err := protoOf("BigInt"); err == nil {
-		e.method(bigint, "toLocaleString", 0, func(call goja.FunctionCall) goja.Value {
+	if strings.Contains(src, "toLocaleDateString") || strings.Contains(src, "toLocaleTimeString") {
+		b |= BuiltinDate
+	}
+	if strings.Contains(src, "localeCompare") || strings.Contains(src, "toLocaleUpperCase") || strings.Contains(src, "toLocaleLowerCase") {
+		b |= BuiltinString
+	}
+	return b
+}
+
+// installBuiltins routes the locale-sensitive methods of the ECMAScript built-ins in set
+// through Intl (ECMA-402 chapter 20). Each is one small native function; the formatters
+// behind them are built on first use and cached per process. The prototypes are reached
+// through values (a number's, a string's) rather than the global constructors, which
+// costs less and finds the runtime's own.
+func (e *env) installBuiltins(set Builtins) error {
+	rt := e.rt
+	if set&BuiltinNumber != 0 {
+		e.method(rt.ToValue(0).ToObject(rt).Prototype(), "toLocaleString", 0, func(call goja.FunctionCall) goja.Value {
+			x := e.thisNumber(call.This, "Number.prototype.toLocaleString")
+			f := e.numberFormatFor(call.Argument(0), call.Argument(1), "Intl.NumberFormat", "decimal")
+			return e.rt.ToValue(f.format(decimalFromFloat(x)))
+		})
+	}
+	if set&BuiltinBigInt != 0 {
+		e.method(rt.ToValue(new(big.Int)).ToObject(rt).Prototype(), "toLocaleString", 0, func(call goja.FunctionCall) goja.Value {
 			x := e.thisBigInt(call.This)
 			f := e.numberFormatFor(call.Argument(0), call.Argument(1), "Intl.NumberFormat", "decimal")
 			return e.rt.ToValue(f.format(x))
 		})
 	}
-	str, err := protoOf("String")
-	if err != nil {
-		return err
+	if set&BuiltinString != 0 {
+		str := rt.ToValue("").ToObject(rt).Prototype()
+		e.method(str, "localeCompare", 1, e.localeCompare)
+		e.method(str, "toLocaleUpperCase", 0, e.localeCase(true))
+		e.method(str, "toLocaleLowerCase", 0, e.localeCase(false))
 	}
-	e.method(str, "localeCompare", 1, e.localeCompare)
-	e.method(str, "toLocaleUpperCase", 0, e.localeCase(true))
-	e.method(str, "toLocaleLowerCase", 0, e.localeCase(false))
-	array, err := protoOf("Array")
-	if err != nil {
-		return err
+	if set&BuiltinArray != 0 {
+		e.method(rt.NewArray().Prototype(), "toLocaleString", 0, e.arrayToLocaleString)
 	}
-	e.method(array, "toLocaleString", 0, e.arrayToLocaleString)
-	date, err := protoOf("Date")
-	if err != nil {
-		return err
-	}
-	for _, m := range []struct{ name, required, defaults string }{
-		{"toLocaleString", "any", "all"},
-		{"toLocaleDateString", "date", "date"},
-		{"toLocaleTimeString", "time", "time"},
-	} {
-		m := m
-		e.method(date, m.name, 0, func(call goja.FunctionCall) goja.Value {
-			t, ok := e.thisTime(call.This, "Date.prototype."+m.name)
-			if !ok {
-				return e.rt.ToValue("Invalid Date")
-			}
-			f := e.dateFormatFor(call.Argument(0), call.Argument(1), m.required, m.defaults)
-			return e.rt.ToValue(f.format(t))
-		})
+	if set&BuiltinDate != 0 {
+		ctor, ok := rt.GlobalObject().Get("Date").(*goja.Object)
+		if !ok {
+			return errNoBuiltin("Date")
+		}
+		date, ok := ctor.Get("prototype").(*goja.Object)
+		if !ok {
+			return errNoBuiltin("Date")
+		}
+		for _, m := range []struct{ name, required, defaults string }{
+			{"toLocaleString", "any", "all"},
+			{"toLocaleDateString", "date", "date"},
+			{"toLocaleTimeString", "time", "time"},
+		} {
+			m := m
+			e.method(date, m.name, 0, func(call goja.FunctionCall) goja.Value {
+				t, ok := e.thisTime(call.This)
+				if !ok {
+					return e.rt.ToValue("Invalid Date")
+				}
+				f := e.dateFormatFor(call.Argument(0), call.Argument(1), m.required, m.defaults)
+				return e.rt.ToValue(f.format(t))
+			})
+		}
 	}
 	return nil
 }
 
 // thisTime is ECMA-262 thisTimeValue; ok is false for an invalid date.
-func (e *env) thisTime(v goja.Value, method string) (float64, bool) {
+func (e *env) thisTime(v goja.Value) (float64, bool) {
 	o, isObj := v.(*goja.Object)
 	if !isObj || o.ClassName() != "Date" {
 		e.throwType("this is not a Date object.")

@@ -73,12 +73,9 @@ type collatorRequest struct {
 	ignorePunct int
 }
 
-func (q *collatorRequest) key() string {
+func (q *collatorRequest) key(e *env) string {
 	var b strings.Builder
-	for _, r := range q.requested {
-		b.WriteString(r.String())
-		b.WriteByte(',')
-	}
+	b.WriteString(e.localesKey(q.requested))
 	b.WriteString(strings.Join([]string{q.usage, q.co, string(rune('0' + q.numeric)), q.caseFirst, q.sensitivity, string(rune('0' + q.ignorePunct))}, "|"))
 	return b.String()
 }
@@ -264,7 +261,7 @@ func (e *env) localeCompare(call goja.FunctionCall) goja.Value {
 	}
 	a, b := e.compareArgs(this, call.Argument(0))
 	q := e.readCollatorOptions(call.Argument(1), call.Argument(2))
-	k := q.key()
+	k := q.key(e)
 	c := e.collators[k]
 	if c == nil {
 		c = e.newCollator(q)

@@ -180,10 +180,7 @@ func (e *env) dateFormatFor(locales, options goja.Value, required, defaults stri
 		opt.timeZone = e.defaultZone().id
 	}
 	var key strings.Builder
-	for _, r := range requested {
-		key.WriteString(r.String())
-		key.WriteByte(',')
-	}
+	key.WriteString(e.localesKey(requested))
 	b, _ := json.Marshal([]any{opt.calendar, opt.nu, opt.hour12, opt.hourCycle, opt.timeZone, opt.weekday, opt.era, opt.year,
 		opt.month, opt.day, opt.dayPeriod, opt.hour, opt.minute, opt.second, opt.fractional, opt.timeZoneName,
 		opt.dateStyle, opt.timeStyle})

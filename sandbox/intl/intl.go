@@ -21,23 +21,12 @@ type Options struct {
 	// Now is the clock DateTimeFormat.prototype.format uses when given no date; nil uses
 	// time.Now.
 	Now func() time.Time
-	// SkipBuiltins leaves the built-ins' locale methods (toLocaleString and the rest) as
-	// goja has them, for a program that cannot call them (see NeedsBuiltins): replacing them
-	// is most of what Install costs.
+	// Builtins is the set of built-ins whose locale methods Install replaces; zero means
+	// all of them (unless SkipBuiltins). Replacing them is most of what Install costs, so
+	// an embedder that knows the program's source passes BuiltinsFor(source).
+	Builtins Builtins
+	// SkipBuiltins leaves every built-in's locale methods as goja has them.
 	SkipBuiltins bool
-}
-
-// NeedsBuiltins reports whether a program's source may call a locale-sensitive method of
-// the built-ins: it names one (toLocaleString, toLocaleDateString, toLocaleTimeString,
-// toLocaleUpperCase, localeCompare) or builds code at run time (eval, Function), which
-// might.
-func NeedsBuiltins(src string) bool {
-	for _, s := range []string{"toLocale", "localeCompare", "eval", "Function"} {
-		if strings.Contains(src, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // env is the per-runtime state of the installed Intl: the intrinsics it was installed
@@ -86,7 +75,11 @@ func Install(rt *goja.Runtime, opts *Options) error {
 	if e.opts.SkipBuiltins {
 		return nil
 	}
-	return e.installBuiltins()
+	set := e.opts.Builtins
+	if set == 0 {
+		set = AllBuiltins
+	}
+	return e.installBuiltins(set)
 }
 
 // fn makes a native function with the given name and length. A Go panic inside f that is
@@ -191,15 +184,31 @@ func (e *env) intlObject() *goja.Object {
 		}
 		return rt.NewArray(vals...)
 	})
-	e.installNumberFormat()
-	e.installPluralRules()
-	e.installDateTimeFormat()
-	e.installCollator()
-	e.installRelativeTimeFormat()
-	e.installListFormat()
-	e.installSegmenter()
-	e.installDisplayNames()
-	e.installLocale()
+	// Each constructor is built on its first read, like Intl itself: a program that uses
+	// NumberFormat does not pay for Segmenter.
+	for _, c := range []struct {
+		name    string
+		install func()
+	}{
+		{"Collator", e.installCollator}, {"DateTimeFormat", e.installDateTimeFormat},
+		{"DisplayNames", e.installDisplayNames}, {"ListFormat", e.installListFormat},
+		{"Locale", e.installLocale}, {"NumberFormat", e.installNumberFormat},
+		{"PluralRules", e.installPluralRules}, {"RelativeTimeFormat", e.installRelativeTimeFormat},
+		{"Segmenter", e.installSegmenter},
+	} {
+		c := c
+		accessor := e.fn(c.name, 0, func(call goja.FunctionCall) goja.Value {
+			if len(call.Arguments) > 0 {
+				must(e.intl.DefineDataProperty(c.name, call.Argument(0), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+				return goja.Undefined()
+			}
+			if e.ctors[c.name] == nil {
+				c.install()
+			}
+			return e.ctors[c.name]
+		})
+		must(e.intl.DefineAccessorProperty(c.name, accessor, accessor, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	}
 	return e.intl
 }
 
@@ -510,6 +519,21 @@ func (e *env) defaultLocale() langTag {
 		e.defLocale = &t
 	}
 	return *e.defLocale
+}
+
+// localesKey is the part of a formatter cache key that the requested locales decide; an
+// empty request is decided by the runtime's default locale.
+func (e *env) localesKey(requested []langTag) string {
+	if len(requested) == 0 {
+		return "default:" + e.defaultLocale().String() + "|"
+	}
+	var b strings.Builder
+	for _, r := range requested {
+		b.WriteString(r.String())
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	return b.String()
 }
 
 // resolved is the outcome of ECMA-402 ResolveLocale.

@@ -106,3 +106,50 @@ func TestAgainstNode(t *testing.T) {
 		t.Logf("%d of %d cases differ from Node", failed, len(rec.Cases))
 	}
 }
+
+func TestBuiltinsFor(t *testing.T) {
+	cases := []struct {
+		src  string
+		want Builtins
+	}{
+		{`return 1`, 0},
+		{`return Intl.NumberFormat`, 0},
+		{`return n.toLocaleString('de')`, BuiltinNumber | BuiltinBigInt | BuiltinDate | BuiltinArray},
+		{`return d.toLocaleDateString()`, BuiltinDate},
+		{`return a.localeCompare(b)`, BuiltinString},
+		{`return s.toLocaleUpperCase('tr')`, BuiltinString},
+		{`return eval(src)`, AllBuiltins},
+		{`return new Function(src)()`, AllBuiltins},
+	}
+	for _, c := range cases {
+		if got := BuiltinsFor(c.src); got != c.want {
+			t.Errorf("BuiltinsFor(%q) = %b, want %b", c.src, got, c.want)
+		}
+	}
+	// Only the chosen built-ins are replaced.
+	rt := goja.New()
+	if err := Install(rt, &Options{Builtins: BuiltinString}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := rt.RunString(`['a'.localeCompare('b', 'en'), typeof Intl, (1234.5).toLocaleString === Object.getPrototypeOf(1).toLocaleString]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.String(); got != "-1,object,true" {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	rt := goja.New()
+	if err := Install(rt, &Options{Locale: "de-DE", TimeZone: "Europe/Berlin"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := rt.RunString(`[(1234.5).toLocaleString(), new Date(Date.UTC(2024, 0, 2, 15, 4, 5)).toLocaleString(), new Intl.DateTimeFormat().resolvedOptions().timeZone, new Intl.NumberFormat().resolvedOptions().locale].join('|')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := v.String(), "1.234,5|2.1.2024, 16:04:05|Europe/Berlin|de-DE"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -98,10 +98,7 @@ func (e *env) numberFormatFor(locales, options goja.Value, service string, style
 	requested := e.canonicalizeLocaleList(locales)
 	o := e.coerceOptions(options)
 	var key strings.Builder
-	for _, r := range requested {
-		key.WriteString(r.String())
-		key.WriteByte(',')
-	}
+	key.WriteString(e.localesKey(requested))
 	opt := numberOptions{}
 	e.localeMatcher(o, service)
 	nu := e.stringOption(o, "numberingSystem", service, nil, "")
