@@ -3,7 +3,19 @@ package sandbox
 import (
 	"context"
 	"testing"
+
+	"github.com/codemode/codemode/sandbox/intl"
 )
+
+// The CLDR tables stay loaded once the first program uses Intl; loaded in the middle of the
+// parallel tests, the heap watchdog would charge them to whatever runs were executing,
+// including the memory-limit tests' 1 MiB runs. Loading them before any test runs keeps the
+// package's tests independent of their order.
+func init() {
+	if err := intl.Preload(); err != nil {
+		panic(err)
+	}
+}
 
 func TestIntl(t *testing.T) {
 	cases := []struct{ name, src, want string }{

@@ -1,6 +1,7 @@
 package intl
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -78,7 +79,9 @@ func (e *env) installBuiltins(set Builtins) error {
 		e.method(str, "toLocaleLowerCase", 0, e.localeCase(false))
 	}
 	if set&BuiltinArray != 0 {
-		e.method(rt.NewArray().Prototype(), "toLocaleString", 0, e.arrayToLocaleString)
+		if err := e.replaceMethod(rt.NewArray().Prototype(), "toLocaleString", 0, e.arrayToLocaleString); err != nil {
+			return err
+		}
 	}
 	if set&BuiltinDate != 0 {
 		ctor, ok := rt.GlobalObject().Get("Date").(*goja.Object)
@@ -104,6 +107,19 @@ func (e *env) installBuiltins(set Builtins) error {
 				return e.rt.ToValue(f.format(t))
 			})
 		}
+	}
+	return nil
+}
+
+// replaceMethod is method for a built-in an embedder may already have replaced with a
+// writable but non-configurable property (the sandbox's guards do): then it is assigned.
+func (e *env) replaceMethod(o *goja.Object, name string, length int, f func(goja.FunctionCall) goja.Value) error {
+	fn := e.fn(name, length, f)
+	if err := o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err == nil {
+		return nil
+	}
+	if err := o.Set(name, fn); err != nil {
+		return fmt.Errorf("intl: replace %s: %w", name, err)
 	}
 	return nil
 }
@@ -157,6 +173,13 @@ const (
 	maxLocaleString = 1 << 25
 )
 
+func (e *env) maxLocaleString() int {
+	if n := e.opts.MaxStringLength; n > 0 && n < maxLocaleString {
+		return n
+	}
+	return maxLocaleString
+}
+
 // arrayToLocaleString is Array.prototype.toLocaleString (ECMA-402 19.5.1): each element's
 // toLocaleString(locales, options), joined by ",". A cycle contributes "".
 func (e *env) arrayToLocaleString(call goja.FunctionCall) goja.Value {
@@ -174,7 +197,7 @@ func (e *env) arrayToLocaleString(call goja.FunctionCall) goja.Value {
 	e.joining[o] = true
 	defer delete(e.joining, o)
 	n := toLength(o.Get("length"))
-	if n > maxLocaleArray {
+	if n > maxLocaleArray || n > int64(e.maxLocaleString()) {
 		e.throwRange("Array too long for toLocaleString (%d elements, at most %d)", n, maxLocaleArray)
 	}
 	var b strings.Builder
@@ -196,7 +219,7 @@ func (e *env) arrayToLocaleString(call goja.FunctionCall) goja.Value {
 			panic(err)
 		}
 		b.WriteString(e.toString(r))
-		if b.Len() > maxLocaleString {
+		if b.Len() > e.maxLocaleString() {
 			e.throwRange("Array.prototype.toLocaleString result too long")
 		}
 	}

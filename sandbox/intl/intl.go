@@ -27,6 +27,9 @@ type Options struct {
 	Builtins Builtins
 	// SkipBuiltins leaves every built-in's locale methods as goja has them.
 	SkipBuiltins bool
+	// MaxStringLength, when positive, bounds the string Array.prototype.toLocaleString
+	// builds (in bytes) below the package's own bound: an embedder's memory budget.
+	MaxStringLength int
 }
 
 // env is the per-runtime state of the installed Intl: the intrinsics it was installed
@@ -80,6 +83,23 @@ func Install(rt *goja.Runtime, opts *Options) error {
 		set = AllBuiltins
 	}
 	return e.installBuiltins(set)
+}
+
+// Preload loads the tables every use of Intl needs (the supplemental data and the en and
+// root locales) now rather than on first use. Loading keeps a few MB live for the life of
+// the process, which a memory watchdog that attributes heap growth to the runs executing
+// meanwhile would charge to whichever runs were executing: a process that runs programs
+// with small memory budgets side by side can preload at start.
+func Preload() error {
+	if _, err := supplemental(); err != nil {
+		return err
+	}
+	for _, tag := range []string{"und", "en"} {
+		if _, err := loadLocale(tag); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fn makes a native function with the given name and length. A Go panic inside f that is
