@@ -227,6 +227,8 @@ var features = []feature{
 			return r.lazyGlobals([]string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.events)
 		}},
 	{name: "crypto", words: []string{"crypto"}, install: (*run).installCrypto},
+	{name: "intl", words: []string{"Intl", "toLocaleString", "toLocaleDateString", "toLocaleTimeString", "localeCompare", "toLocaleUpperCase", "toLocaleLowerCase"},
+		install: (*run).installIntl},
 	// esbuild turns regular-expression literals goja cannot read into RegExp calls.
 	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: (*run).installRegexp},
 	// Every match goes through exec or test.
@@ -245,7 +247,7 @@ var platformGlobals = []string{
 	"SuppressedError", "DisposableStack", "AsyncDisposableStack", "Iterator", "WeakRef", "FinalizationRegistry",
 	"structuredClone", "TextEncoder", "TextDecoder", "atob", "btoa",
 	"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException",
-	"crypto", "performance",
+	"crypto", "performance", "Intl",
 }
 
 // PlatformSummary says in a few lines what a program can use, for the model-facing SDK text.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/codemode/codemode/sandbox/intl"
 	"strings"
 	"unicode/utf8"
 
@@ -74,11 +75,12 @@ const (
 type Program struct {
 	lang     Lang
 	prg      *goja.Program
-	size     int        // bytes of user source, for the cache's budget
-	guards   guardSet   // the built-ins the program's runtime guards
-	features featureSet // the platform additions the program's runtime gets
-	pos      positions  // maps positions back to the model's source
-	lowered  bool       // compiled through esbuild (positions come through its source map)
+	size     int           // bytes of user source, for the cache's budget
+	guards   guardSet      // the built-ins the program's runtime guards
+	features featureSet    // the platform additions the program's runtime gets
+	locale   intl.Builtins // the built-ins whose locale methods the program may call (see installIntl)
+	pos      positions     // maps positions back to the model's source
+	lowered  bool          // compiled through esbuild (positions come through its source map)
 }
 
 // Lang reports the language the program was compiled from.
@@ -234,7 +236,7 @@ func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Prog
 		}
 		return nil, &Failure{Kind: KindSyntax, Message: cerr.Error()}
 	}
-	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), pos: pos, lowered: lower}, nil
+	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), locale: intl.BuiltinsFor(text), pos: pos, lowered: lower}, nil
 }
 
 // programBody finds the wrapper function in a parsed program: the last top-level expression

@@ -1,0 +1,876 @@
+package intl
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// dateOptions are a DateTimeFormat's options as read (ECMA-402 CreateDateTimeFormat).
+type dateOptions struct {
+	calendar, nu       string
+	hour12             int // 0 undefined, 1 false, 2 true
+	hourCycle          string
+	timeZone           string // canonical id
+	weekday, era       string
+	year, month, day   string
+	dayPeriod          string
+	hour               string
+	minute, second     string
+	fractional         int
+	timeZoneName       string
+	dateStyle          string
+	timeStyle          string
+	required, default_ string
+}
+
+// dateFormat is a resolved, immutable DateTimeFormat, shared by every runtime.
+type dateFormat struct {
+	locale    string
+	calendar  string
+	nu        string
+	zone      *zone
+	ld        *localeData
+	dataTag   string
+	region    string
+	pattern   string
+	toks      []patternToken
+	skeleton  string // the request skeleton (for formatRange)
+	hourCycle string // "" when the pattern has no hour
+	opt       dateOptions
+	digits    []string
+	decimal   string
+	gen       *generator
+}
+
+var (
+	dateFormatCache sync.Map
+	dateCacheSize   atomic.Int64
+)
+
+var dateComponents = []struct {
+	name   string
+	values []string
+}{
+	{"weekday", []string{"narrow", "short", "long"}},
+	{"era", []string{"narrow", "short", "long"}},
+	{"year", []string{"2-digit", "numeric"}},
+	{"month", []string{"2-digit", "numeric", "narrow", "short", "long"}},
+	{"day", []string{"2-digit", "numeric"}},
+	{"dayPeriod", []string{"narrow", "short", "long"}},
+	{"hour", []string{"2-digit", "numeric"}},
+	{"minute", []string{"2-digit", "numeric"}},
+	{"second", []string{"2-digit", "numeric"}},
+	{"fractionalSecondDigits", nil},
+	{"timeZoneName", []string{"short", "long", "shortOffset", "longOffset", "shortGeneric", "longGeneric"}},
+}
+
+// dateFormatFor reads a DateTimeFormat's options in ECMA-402's order and returns the
+// (cached) formatter. required and defaults are ToDateTimeOptions' ("any"/"date"/"time",
+// "date"/"time"/"all").
+func (e *env) dateFormatFor(locales, options goja.Value, required, defaults string) *dateFormat {
+	const service = "Intl.DateTimeFormat"
+	requested := e.canonicalizeLocaleList(locales)
+	o := e.coerceOptions(options)
+	var opt dateOptions
+	opt.required, opt.default_ = required, defaults
+	e.localeMatcher(o, service)
+	opt.calendar = e.stringOption(o, "calendar", service, nil, "")
+	if opt.calendar != "" && !isWellFormedType(opt.calendar) {
+		e.throwRange("Invalid calendar : %s", clip(opt.calendar))
+	}
+	opt.nu = e.stringOption(o, "numberingSystem", service, nil, "")
+	if opt.nu != "" && !isWellFormedType(opt.nu) {
+		e.throwRange("Invalid numberingSystem : %s", clip(opt.nu))
+	}
+	opt.calendar, opt.nu = asciiLower(opt.calendar), asciiLower(opt.nu)
+	opt.hour12 = boolOption(o, "hour12")
+	opt.hourCycle = e.stringOption(o, "hourCycle", service, []string{"h11", "h12", "h23", "h24"}, "")
+	if opt.hour12 != 0 {
+		opt.hourCycle = ""
+	}
+	tz := getValue(o, "timeZone")
+	if goja.IsUndefined(tz) {
+		opt.timeZone = ""
+	} else {
+		name := e.toString(tz)
+		z, ok := resolveZone(name)
+		if !ok {
+			e.throwRange("Invalid time zone specified: %s", clip(name))
+		}
+		opt.timeZone = z.id
+	}
+	explicit := ""
+	for _, c := range dateComponents {
+		var v string
+		if c.values == nil {
+			n := e.numberOption(o, c.name, 1, 3, 0)
+			opt.fractional = n
+			if n != 0 {
+				v = "x"
+			}
+		} else {
+			v = e.stringOption(o, c.name, service, c.values, "")
+			switch c.name {
+			case "weekday":
+				opt.weekday = v
+			case "era":
+				opt.era = v
+			case "year":
+				opt.year = v
+			case "month":
+				opt.month = v
+			case "day":
+				opt.day = v
+			case "dayPeriod":
+				opt.dayPeriod = v
+			case "hour":
+				opt.hour = v
+			case "minute":
+				opt.minute = v
+			case "second":
+				opt.second = v
+			case "timeZoneName":
+				opt.timeZoneName = v
+			}
+		}
+		if v != "" && explicit == "" {
+			explicit = c.name
+		}
+	}
+	e.stringOption(o, "formatMatcher", service, []string{"basic", "best fit"}, "best fit")
+	opt.dateStyle = e.stringOption(o, "dateStyle", service, []string{"full", "long", "medium", "short"}, "")
+	opt.timeStyle = e.stringOption(o, "timeStyle", service, []string{"full", "long", "medium", "short"}, "")
+	if opt.dateStyle != "" || opt.timeStyle != "" {
+		if explicit != "" {
+			style := "dateStyle"
+			if opt.dateStyle == "" {
+				style = "timeStyle"
+			}
+			e.throwType("Can't set option %s when %s is used", explicit, style)
+		}
+		if required == "date" && opt.dateStyle == "" {
+			e.throwType("Invalid option : timeStyle")
+		}
+		if required == "time" && opt.timeStyle == "" {
+			e.throwType("Invalid option : dateStyle")
+		}
+	} else {
+		need := true
+		if (required == "date" || required == "any") && (opt.weekday != "" || opt.year != "" || opt.month != "" || opt.day != "") {
+			need = false
+		}
+		if (required == "time" || required == "any") && (opt.dayPeriod != "" || opt.hour != "" || opt.minute != "" || opt.second != "" || opt.fractional != 0) {
+			need = false
+		}
+		if need && (defaults == "date" || defaults == "all") {
+			opt.year, opt.month, opt.day = "numeric", "numeric", "numeric"
+		}
+		if need && (defaults == "time" || defaults == "all") {
+			opt.hour, opt.minute, opt.second = "numeric", "numeric", "numeric"
+		}
+	}
+	if opt.timeZone == "" {
+		opt.timeZone = e.defaultZone().id
+	}
+	var key strings.Builder
+	key.WriteString(e.localesKey(requested))
+	b, _ := json.Marshal([]any{opt.calendar, opt.nu, opt.hour12, opt.hourCycle, opt.timeZone, opt.weekday, opt.era, opt.year,
+		opt.month, opt.day, opt.dayPeriod, opt.hour, opt.minute, opt.second, opt.fractional, opt.timeZoneName,
+		opt.dateStyle, opt.timeStyle})
+	key.Write(b)
+	k := key.String()
+	if f, ok := dateFormatCache.Load(k); ok {
+		return f.(*dateFormat)
+	}
+	f := e.newDateFormat(requested, opt)
+	if dateCacheSize.Load() < maxCachedFormats {
+		if _, loaded := dateFormatCache.LoadOrStore(k, f); !loaded {
+			dateCacheSize.Add(1)
+		}
+	}
+	return f
+}
+
+// defaultZone is the runtime's default time zone (Options.TimeZone, else UTC).
+func (e *env) defaultZone() *zone {
+	if e.opts.TimeZone != "" {
+		if z, ok := resolveZone(e.opts.TimeZone); ok {
+			return z
+		}
+	}
+	z, _ := resolveZone("UTC")
+	return z
+}
+
+var hourCycleChar = map[string]byte{"h11": 'K', "h12": 'h', "h23": 'H', "h24": 'k'}
+
+func hourCycleOf(c byte) string {
+	switch c {
+	case 'K':
+		return "h11"
+	case 'h':
+		return "h12"
+	case 'H':
+		return "h23"
+	case 'k':
+		return "h24"
+	}
+	return ""
+}
+
+// regionOf is the region a locale's regional preferences come from: its own, or its
+// language's likely one.
+func regionOf(s *supplementalData, t langTag) string {
+	if t.region != "" {
+		return t.region
+	}
+	for _, k := range []string{t.lang + "-" + t.script, t.lang} {
+		if likely, ok := s.LikelySubtags[k]; ok {
+			parts := strings.Split(likely, "-")
+			return parts[len(parts)-1]
+		}
+	}
+	return "001"
+}
+
+func (e *env) newDateFormat(requested []langTag, opt dateOptions) *dateFormat {
+	s := mustSupplemental()
+	avail := generalAvailable(s)
+	keys := []keySpec{
+		{key: "ca", option: opt.calendar, hasOpt: opt.calendar != "",
+			supports: func(_, v string) bool { return v == "gregory" },
+			def:      func(string) string { return "gregory" }},
+		{key: "hc", option: opt.hourCycle, hasOpt: opt.hourCycle != "",
+			supports: func(_, v string) bool { _, ok := hourCycleChar[v]; return ok },
+			def:      func(string) string { return "" }},
+		numberingSystemKey(opt.nu, opt.nu != ""),
+	}
+	r := e.resolveLocale(requested, avail, keys)
+	ld, err := loadLocale(r.data)
+	if err != nil {
+		panic(err)
+	}
+	f := &dateFormat{ld: ld, dataTag: r.data, calendar: "gregory", opt: opt}
+	f.region = regionOf(s, r.tag)
+	f.zone, _ = resolveZone(opt.timeZone)
+	f.nu = r.values["nu"]
+	nf := &numberFormat{ld: ld}
+	nf.setSystem(f.nu)
+	f.digits = nf.digits
+	f.decimal = nf.sym["decimal"]
+	// The hour cycle: the locale's preference (CLDR timeData), the -u-hc keyword, the
+	// hourCycle option, or hour12 mapped as V8 11 maps it.
+	prefChar := byte('h')
+	if td, ok := s.HourCycles[f.region]; ok && td.Preferred != "" {
+		prefChar = td.Preferred[0]
+	} else if td, ok := s.HourCycles["001"]; ok && td.Preferred != "" {
+		prefChar = td.Preferred[0]
+	}
+	hcDefault := hourCycleOf(prefChar)
+	if v := r.values["hc"]; v != "" {
+		hcDefault = v
+	}
+	hc := ""
+	if v := r.values["hc"]; v != "" {
+		hc = v
+	}
+	switch opt.hour12 {
+	case 2:
+		if hcDefault == "h11" || hcDefault == "h23" {
+			hc = "h11"
+		} else {
+			hc = "h12"
+		}
+	case 1:
+		if hcDefault == "h11" || hcDefault == "h23" {
+			hc = "h23"
+		} else {
+			hc = "h24"
+		}
+	}
+	genChar := hourCycleChar[hcDefault]
+	f.gen = newGenerator(r.data, ld, genChar)
+	// The resolved locale keeps -u-hc only when it is what the options chose.
+	if opt.hour12 != 0 {
+		r.tag.uKeys = removeKeyword(r.tag.uKeys, "hc")
+	}
+	f.locale = r.tag.String()
+
+	greg := &ld.Gregorian
+	if opt.dateStyle != "" || opt.timeStyle != "" {
+		var date, tm string
+		if opt.dateStyle != "" {
+			date = greg.DateFormats[opt.dateStyle]
+		}
+		if opt.timeStyle != "" {
+			tm = greg.TimeFormats[opt.timeStyle]
+			if hc != "" && hourCycleOf(hourCharOf(tm)) != hc {
+				tm = f.gen.bestPattern(withHourChar(tm, hourCycleChar[hc]))
+			}
+		}
+		switch {
+		case date != "" && tm != "":
+			glue := greg.AtTime[opt.dateStyle]
+			if glue == "" {
+				glue = greg.DateTimeFormats[opt.dateStyle]
+			}
+			f.pattern = strings.NewReplacer("{1}", date, "{0}", tm).Replace(glue)
+		case date != "":
+			f.pattern = date
+		default:
+			f.pattern = tm
+		}
+	} else {
+		f.skeleton = skeletonFor(opt, hc)
+		f.pattern = f.gen.bestPattern(f.skeleton)
+	}
+	if hc != "" {
+		f.pattern = replaceHourCycle(f.pattern, hourCycleChar[hc])
+	}
+	f.toks = parseDatePattern(f.pattern)
+	for _, t := range f.toks {
+		if hc := hourCycleOf(t.char); hc != "" {
+			f.hourCycle = hc
+		}
+	}
+	return f
+}
+
+func removeKeyword(ks []keyword, key string) []keyword {
+	var out []keyword
+	for _, k := range ks {
+		if k.key != key {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func hourCharOf(pattern string) byte {
+	for _, t := range parseDatePattern(pattern) {
+		if hourCycleOf(t.char) != "" {
+			return t.char
+		}
+	}
+	return 0
+}
+
+// withHourChar turns a pattern into a skeleton with its hour letter replaced.
+func withHourChar(pattern string, c byte) string {
+	var b strings.Builder
+	for _, t := range parseDatePattern(pattern) {
+		if t.char == 0 || t.char == 'a' || t.char == 'b' || t.char == 'B' {
+			continue
+		}
+		ch := t.char
+		if hourCycleOf(ch) != "" {
+			ch = c
+		}
+		b.WriteString(strings.Repeat(string(ch), t.count))
+	}
+	return b.String()
+}
+
+// skeletonFor is the skeleton V8 builds from the component options.
+func skeletonFor(o dateOptions, hc string) string {
+	var b strings.Builder
+	w := func(s string) { b.WriteString(s) }
+	switch o.weekday {
+	case "narrow":
+		w("EEEEE")
+	case "short":
+		w("EEE")
+	case "long":
+		w("EEEE")
+	}
+	switch o.era {
+	case "narrow":
+		w("GGGGG")
+	case "short":
+		w("GGG")
+	case "long":
+		w("GGGG")
+	}
+	switch o.year {
+	case "2-digit":
+		w("yy")
+	case "numeric":
+		w("y")
+	}
+	switch o.month {
+	case "2-digit":
+		w("MM")
+	case "numeric":
+		w("M")
+	case "narrow":
+		w("MMMMM")
+	case "short":
+		w("MMM")
+	case "long":
+		w("MMMM")
+	}
+	switch o.day {
+	case "2-digit":
+		w("dd")
+	case "numeric":
+		w("d")
+	}
+	switch o.dayPeriod {
+	case "narrow":
+		w("BBBBB")
+	case "short":
+		w("B")
+	case "long":
+		w("BBBB")
+	}
+	if o.hour != "" {
+		c := "j"
+		if hc != "" {
+			c = string(hourCycleChar[hc])
+		}
+		if o.hour == "2-digit" {
+			c += c
+		}
+		w(c)
+	}
+	switch o.minute {
+	case "2-digit":
+		w("mm")
+	case "numeric":
+		w("m")
+	}
+	switch o.second {
+	case "2-digit":
+		w("ss")
+	case "numeric":
+		w("s")
+	}
+	if o.fractional > 0 {
+		w(strings.Repeat("S", o.fractional))
+	}
+	switch o.timeZoneName {
+	case "short":
+		w("z")
+	case "long":
+		w("zzzz")
+	case "shortOffset":
+		w("O")
+	case "longOffset":
+		w("OOOO")
+	case "shortGeneric":
+		w("v")
+	case "longGeneric":
+		w("vvvv")
+	}
+	return b.String()
+}
+
+// replaceHourCycle is V8's ReplaceHourCycleInPattern.
+func replaceHourCycle(pattern string, c byte) string {
+	var b strings.Builder
+	replace := true
+	var last byte
+	for i := 0; i < len(pattern); i++ {
+		ch := pattern[i]
+		switch ch {
+		case '\'':
+			replace = !replace
+			b.WriteByte(ch)
+		case 'H', 'h', 'K', 'k':
+			if replace && last == 'd' {
+				b.WriteByte(' ')
+			}
+			if replace {
+				b.WriteByte(c)
+			} else {
+				b.WriteByte(ch)
+			}
+		default:
+			b.WriteByte(ch)
+		}
+		last = ch
+	}
+	return b.String()
+}
+
+// ---- formatting ----
+
+const maxTimeValue = 8.64e15
+
+// format formats the time value ms as format() and the Date toLocale* methods do: V8
+// writes CLDR's narrow no-break space (before AM/PM) as a plain space there, for the text
+// parsers written before CLDR 42 (formatToParts and formatRange keep it).
+func (f *dateFormat) format(ms float64) string {
+	return strings.ReplaceAll(joinParts(f.dateParts(ms)), "\u202f", " ")
+}
+
+// dateParts formats the time value ms.
+func (f *dateFormat) dateParts(ms float64) []part {
+	t := timeOf(ms, f.zone.loc)
+	return f.partsOf(f.toks, t, ms)
+}
+
+func timeOf(ms float64, loc *time.Location) time.Time {
+	return time.UnixMilli(int64(ms)).In(loc)
+}
+
+func (f *dateFormat) localDigits(s string) string {
+	if f.digits == nil {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '0' && c <= '9' {
+			b.WriteString(f.digits[c-'0'])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func (f *dateFormat) num(n, width int) string {
+	s := strconv.Itoa(n)
+	for len(s) < width {
+		s = "0" + s
+	}
+	return f.localDigits(s)
+}
+
+func (f *dateFormat) partsOf(toks []patternToken, t time.Time, ms float64) []part {
+	var out []part
+	add := func(typ, v string) {
+		if typ == "literal" && len(out) > 0 && out[len(out)-1].typ == "literal" {
+			out[len(out)-1].value += v
+			return
+		}
+		out = append(out, part{typ, v})
+	}
+	greg := &f.ld.Gregorian
+	year := t.Year()
+	for _, tok := range toks {
+		n := tok.count
+		switch tok.char {
+		case 0:
+			add("literal", tok.literal)
+		case 'G':
+			era := "1"
+			if year <= 0 {
+				era = "0"
+			}
+			key := "eraAbbr"
+			if n == 4 {
+				key = "eraNames"
+			} else if n == 5 {
+				key = "eraNarrow"
+			}
+			add("era", greg.Eras[key][era])
+		case 'y', 'Y', 'u':
+			y := year
+			if y <= 0 && tok.char == 'y' {
+				y = 1 - y
+			}
+			if n == 2 {
+				add("year", f.num(y%100, 2))
+			} else {
+				add("year", f.num(y, n))
+			}
+		case 'M', 'L':
+			m := int(t.Month())
+			switch {
+			case n <= 2:
+				add("month", f.num(m, n))
+			default:
+				ctx := "format"
+				if tok.char == 'L' {
+					ctx = "stand-alone"
+				}
+				add("month", textWidth(greg.Months, ctx, n, strconv.Itoa(m)))
+			}
+		case 'd':
+			add("day", f.num(t.Day(), n))
+		case 'E', 'c', 'e':
+			key := [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}[t.Weekday()]
+			if (tok.char == 'c' || tok.char == 'e') && n <= 2 {
+				add("weekday", f.num(int(t.Weekday())+1, n))
+				break
+			}
+			ctx := "format"
+			if tok.char == 'c' {
+				ctx = "stand-alone"
+			}
+			if n < 3 {
+				n = 3
+			}
+			add("weekday", textWidth(greg.Days, ctx, n, key))
+		case 'a':
+			p := "am"
+			if t.Hour() >= 12 {
+				p = "pm"
+			}
+			add("dayPeriod", textWidth(greg.DayPeriods, "format", n, p))
+		case 'b', 'B':
+			add("dayPeriod", f.flexibleDayPeriod(t, n))
+		case 'h':
+			h := t.Hour() % 12
+			if h == 0 {
+				h = 12
+			}
+			add("hour", f.num(h, n))
+		case 'H':
+			add("hour", f.num(t.Hour(), n))
+		case 'K':
+			add("hour", f.num(t.Hour()%12, n))
+		case 'k':
+			h := t.Hour()
+			if h == 0 {
+				h = 24
+			}
+			add("hour", f.num(h, n))
+		case 'm':
+			add("minute", f.num(t.Minute(), n))
+		case 's':
+			add("second", f.num(t.Second(), n))
+		case 'S':
+			msec := int(math.Mod(ms, 1000))
+			if msec < 0 {
+				msec += 1000
+			}
+			digits := pad3(msec)
+			for len(digits) < n {
+				digits += "0"
+			}
+			add("fractionalSecond", f.localDigits(digits[:n]))
+		case 'z', 'O', 'v', 'V', 'Z', 'X', 'x':
+			c := tok.char
+			if c != 'z' && c != 'v' {
+				c = 'O'
+			}
+			add("timeZoneName", f.zoneName(c, n, t))
+		case 'Q', 'q':
+			add("quarter", f.num((int(t.Month())-1)/3+1, n))
+		default:
+			add("literal", strings.Repeat(string(tok.char), n))
+		}
+	}
+	return out
+}
+
+func pad3(n int) string {
+	s := strconv.Itoa(n)
+	for len(s) < 3 {
+		s = "0" + s
+	}
+	return s
+}
+
+// textWidth picks a month, day or day-period name: 3 letters abbreviated, 4 wide, 5
+// narrow, 6 short (falling back to abbreviated).
+func textWidth(names map[string]map[string]map[string]string, ctx string, n int, key string) string {
+	width := "abbreviated"
+	switch n {
+	case 4:
+		width = "wide"
+	case 5:
+		width = "narrow"
+	case 6:
+		width = "short"
+	}
+	for _, c := range []string{ctx, "format", "stand-alone"} {
+		if v := names[c][width][key]; v != "" {
+			return v
+		}
+		if v := names[c]["abbreviated"][key]; v != "" && width == "short" {
+			return v
+		}
+	}
+	return key
+}
+
+// flexibleDayPeriod is the B (and b) field: CLDR's day period rules for the language.
+func (f *dateFormat) flexibleDayPeriod(t time.Time, n int) string {
+	s := mustSupplemental()
+	lang := f.dataTag
+	if i := strings.IndexByte(lang, '-'); i > 0 {
+		lang = lang[:i]
+	}
+	rules := s.DayPeriods[lang]
+	minutes := t.Hour()*60 + t.Minute()
+	hhmm := func(v string) int {
+		h, m, _ := strings.Cut(v, ":")
+		a, _ := strconv.Atoi(h)
+		b, _ := strconv.Atoi(m)
+		return a*60 + b
+	}
+	greg := &f.ld.Gregorian
+	if t.Minute() == 0 && t.Second() == 0 {
+		for name, r := range rules {
+			if r.At != "" && hhmm(r.At) == minutes && t.Second() == 0 {
+				if v := textWidth(greg.DayPeriods, "format", n, name); v != name {
+					return v
+				}
+			}
+		}
+	}
+	for name, r := range rules {
+		if r.From == "" {
+			continue
+		}
+		from, before := hhmm(r.From), hhmm(r.Before)
+		in := minutes >= from && minutes < before
+		if from > before {
+			in = minutes >= from || minutes < before
+		}
+		if in {
+			return textWidth(greg.DayPeriods, "format", n, name)
+		}
+	}
+	p := "am"
+	if t.Hour() >= 12 {
+		p = "pm"
+	}
+	return textWidth(greg.DayPeriods, "format", n, p)
+}
+
+// ---- JavaScript ----
+
+// timeValue is ECMA-402's date argument handling: undefined → now; else ToNumber, which
+// must be a valid time value.
+func (e *env) timeValue(v goja.Value) float64 {
+	if v == nil || goja.IsUndefined(v) {
+		now := time.Now
+		if e.opts.Now != nil {
+			now = e.opts.Now
+		}
+		return float64(now().UnixMilli())
+	}
+	x := v.ToFloat()
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > maxTimeValue {
+		e.throwRange("Invalid time value")
+	}
+	return math.Trunc(x)
+}
+
+func (e *env) installDateTimeFormat() {
+	avail := generalAvailable(mustSupplemental())
+	ctor, proto := e.class("DateTimeFormat", 0, true, func(args []goja.Value, proto *goja.Object) *goja.Object {
+		f := e.dateFormatFor(arg(args, 0), arg(args, 1), "any", "date")
+		return e.instance("DateTimeFormat", f, proto)
+	})
+	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
+	e.getter(proto, "format", func(call goja.FunctionCall) goja.Value {
+		s := e.receiver(call, "DateTimeFormat", "format")
+		if s.bound == nil {
+			f := s.state.(*dateFormat)
+			s.bound = e.fn("", 1, func(c goja.FunctionCall) goja.Value {
+				return e.rt.ToValue(f.format(e.timeValue(c.Argument(0))))
+			})
+		}
+		return s.bound
+	})
+	e.method(proto, "formatToParts", 1, func(call goja.FunctionCall) goja.Value {
+		f := e.receiver(call, "DateTimeFormat", "formatToParts").state.(*dateFormat)
+		return e.partsArray(f.dateParts(e.timeValue(call.Argument(0))), "")
+	})
+	e.method(proto, "formatRange", 2, func(call goja.FunctionCall) goja.Value {
+		f := e.receiver(call, "DateTimeFormat", "formatRange").state.(*dateFormat)
+		x, y := e.rangeArgs(call)
+		var b strings.Builder
+		for _, p := range f.rangeParts(x, y) {
+			b.WriteString(p.value)
+		}
+		return e.rt.ToValue(b.String())
+	})
+	e.method(proto, "formatRangeToParts", 2, func(call goja.FunctionCall) goja.Value {
+		f := e.receiver(call, "DateTimeFormat", "formatRangeToParts").state.(*dateFormat)
+		x, y := e.rangeArgs(call)
+		return e.rangePartsArray(f.rangeParts(x, y))
+	})
+	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
+		f := e.receiver(call, "DateTimeFormat", "resolvedOptions").state.(*dateFormat)
+		return e.dateResolvedOptions(f)
+	})
+}
+
+func (e *env) rangeArgs(call goja.FunctionCall) (float64, float64) {
+	a, b := call.Argument(0), call.Argument(1)
+	if goja.IsUndefined(a) || goja.IsUndefined(b) {
+		e.throwType("startDate or endDate is undefined")
+	}
+	return e.timeValue(a), e.timeValue(b)
+}
+
+func (e *env) dateResolvedOptions(f *dateFormat) *goja.Object {
+	kv := []any{"locale", f.locale, "calendar", f.calendar, "numberingSystem", f.nu, "timeZone", f.zone.id}
+	if f.hourCycle != "" {
+		kv = append(kv, "hourCycle", f.hourCycle, "hour12", f.hourCycle == "h11" || f.hourCycle == "h12")
+	}
+	o := f.opt
+	if o.dateStyle != "" || o.timeStyle != "" {
+		if o.dateStyle != "" {
+			kv = append(kv, "dateStyle", o.dateStyle)
+		}
+		if o.timeStyle != "" {
+			kv = append(kv, "timeStyle", o.timeStyle)
+		}
+		return e.object(kv...)
+	}
+	// The components as the pattern has them (V8 reads them back from the pattern).
+	comp := map[string]string{}
+	for _, t := range f.toks {
+		n := t.count
+		switch t.char {
+		case 'E', 'c', 'e':
+			comp["weekday"] = pick(n, map[int]string{4: "long", 5: "narrow"}, "short")
+		case 'G':
+			comp["era"] = pick(n, map[int]string{4: "long", 5: "narrow"}, "short")
+		case 'y':
+			comp["year"] = pick(n, map[int]string{2: "2-digit"}, "numeric")
+		case 'M', 'L':
+			comp["month"] = pick(n, map[int]string{1: "numeric", 2: "2-digit", 3: "short", 4: "long", 5: "narrow"}, "numeric")
+		case 'd':
+			comp["day"] = pick(n, map[int]string{2: "2-digit"}, "numeric")
+		case 'B', 'b':
+			comp["dayPeriod"] = pick(n, map[int]string{4: "long", 5: "narrow"}, "short")
+		case 'h', 'H', 'k', 'K':
+			comp["hour"] = pick(n, map[int]string{2: "2-digit"}, "numeric")
+		case 'm':
+			comp["minute"] = pick(n, map[int]string{2: "2-digit"}, "numeric")
+		case 's':
+			comp["second"] = pick(n, map[int]string{2: "2-digit"}, "numeric")
+		case 'S':
+			comp["fractionalSecondDigits"] = strconv.Itoa(n)
+		case 'z':
+			comp["timeZoneName"] = pick(n, map[int]string{4: "long"}, "short")
+		case 'O':
+			comp["timeZoneName"] = pick(n, map[int]string{4: "longOffset"}, "shortOffset")
+		case 'v':
+			comp["timeZoneName"] = pick(n, map[int]string{4: "longGeneric"}, "shortGeneric")
+		}
+	}
+	for _, c := range dateComponents {
+		if v, ok := comp[c.name]; ok {
+			if c.name == "fractionalSecondDigits" {
+				n, _ := strconv.Atoi(v)
+				kv = append(kv, c.name, n)
+			} else {
+				kv = append(kv, c.name, v)
+			}
+		}
+	}
+	return e.object(kv...)
+}
+
+func pick(n int, m map[int]string, def string) string {
+	if v, ok := m[n]; ok {
+		return v
+	}
+	return def
+}

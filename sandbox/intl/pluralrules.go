@@ -1,0 +1,92 @@
+package intl
+
+import (
+	"sort"
+
+	"github.com/dop251/goja"
+)
+
+// pluralRulesObject is a resolved Intl.PluralRules.
+type pluralRulesObject struct {
+	locale  string
+	ordinal bool
+	digits  *numberFormat // formats the operand, for its visible fraction digits
+	rules   *pluralRules
+}
+
+func (e *env) installPluralRules() {
+	avail := generalAvailable(mustSupplemental())
+	ctor, proto := e.class("PluralRules", 0, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
+		requested := e.canonicalizeLocaleList(arg(args, 0))
+		o := e.coerceOptions(arg(args, 1))
+		e.localeMatcher(o, "Intl.PluralRules")
+		typ := e.stringOption(o, "type", "Intl.PluralRules", []string{"cardinal", "ordinal"}, "cardinal")
+		opt := numberOptions{style: "decimal", notation: "standard", useGrouping: "false", signDisplay: "auto"}
+		e.digitOptions(o, &opt, 0, 3)
+		r := e.resolveLocale(requested, avail, nil)
+		f := newNumberFormat(e, []langTag{r.tag}, "latn", opt)
+		p := &pluralRulesObject{
+			locale:  r.tag.String(),
+			ordinal: typ == "ordinal",
+			digits:  f,
+			rules:   pluralRulesFor(pluralLang(r.data), typ == "ordinal"),
+		}
+		return e.instance("PluralRules", p, proto)
+	})
+	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
+	e.method(proto, "select", 1, func(call goja.FunctionCall) goja.Value {
+		p := e.receiver(call, "PluralRules", "select").state.(*pluralRulesObject)
+		return e.rt.ToValue(p.selectNumber(call.Argument(0).ToFloat()))
+	})
+	e.method(proto, "selectRange", 2, func(call goja.FunctionCall) goja.Value {
+		p := e.receiver(call, "PluralRules", "selectRange").state.(*pluralRulesObject)
+		a, b := call.Argument(0), call.Argument(1)
+		if goja.IsUndefined(a) || goja.IsUndefined(b) {
+			e.throwType("start or end is undefined")
+		}
+		x, y := a.ToFloat(), b.ToFloat()
+		if x != x || y != y {
+			e.throwRange("Invalid number range: NaN")
+		}
+		// CLDR's plural ranges resolve to the end's category for the languages it lists
+		// (en, de, fr, es, ...); that is what is implemented.
+		return e.rt.ToValue(p.selectNumber(y))
+	})
+	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
+		p := e.receiver(call, "PluralRules", "resolvedOptions").state.(*pluralRulesObject)
+		o := p.digits.opt
+		typ := "cardinal"
+		if p.ordinal {
+			typ = "ordinal"
+		}
+		kv := []any{"locale", p.locale, "type", typ, "minimumIntegerDigits", o.minInt}
+		if o.roundingType != "fractionDigits" {
+			kv = append(kv, "minimumSignificantDigits", o.minSD, "maximumSignificantDigits", o.maxSD)
+		}
+		if o.roundingType != "significantDigits" {
+			kv = append(kv, "minimumFractionDigits", o.minFD, "maximumFractionDigits", o.maxFD)
+		}
+		cats := append([]string{}, p.rules.order...)
+		sort.Slice(cats, func(i, j int) bool {
+			if cats[i] == "other" || cats[j] == "other" {
+				return cats[j] == "other" && cats[i] != "other"
+			}
+			return cats[i] < cats[j]
+		})
+		vals := make([]any, len(cats))
+		for i, c := range cats {
+			vals[i] = c
+		}
+		kv = append(kv, "pluralCategories", e.rt.NewArray(vals...))
+		return e.object(kv...)
+	})
+}
+
+func (p *pluralRulesObject) selectNumber(x float64) string {
+	d := decimalFromFloat(x)
+	if d.nan || d.inf {
+		return "other"
+	}
+	_, i, f := p.digits.round(d)
+	return p.rules.category(operands(i, f))
+}
