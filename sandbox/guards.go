@@ -347,10 +347,10 @@ func (r *run) guardMethod(holder *goja.Object, name string, length int, guard gu
 		return fmt.Errorf("guard %s: not a function", name)
 	}
 	f := r.function(name, func(call goja.FunctionCall) goja.Value { return guard(orig, call) }).(*goja.Object)
-	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
-	return holder.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return holder.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE) // as a built-in method
 }
 
 // guardConstructor replaces holder[name], a constructor, with a guarded one that passes the
@@ -406,8 +406,8 @@ func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, 
 			return o
 		}).(*goja.Object)
 		errs := []error{
-			f.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE),
-			f.DefineDataProperty("length", ctor.Get("length"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE),
+			f.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE),
+			f.DefineDataProperty("length", ctor.Get("length"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE),
 			f.DefineDataProperty("prototype", proto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE),
 			f.SetPrototype(ctor.Prototype()),
 		}
@@ -421,10 +421,10 @@ func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, 
 		}
 		guarded = f
 	}
-	if err := proto.DefineDataProperty("constructor", guarded, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := proto.DefineDataProperty("constructor", guarded, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
-	return holder.DefineDataProperty(name, guarded, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return holder.DefineDataProperty(name, guarded, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }
 
 // overCap fails the run with kind "limit" and unwinds the VM. The failure interrupts the
@@ -729,7 +729,7 @@ func (r *run) guardWalk(method string) guardFunc {
 func (r *run) guardIterators(arrayProto *goja.Object) error {
 	return errors.Join(
 		r.guardMethod(arrayProto, "values", 0, r.guardWalk("values")),
-		arrayProto.DefineDataPropertySymbol(goja.SymIterator, arrayProto.Get("values"), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+		arrayProto.DefineDataPropertySymbol(goja.SymIterator, arrayProto.Get("values"), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }
 
 // guardArgList is a built-in that spreads the array-like argument at index into an argument

@@ -206,3 +206,22 @@ func TestHazardStuckNativeCodeIsAbandoned(t *testing.T) {
 		t.Fatalf("an abandoned program called the host %d times", n)
 	}
 }
+
+// The built-ins the sandbox replaces or adds keep the property attributes of
+// built-ins: methods writable, configurable and not enumerable (so for…in
+// over an array or object lists only its own data), a function's name and
+// length configurable only.
+func TestReplacedBuiltinsKeepTheirAttributes(t *testing.T) {
+	res := runJS(t, `
+		const keys = []; for (const k in [1]) keys.push(k)
+		const okeys = []; for (const k in {x: 1}) okeys.push(k)
+		const attrs = (o, k) => { const d = Object.getOwnPropertyDescriptor(o, k); return [d.writable, d.enumerable, d.configurable] }
+		return {keys, okeys,
+			join: attrs(Array.prototype, "join"), iter: attrs(Array.prototype, Symbol.iterator),
+			joinLength: attrs(Array.prototype.join, "length"), logName: attrs(console.log, "name"),
+			parse: attrs(JSON, "parse"), repeat: attrs(String.prototype, "repeat")}`, nil)
+	wantValue(t, res, `{"keys":["0"],"okeys":["x"],
+		"join":[true,false,true],"iter":[true,false,true],
+		"joinLength":[false,false,true],"logName":[false,false,true],
+		"parse":[true,false,true],"repeat":[true,false,true]}`)
+}

@@ -130,10 +130,10 @@ func (r *run) lazyGlobals(names []string, build func() *goja.Object) error {
 // method defines a non-enumerable method on o, as built-in methods are.
 func (r *run) method(o *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
 	f := r.function(name, fn).(*goja.Object)
-	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
-	return o.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return o.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE) // as a built-in method
 }
 
 // Preludes are the parts of the platform written in JavaScript: each file of prelude/ is one

@@ -486,7 +486,7 @@ func (r *run) setup() error {
 // become JavaScript errors (see native).
 func (r *run) function(name string, fn func(goja.FunctionCall) goja.Value) goja.Value {
 	f := r.rt.ToValue(r.native(name, fn)).(*goja.Object)
-	if err := f.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := f.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		panic(err)
 	}
 	return f
