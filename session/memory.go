@@ -9,7 +9,8 @@ import (
 )
 
 // Memory is a Store held in process memory, for tests and throwaway runs.
-// Nothing survives the process; Append is "durable" only in that sense.
+// Nothing survives the process; a write is "durable" only in that sense, and
+// its ticket resolves at once.
 type Memory struct {
 	hub *hub
 
@@ -20,7 +21,9 @@ type Memory struct {
 
 type memorySession struct {
 	Session
-	events []Event // events[i].Seq == i+1
+	events     []Event // events[i].Seq == i+1
+	checkpoint Checkpoint
+	lease      Lease // Owner "" when free; Token kept across holders
 }
 
 var _ Store = (*Memory)(nil)
@@ -31,22 +34,7 @@ func NewMemory() *Memory {
 }
 
 // CreateSession implements Store.
-func (m *Memory) CreateSession(ctx context.Context, s Session) error {
-	s, err := prepareSession(s, time.Now())
-	if err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
-	}
-	if _, ok := m.sessions[s.ID]; ok {
-		return ErrExists
-	}
-	m.sessions[s.ID] = &memorySession{Session: s}
-	return nil
-}
+func (m *Memory) CreateSession(ctx context.Context, s Session) error { return createVia(ctx, m, s) }
 
 // GetSession implements Store.
 func (m *Memory) GetSession(ctx context.Context, id string) (Session, error) {
@@ -64,35 +52,71 @@ func (m *Memory) GetSession(ctx context.Context, id string) (Session, error) {
 
 // Append implements Store.
 func (m *Memory) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
+	return appendVia(ctx, m, m.lastSeq, sessionID, events)
+}
+
+// Submit implements Store: the write is applied before Submit returns.
+func (m *Memory) Submit(ctx context.Context, w Write) *Ticket {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return failed(err)
 	}
-	ps, err := prepare(events, time.Now())
+	p, err := prepareWrite(w, time.Now())
 	if err != nil {
-		return nil, err
+		return failed(err)
 	}
 	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		m.mu.Unlock()
-		return nil, ErrNotFound
-	}
-	out := make([]Event, len(ps))
-	for i, p := range ps {
-		p.Seq = int64(len(s.events)) + 1
-		s.events = append(s.events, p.Event)
-		out[i] = p.Event
-		out[i].Data = bytes.Clone(p.Data)
-	}
+	err = m.apply(p)
 	m.mu.Unlock()
-	if len(out) > 0 {
-		m.hub.notify(sessionID)
+	if err != nil {
+		return failed(err)
 	}
-	return out, nil
+	if len(p.events) > 0 || p.create != nil {
+		m.hub.notify(p.sessionID)
+	}
+	t := newTicket()
+	t.resolve(p.result(), nil)
+	return t
+}
+
+// apply makes one write; m.mu is held.
+func (m *Memory) apply(p *queued) error {
+	if m.closed {
+		return ErrClosed
+	}
+	s, ok := m.sessions[p.sessionID]
+	switch {
+	case p.create != nil && ok:
+		return ErrExists
+	case p.create != nil:
+		s = &memorySession{Session: *p.create}
+	case !ok:
+		return ErrNotFound
+	}
+	if l := p.lease; l != nil && (s.lease.Owner != l.Owner || s.lease.Token != l.Token) {
+		return leaseLost(p.sessionID, *l)
+	}
+	p.base = s.LastSeq
+	if p.checkpoint != nil {
+		if seq, last := p.checkpointSeq(), p.base+int64(len(p.events)); seq > last {
+			return checkpointPastLog(p.sessionID, seq, last)
+		}
+	}
+	m.sessions[p.sessionID] = s
+	for i, e := range p.events {
+		e.Seq = p.base + int64(i) + 1
+		e.Data = bytes.Clone(e.Data)
+		s.events = append(s.events, e.Event)
+		if e.Time.After(s.UpdatedAt) {
+			s.UpdatedAt = e.Time
+		}
+	}
+	s.LastSeq += int64(len(p.events))
+	if p.checkpoint != nil {
+		if seq := p.checkpointSeq(); s.checkpoint.State == nil || seq >= s.checkpoint.Seq {
+			s.checkpoint = Checkpoint{Seq: seq, State: bytes.Clone(p.checkpoint.State)}
+		}
+	}
+	return nil
 }
 
 // Events implements Store.
@@ -139,7 +163,160 @@ func (m *Memory) lastSeq(_ context.Context, id string) (int64, error) {
 	if !ok {
 		return 0, ErrNotFound
 	}
-	return int64(len(s.events)), nil
+	return s.LastSeq, nil
+}
+
+// LoadCheckpoint implements Store.
+func (m *Memory) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return Checkpoint{}, ErrClosed
+	}
+	s, ok := m.sessions[sessionID]
+	if !ok {
+		return Checkpoint{}, ErrNotFound
+	}
+	return Checkpoint{Seq: s.checkpoint.Seq, State: bytes.Clone(s.checkpoint.State)}, nil
+}
+
+// AcquireLease implements Store.
+func (m *Memory) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
+	if err := checkLease(owner, ttl); err != nil {
+		return Lease{}, err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return Lease{}, ErrClosed
+	}
+	s, ok := m.sessions[sessionID]
+	if !ok {
+		return Lease{}, ErrNotFound
+	}
+	l := &s.lease
+	if l.Owner != "" && l.Owner != owner && now.Before(l.Expires) {
+		return Lease{}, leased(sessionID, l.Owner, l.Expires)
+	}
+	if l.Owner != owner {
+		l.Token++
+	}
+	l.SessionID, l.Owner, l.Expires = sessionID, owner, now.Add(ttl)
+	return *l, nil
+}
+
+// ReleaseLease implements Store.
+func (m *Memory) ReleaseLease(ctx context.Context, l Lease) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	s, ok := m.sessions[l.SessionID]
+	if !ok {
+		return ErrNotFound
+	}
+	if s.lease.Owner == "" || s.lease.Owner != l.Owner || s.lease.Token != l.Token {
+		return leaseLost(l.SessionID, l)
+	}
+	s.lease.Owner, s.lease.Expires = "", time.Time{}
+	return nil
+}
+
+// ListSessions implements Store.
+func (m *Memory) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
+	limit, err := pageLimit(f.Limit)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	after, paged, err := parseCursor(f.Cursor)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return SessionPage{}, ErrClosed
+	}
+	var rows []Session
+	for _, s := range m.sessions {
+		if f.Scope != "" && s.Scope != f.Scope {
+			continue
+		}
+		if c := s.CreatedAt.UnixMicro(); paged && (c > after.created || c == after.created && s.ID >= after.id) {
+			continue
+		}
+		rows = append(rows, s.Session)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if !rows[i].CreatedAt.Equal(rows[j].CreatedAt) {
+			return rows[i].CreatedAt.After(rows[j].CreatedAt)
+		}
+		return rows[i].ID > rows[j].ID
+	})
+	if len(rows) > limit+1 {
+		rows = rows[:limit+1]
+	}
+	return page(rows, limit), nil
+}
+
+// DeleteSession implements Store.
+func (m *Memory) DeleteSession(ctx context.Context, id string) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	_, ok := m.sessions[id]
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	if !ok {
+		return ErrNotFound
+	}
+	m.hub.notify(id)
+	return nil
+}
+
+// Prune implements Store.
+func (m *Memory) Prune(ctx context.Context, r Retention) (int, error) {
+	if err := checkRetention(r); err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return 0, ErrClosed
+	}
+	all := make([]*memorySession, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	sort.Slice(all, func(i, j int) bool { return newerUpdate(all[i].Session, all[j].Session) })
+	var gone []string
+	for i, s := range all {
+		old := r.MaxAge > 0 && s.UpdatedAt.Before(now.Add(-r.MaxAge))
+		surplus := r.MaxCount > 0 && i >= r.MaxCount
+		if (old || surplus) && !(s.lease.Owner != "" && now.Before(s.lease.Expires)) {
+			delete(m.sessions, s.ID)
+			gone = append(gone, s.ID)
+		}
+	}
+	m.mu.Unlock()
+	for _, id := range gone {
+		m.hub.notify(id)
+	}
+	return len(gone), nil
+}
+
+// newerUpdate orders sessions most recently updated first, then by ID
+// descending: the order retention keeps them in.
+func newerUpdate(a, b Session) bool {
+	if !a.UpdatedAt.Equal(b.UpdatedAt) {
+		return a.UpdatedAt.After(b.UpdatedAt)
+	}
+	return a.ID > b.ID
 }
 
 // OpenCalls implements Store.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,30 +22,45 @@ import (
 // SQLite is the embedded Store: one database file in WAL mode, through the
 // pure-Go modernc.org/sqlite driver (no cgo).
 //
-// Durability: synchronous=FULL, so every commit syncs the WAL before Append
-// returns; with NORMAL a power loss could drop the last commits.
+// Group commit: one writer goroutine takes every write queued since its last
+// commit and commits them in one BEGIN IMMEDIATE transaction, so one WAL
+// flush (synchronous=FULL, DurabilityFull) makes them all durable; with
+// DurabilityProcess (synchronous=NORMAL) commits are not flushed, and a power
+// loss can drop the last ones.
 //
-// Sequence numbers: an append is one INSERT … SELECT statement (committing by
-// itself) that reads the session's MAX(seq) through the unique index and
-// inserts the next numbers. SQLite takes the database's write lock before the
-// statement reads anything, so appenders in other processes on the same file
-// wait (busy_timeout) rather than collide; UNIQUE(session_id, seq) backs that
-// up. An append of more than sqliteChunk events runs several such statements
-// in one BEGIN IMMEDIATE transaction. Within one process appends are
-// serialized in Go first, which is cheaper than contending for the file lock.
+// Sequence numbers: holding the database's write lock, the writer reads each
+// session's last_seq, numbers the new events after it and raises it in the
+// same transaction. Writers in other processes on the same file wait for the
+// lock (busy_timeout) rather than collide; UNIQUE(session_id, seq) backs
+// that up. Within one process, write transactions are serialized in Go
+// first, which is cheaper than contending for the file lock.
+//
+// Leases are updated on a connection of their own with synchronous=NORMAL:
+// taking one costs no flush. That loses nothing a holder relies on: the WAL
+// is written in order, so the next flushed commit (the holder's first write)
+// makes the lease durable too, and before it the holder has done nothing a
+// crash could expose.
 //
 // Wait is woken in-process at once, and by other processes' appends through a
 // poll of PRAGMA data_version while anyone waits.
 type SQLite struct {
-	db     *sql.DB
-	hub    *hub
-	closed atomic.Bool
+	db      *sql.DB
+	hub     *hub
+	closed  atomic.Bool
+	commits *committer
 
-	writeMu sync.Mutex        // serializes this process's writes
-	stmts   map[int]*sql.Stmt // INSERTs by number of events; guarded by writeMu
+	writeMu   sync.Mutex                     // serializes this process's write transactions
+	stmts     sqliteStmts                    // prepared on db; closed by Close
+	inserts   [sqliteChunkBits + 1]*sql.Stmt // inserts[k] inserts 1<<k events
+	leaseConn *sql.Conn                      // synchronous=NORMAL; nil for :memory:; guarded by writeMu
 
 	stopPoll context.CancelFunc // nil for :memory:
 	polled   chan struct{}      // closed when the poller has stopped
+}
+
+// sqliteStmts are the writer's other statements.
+type sqliteStmts struct {
+	state, create, update, checkpoint *sql.Stmt
 }
 
 var _ Store = (*SQLite)(nil)
@@ -54,16 +70,20 @@ const (
 	sqliteBusyTimeout = 10 * time.Second
 	// sqlitePollInterval bounds how late Wait sees another process's append.
 	sqlitePollInterval = 200 * time.Millisecond
-	// sqliteChunk is how many events one INSERT carries; a bigger Append runs
-	// several in a transaction. Statements for 1..sqliteChunk events are
-	// prepared as needed and kept.
-	sqliteChunk = 32
+	// sqliteChunkBits: one INSERT carries up to 1<<sqliteChunkBits events; a
+	// commit inserts n events with the statements for the binary digits of
+	// n, all prepared when the store opens.
+	sqliteChunkBits = 6
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
 // applies the schema migrations. ":memory:" opens a private in-memory
-// database on a single connection.
-func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+// database on a single connection. opts, when given, is one Options.
+func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, error) {
+	o, err := options(opts)
+	if err != nil {
+		return nil, err
+	}
 	memory := path == ":memory:"
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout("+strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10)+")")
@@ -79,7 +99,11 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("session: open sqlite %s: directory %s does not exist", path, filepath.Dir(abs))
 		}
-		params.Add("_pragma", "synchronous(FULL)")
+		sync := "FULL"
+		if o.Durability == DurabilityProcess {
+			sync = "NORMAL"
+		}
+		params.Add("_pragma", "synchronous("+sync+")")
 		dsn = "file://" + (&url.URL{Path: filepath.ToSlash(abs)}).EscapedPath() + "?" + params.Encode()
 	}
 	db, err := sql.Open("sqlite", dsn)
@@ -92,11 +116,13 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	s := &SQLite{db: db, hub: newHub(), stmts: map[int]*sql.Stmt{}}
+	s := &SQLite{db: db, hub: newHub()}
 	if err := s.init(ctx, memory); err != nil {
+		s.closeStmts()
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
 	}
+	s.commits = newCommitter(s.commitBatch, s.committed)
 	return s, nil
 }
 
@@ -117,9 +143,20 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 	if err := retryBusy(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		return err
 	}
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
 	if !memory {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+			conn.Close()
+			return err
+		}
+		s.leaseConn = conn
+		if conn, err = s.db.Conn(ctx); err != nil {
 			return err
 		}
 		pollCtx, stop := context.WithCancel(context.Background())
@@ -127,6 +164,50 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 		go s.poll(pollCtx, conn)
 	}
 	return nil
+}
+
+// prepare prepares the writer's statements.
+func (s *SQLite) prepare(ctx context.Context) error {
+	for k := range s.inserts {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO events (session_id, seq, type, time, call_id, data) VALUES `)
+		for i := 0; i < 1<<k; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?)")
+		}
+		stmt, err := s.db.PrepareContext(ctx, b.String())
+		if err != nil {
+			return err
+		}
+		s.inserts[k] = stmt
+	}
+	for _, q := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&s.stmts.state, `SELECT last_seq, updated_at, lease_owner, lease_token FROM sessions WHERE id = ?`},
+		{&s.stmts.create, `INSERT INTO sessions (id, scope, created_at, last_seq, updated_at) VALUES (?, ?, ?, ?, ?)`},
+		{&s.stmts.update, `UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?`},
+		{&s.stmts.checkpoint, `INSERT INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE excluded.seq >= checkpoints.seq`},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, q.sql)
+		if err != nil {
+			return err
+		}
+		*q.stmt = stmt
+	}
+	return nil
+}
+
+func (s *SQLite) closeStmts() {
+	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.create, s.stmts.update, s.stmts.checkpoint) {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}
 }
 
 // retryBusy runs f again while it fails with SQLITE_BUSY, for up to
@@ -239,26 +320,7 @@ func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
 
 // CreateSession implements Store.
 func (s *SQLite) CreateSession(ctx context.Context, sess Session) error {
-	sess, err := prepareSession(sess, time.Now())
-	if err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, scope, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		sess.ID, sess.Scope, sess.CreatedAt.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("session: create %q: %w", sess.ID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("session: create %q: %w", sess.ID, err)
-	} else if n == 0 {
-		return ErrExists
-	}
-	return nil
+	return createVia(ctx, s, sess)
 }
 
 // GetSession implements Store.
@@ -266,170 +328,191 @@ func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
 	if s.closed.Load() {
 		return Session{}, ErrClosed
 	}
-	var sess Session
-	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, scope, created_at FROM sessions WHERE id = ?`, id).Scan(&sess.ID, &sess.Scope, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Session{}, ErrNotFound
-	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqliteSessionColumns+` FROM sessions WHERE id = ?`, id)
 	if err != nil {
 		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
-	sess.CreatedAt = time.UnixMicro(created).UTC()
-	return sess, nil
+	got, err := scanSQLiteSessions(rows)
+	if err != nil {
+		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+	}
+	if len(got) == 0 {
+		return Session{}, ErrNotFound
+	}
+	return got[0], nil
 }
 
-// lastSeqSQL returns the session's highest seq (0 when empty), no row when the
-// session does not exist. MAX over the unique index is one seek.
-const lastSeqSQL = `SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0) FROM sessions WHERE id = ?1`
+// sqliteSessionColumns are what scanSQLiteSessions reads.
+const sqliteSessionColumns = `id, scope, created_at, last_seq, updated_at`
+
+func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		var sess Session
+		var created, updated int64
+		if err := rows.Scan(&sess.ID, &sess.Scope, &created, &sess.LastSeq, &updated); err != nil {
+			return nil, err
+		}
+		sess.CreatedAt, sess.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+		out = append(out, sess)
+	}
+	return out, rows.Err()
+}
 
 // Append implements Store.
 func (s *SQLite) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	ps, err := prepare(events, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	if len(ps) == 0 {
-		_, err := s.lastSeq(ctx, sessionID)
-		return nil, err
-	}
-	s.writeMu.Lock()
-	if len(ps) <= sqliteChunk {
-		err = s.insert(ctx, nil, sessionID, ps)
-	} else {
-		err = s.insertTx(ctx, sessionID, ps)
-	}
-	s.writeMu.Unlock()
-	if err != nil {
-		if s.closed.Load() {
-			return nil, ErrClosed
-		}
-		return nil, err
-	}
-	s.hub.notify(sessionID)
-	out := make([]Event, len(ps))
-	for i, p := range ps {
-		out[i] = p.Event
-	}
-	return out, nil
+	return appendVia(ctx, s, s.lastSeq, sessionID, events)
 }
 
-// insertTx appends more events than one statement carries, in chunks inside
-// one write transaction.
-func (s *SQLite) insertTx(ctx context.Context, sessionID string, ps []prepared) error {
-	// Prepare first: with ":memory:" the transaction holds the only connection.
-	for _, n := range []int{sqliteChunk, len(ps) % sqliteChunk} {
-		if _, err := s.insertStmt(ctx, n); n > 0 && err != nil {
-			return fmt.Errorf("session: append to %q: %w", sessionID, err)
+// Submit implements Store.
+func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
+	if s.closed.Load() {
+		return failed(ErrClosed)
+	}
+	return s.commits.submit(ctx, w)
+}
+
+// Stats returns the store's group-commit counts.
+func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
+
+// sqliteSession is a session's row as a commit changes it.
+type sqliteSession struct {
+	exists     bool
+	created    *Session // created by this commit
+	last       int64
+	updated    int64 // unix microseconds
+	owner      sql.NullString
+	token      int64
+	dirty      bool
+	checkpoint *Checkpoint // the newest this commit saves
+}
+
+// check returns why p cannot be written to the session as it stands.
+func (st *sqliteSession) check(p *queued) error {
+	switch {
+	case p.create != nil && st.exists:
+		return ErrExists
+	case p.create == nil && !st.exists:
+		return ErrNotFound
+	case p.lease != nil && (!st.owner.Valid || st.owner.String != p.lease.Owner || st.token != p.lease.Token):
+		return leaseLost(p.sessionID, *p.lease)
+	}
+	if p.checkpoint != nil {
+		p.base = st.last
+		if p.create != nil {
+			p.base = 0
+		}
+		if seq, last := p.checkpointSeq(), p.base+int64(len(p.events)); seq > last {
+			return checkpointPastLog(p.sessionID, seq, last)
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	return nil
+}
+
+// commitBatch commits a batch in one write transaction: it checks each
+// write against the session rows as the writes before it left them, then
+// inserts every event with the fewest statements.
+func (s *SQLite) commitBatch(batch []*queued) error {
+	ctx := context.Background()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
 	if err != nil {
-		return fmt.Errorf("session: append to %q: %w", sessionID, err)
+		return fmt.Errorf("session: commit: %w", err)
 	}
 	defer tx.Rollback()
-	for start := 0; start < len(ps); start += sqliteChunk {
-		if err := s.insert(ctx, tx, sessionID, ps[start:min(start+sqliteChunk, len(ps))]); err != nil {
-			return err
+	sessions := map[string]*sqliteSession{}
+	var order []string // sessions in the order first written
+	var rows []any     // event columns, 6 per event
+	state := tx.StmtContext(ctx, s.stmts.state)
+	for _, p := range batch {
+		p.base, p.err = 0, nil
+		st := sessions[p.sessionID]
+		if st == nil {
+			st = &sqliteSession{}
+			var updated int64
+			err := state.QueryRowContext(ctx, p.sessionID).Scan(&st.last, &updated, &st.owner, &st.token)
+			switch {
+			case err == nil:
+				st.exists, st.updated = true, updated
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("session: commit: read %q: %w", p.sessionID, err)
+			}
+			sessions[p.sessionID] = st
+			order = append(order, p.sessionID)
 		}
+		if err := st.check(p); err != nil {
+			p.err = err
+			continue
+		}
+		if p.create != nil {
+			*st = sqliteSession{exists: true, created: p.create, updated: p.create.CreatedAt.UnixMicro()}
+		}
+		p.base = st.last
+		last := st.last + int64(len(p.events))
+		for i, e := range p.events {
+			var callID any
+			if e.callID != "" {
+				callID = e.callID
+			}
+			t := e.Time.UnixMicro()
+			rows = append(rows, p.sessionID, p.base+int64(i)+1, e.Type, t, callID, string(e.Data))
+			st.updated = max(st.updated, t)
+		}
+		st.last = last
+		st.dirty = st.dirty || len(p.events) > 0
+		if p.checkpoint != nil {
+			if seq := p.checkpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
+				st.checkpoint = &Checkpoint{Seq: seq, State: p.checkpoint.State}
+			}
+		}
+	}
+	for _, id := range order {
+		st := sessions[id]
+		var err error
+		switch {
+		case st.created != nil:
+			c := st.created
+			_, err = tx.StmtContext(ctx, s.stmts.create).ExecContext(ctx, c.ID, c.Scope, c.CreatedAt.UnixMicro(), st.last, st.updated)
+		case st.dirty:
+			_, err = tx.StmtContext(ctx, s.stmts.update).ExecContext(ctx, st.last, st.updated, id)
+		}
+		if err == nil && st.checkpoint != nil {
+			_, err = tx.StmtContext(ctx, s.stmts.checkpoint).ExecContext(ctx, id, st.checkpoint.Seq, string(st.checkpoint.State))
+		}
+		if err != nil {
+			return fmt.Errorf("session: commit to %q: %w", id, err)
+		}
+	}
+	for n := len(rows) / 6; n > 0; {
+		k := min(sqliteChunkBits, bits.Len(uint(n))-1) // the biggest statement that fits
+		m := 1 << k
+		if _, err := tx.StmtContext(ctx, s.inserts[k]).ExecContext(ctx, rows[:6*m]...); err != nil {
+			return fmt.Errorf("session: commit: insert events: %w", err)
+		}
+		rows, n = rows[6*m:], n-m
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("session: append to %q: commit: %w", sessionID, err)
+		return fmt.Errorf("session: commit: %w", err)
 	}
 	return nil
 }
 
-// insert numbers ps after the session's last seq and inserts them with one
-// statement: outside a transaction it commits by itself, and SQLite takes the
-// write lock before the statement reads MAX(seq), so no other process can
-// slip in between. It sets ps[i].Seq.
-func (s *SQLite) insert(ctx context.Context, tx *sql.Tx, sessionID string, ps []prepared) error {
-	stmt, err := s.insertStmt(ctx, len(ps))
-	if err != nil {
-		return fmt.Errorf("session: append to %q: %w", sessionID, err)
-	}
-	if tx != nil {
-		stmt = tx.StmtContext(ctx, stmt)
-	}
-	args := make([]any, 0, 1+5*len(ps))
-	args = append(args, sessionID)
-	for _, p := range ps {
-		var callID any
-		if p.callID != "" {
-			callID = p.callID
-		}
-		args = append(args, p.Type, p.Time.UnixMicro(), callID, string(p.Data))
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return fmt.Errorf("session: append to %q: %w", sessionID, err)
-	}
-	defer rows.Close()
-	var first int64
-	n := 0
-	for rows.Next() { // to the end: the statement commits on its last step
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return fmt.Errorf("session: append to %q: %w", sessionID, err)
-		}
-		if n == 0 || seq < first {
-			first = seq
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("session: append to %q: %w", sessionID, err)
-	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("session: append to %q: %w", sessionID, err)
-	}
-	switch n {
-	case 0:
-		return ErrNotFound // no session row, nothing inserted
-	case len(ps):
-	default:
-		return fmt.Errorf("session: append to %q: inserted %d of %d events", sessionID, n, len(ps))
-	}
-	for i := range ps {
-		ps[i].Seq = first + int64(i) // v.column1 numbers them in order
-	}
-	return nil
-}
+// committed wakes the waiters of every session a batch wrote.
+func (s *SQLite) committed(batch []*queued) { notifyWritten(s.hub, batch) }
 
-// insertStmt returns the prepared INSERT for n events. database/sql prepares
-// it once per pooled connection.
-func (s *SQLite) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
-	if n <= 0 {
-		return nil, nil
-	}
-	if stmt := s.stmts[n]; stmt != nil {
-		return stmt, nil
-	}
-	var b strings.Builder
-	b.WriteString(`WITH base AS MATERIALIZED (
-    SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0) AS last FROM sessions WHERE id = ?1
-)
-INSERT INTO events (session_id, seq, type, time, call_id, data)
-SELECT ?1, base.last + v.column1, v.column2, v.column3, v.column4, v.column5
-FROM base, (VALUES `)
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
+// notifyWritten wakes the waiters of the sessions a committed batch wrote.
+func notifyWritten(h *hub, batch []*queued) {
+	for i, p := range batch {
+		if p.err != nil || len(p.events) == 0 && p.create == nil {
+			continue
 		}
-		p := 2 + 4*i
-		fmt.Fprintf(&b, "(%d, ?%d, ?%d, ?%d, ?%d)", i+1, p, p+1, p+2, p+3)
+		if i > 0 && batch[i-1].sessionID == p.sessionID {
+			continue // woken already
+		}
+		h.notify(p.sessionID)
 	}
-	b.WriteString(`) AS v
-RETURNING seq`)
-	stmt, err := s.db.PrepareContext(ctx, b.String())
-	if err != nil {
-		return nil, err
-	}
-	s.stmts[n] = stmt
-	return stmt, nil
 }
 
 // Events implements Store.
@@ -483,7 +566,7 @@ func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, ErrClosed
 	}
 	var last int64
-	err := s.db.QueryRowContext(ctx, lastSeqSQL, id).Scan(&last)
+	err := s.db.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -494,6 +577,278 @@ func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
 	}
 	return last, nil
+}
+
+// LoadCheckpoint implements Store.
+func (s *SQLite) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
+	if s.closed.Load() {
+		return Checkpoint{}, ErrClosed
+	}
+	var seq sql.NullInt64
+	var state []byte
+	err := s.db.QueryRowContext(ctx, `SELECT c.seq, c.state FROM sessions AS s LEFT JOIN checkpoints AS c ON c.session_id = s.id WHERE s.id = ?`,
+		sessionID).Scan(&seq, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Checkpoint{}, ErrNotFound
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
+	}
+	if !seq.Valid {
+		return Checkpoint{}, nil
+	}
+	return Checkpoint{Seq: seq.Int64, State: state}, nil
+}
+
+// leaseExec runs a lease statement on the lease connection (synchronous=
+// NORMAL; see SQLite) under writeMu.
+func (s *SQLite) leaseExec(ctx context.Context, f func(q sqliteQuerier) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if s.leaseConn != nil {
+		return f(s.leaseConn)
+	}
+	return f(s.db)
+}
+
+// sqliteQuerier is a *sql.DB or a *sql.Conn.
+type sqliteQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// AcquireLease implements Store. Expiry is judged by this machine's clock,
+// which every process sharing the file shares.
+func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
+	if err := checkLease(owner, ttl); err != nil {
+		return Lease{}, err
+	}
+	start := time.Now()
+	l := Lease{SessionID: sessionID, Owner: owner, Expires: start.Add(ttl)}
+	err := s.leaseExec(ctx, func(q sqliteQuerier) error {
+		now := time.Now().UnixMicro()
+		err := q.QueryRowContext(ctx, `UPDATE sessions SET
+			lease_token = CASE WHEN lease_owner IS ?2 THEN lease_token ELSE lease_token + 1 END,
+			lease_owner = ?2, lease_expires = ?3
+			WHERE id = ?1 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_expires <= ?4)
+			RETURNING lease_token`, sessionID, owner, now+ttl.Microseconds(), now).Scan(&l.Token)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var holder sql.NullString
+		var expires int64
+		err = q.QueryRowContext(ctx, `SELECT lease_owner, lease_expires FROM sessions WHERE id = ?`, sessionID).Scan(&holder, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return leased(sessionID, holder.String, time.UnixMicro(expires))
+	})
+	if err != nil {
+		return Lease{}, sqliteLeaseError("acquire", sessionID, err)
+	}
+	return l, nil
+}
+
+// ReleaseLease implements Store.
+func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
+	err := s.leaseExec(ctx, func(q sqliteQuerier) error {
+		res, err := q.ExecContext(ctx, `UPDATE sessions SET lease_owner = NULL, lease_expires = 0
+			WHERE id = ? AND lease_owner = ? AND lease_token = ?`, l.SessionID, l.Owner, l.Token)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		var one int
+		if err := q.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, l.SessionID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		return leaseLost(l.SessionID, l)
+	})
+	return sqliteLeaseError("release", l.SessionID, err)
+}
+
+// sqliteLeaseError wraps a lease statement's failure; the store's own errors
+// pass as they are.
+func sqliteLeaseError(what, sessionID string, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeased) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrClosed) {
+		return err
+	}
+	return fmt.Errorf("session: %s lease of %q: %w", what, sessionID, err)
+}
+
+// ListSessions implements Store.
+func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
+	limit, err := pageLimit(f.Limit)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	after, paged, err := parseCursor(f.Cursor)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	if s.closed.Load() {
+		return SessionPage{}, ErrClosed
+	}
+	var where []string
+	var args []any
+	if f.Scope != "" {
+		where, args = append(where, "scope = ?"), append(args, f.Scope)
+	}
+	if paged {
+		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.created, after.id)
+	}
+	q := `SELECT ` + sqliteSessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+	}
+	got, err := scanSQLiteSessions(rows)
+	if err != nil {
+		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+	}
+	return page(got, limit), nil
+}
+
+// DeleteSession implements Store.
+func (s *SQLite) DeleteSession(ctx context.Context, id string) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	n, err := s.deleteSessions(ctx, []string{id})
+	if err != nil {
+		return fmt.Errorf("session: delete %q: %w", id, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// deleteSessions deletes sessions in one transaction and returns how many
+// existed.
+func (s *SQLite) deleteSessions(ctx context.Context, ids []string) (int, error) {
+	s.writeMu.Lock()
+	n, err := s.deleteLocked(ctx, ids)
+	s.writeMu.Unlock()
+	if err == nil {
+		for _, id := range ids {
+			s.hub.notify(id)
+		}
+	}
+	return n, err
+}
+
+func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n := 0
+	for _, id := range ids {
+		for _, q := range []string{`DELETE FROM events WHERE session_id = ?`, `DELETE FROM checkpoints WHERE session_id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return 0, err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		if err != nil {
+			return 0, err
+		}
+		d, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		n += int(d)
+	}
+	return n, tx.Commit()
+}
+
+// Prune implements Store: each round deletes up to pruneChunk sessions in
+// one transaction, so the writer waits at most for one round.
+func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
+	if err := checkRetention(r); err != nil {
+		return 0, err
+	}
+	total := 0
+	for {
+		if s.closed.Load() {
+			return total, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		ids, err := s.pruneCandidates(ctx, r, time.Now())
+		if err == nil && len(ids) > 0 {
+			var n int
+			n, err = s.deleteSessions(ctx, ids)
+			total += n
+		}
+		if err != nil {
+			return total, fmt.Errorf("session: prune: %w", err)
+		}
+		if len(ids) < pruneChunk {
+			return total, nil
+		}
+	}
+}
+
+// pruneCandidates returns up to pruneChunk sessions r no longer keeps and
+// no live lease holds, the least recently updated first.
+func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time) ([]string, error) {
+	var cond []string
+	var args []any
+	if r.MaxAge > 0 {
+		cond, args = append(cond, "updated_at < ?"), append(args, now.Add(-r.MaxAge).UnixMicro())
+	}
+	if r.MaxCount > 0 {
+		// Older than the MaxCount-th most recently updated session.
+		var updated int64
+		var id string
+		err := s.db.QueryRowContext(ctx, `SELECT updated_at, id FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1 OFFSET ?`,
+			r.MaxCount-1).Scan(&updated, &id)
+		switch {
+		case err == nil:
+			cond, args = append(cond, "(updated_at, id) < (?, ?)"), append(args, updated, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, err
+		}
+	}
+	if len(cond) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM sessions
+		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
+		ORDER BY updated_at, id LIMIT ?`, append(args, now.UnixMicro(), pruneChunk)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // openCallsSQL finds tool/calls that no later tool/result closes; both
@@ -530,20 +885,22 @@ func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
-// Close implements Store. It waits for appends in progress to finish.
+// Close implements Store. It commits the writes already submitted first.
 func (s *SQLite) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
 	s.hub.close()
+	s.commits.close()
 	if s.stopPoll != nil {
 		s.stopPoll()
 		<-s.polled
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	for _, stmt := range s.stmts {
-		stmt.Close()
+	if s.leaseConn != nil {
+		s.leaseConn.Close()
 	}
+	s.closeStmts()
 	return s.db.Close()
 }

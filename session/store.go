@@ -14,10 +14,18 @@ import (
 var (
 	// ErrNotFound: no session has that id.
 	ErrNotFound = errors.New("session: not found")
-	// ErrExists: CreateSession with an id already taken.
+	// ErrExists: a session is created with an id already taken.
 	ErrExists = errors.New("session: already exists")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("session: store closed")
+	// ErrLeased: another owner holds the session's lease and it has not
+	// expired.
+	ErrLeased = errors.New("session: leased by another owner")
+	// ErrLeaseLost: the lease a write or a release names is no longer the
+	// session's: it expired and another owner took it, or it was released.
+	ErrLeaseLost = errors.New("session: lease lost")
+	// ErrBadCursor: a ListSessions cursor that no page returned.
+	ErrBadCursor = errors.New("session: bad page cursor")
 )
 
 // Session is a log's header. Scope names the registry scope its calls run in.
@@ -25,6 +33,13 @@ type Session struct {
 	ID        string
 	Scope     string
 	CreatedAt time.Time
+
+	// Kept by the store and ignored when a session is created:
+	// LastSeq is the seq of the session's last event, which is also its
+	// number of events (0 for none); UpdatedAt is the later of CreatedAt and
+	// the latest Time of its events.
+	LastSeq   int64
+	UpdatedAt time.Time
 }
 
 // OpenCall is a tool/call with no later tool/result with the same call id in
@@ -37,13 +52,25 @@ type OpenCall struct {
 
 // Store is the append-only session log. Implementations are safe for
 // concurrent use.
+//
+// Writes go through a group commit: the writes of all sessions that arrive
+// while the store is committing join its next transaction, which makes them
+// durable with one flush. [Store.Submit] queues a write and returns at once
+// with a [Ticket]; [Store.Append] and [Store.CreateSession] wait for theirs.
+// Within one Store, the writes of a session take effect in the order they
+// were submitted, and tickets resolve in that order: a caller that holds the
+// ticket of its latest write knows, once it resolves, that every earlier one
+// has too (output gating: nothing is shown before the log it depends on is
+// durable).
 type Store interface {
 	// CreateSession creates an empty log. It fails with ErrExists when the id
 	// is taken. A zero CreatedAt becomes now; it is kept in UTC with
-	// microsecond precision.
+	// microsecond precision. To create a session in the transaction of its
+	// first events, Submit a Write with Create set instead.
 	CreateSession(ctx context.Context, s Session) error
 
-	// GetSession returns the session's header, or ErrNotFound.
+	// GetSession returns the session's header, LastSeq and UpdatedAt
+	// included (without reading its events), or ErrNotFound.
 	GetSession(ctx context.Context, id string) (Session, error)
 
 	// Append appends events to the session atomically and in order, and
@@ -56,7 +83,18 @@ type Store interface {
 	// anything when an event is malformed (empty or non-ASCII type; Data that
 	// is not a UTF-8 JSON object or repeats seq, type or time; a tool/call or
 	// tool/result without a string call_id; a Time outside the years 1-9999).
+	// When ctx ends first, Append returns ctx.Err() and the events may still
+	// be appended. Append is Submit and Wait.
 	Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error)
+
+	// Submit queues a write for the next group commit and returns its
+	// ticket at once; see [Write] for what one write may do. A malformed
+	// write fails its ticket at once and queues nothing; a write that fails
+	// at commit (ErrNotFound, ErrExists, ErrLeaseLost) fails alone, the
+	// others in its transaction commit. ctx bounds only the queueing (which
+	// waits when too much is queued already): once queued, a write is
+	// committed whatever becomes of ctx.
+	Submit(ctx context.Context, w Write) *Ticket
 
 	// Events returns the session's events with Seq > after, in order, at most
 	// limit of them (all when limit <= 0). It fails with ErrNotFound for an
@@ -65,8 +103,9 @@ type Store interface {
 
 	// Wait blocks until the session has an event with Seq > after and returns
 	// nil, or returns ctx.Err() when ctx ends first, ErrNotFound for an
-	// unknown session and ErrClosed when the store closes. Appends made through
-	// other Store instances on the same database also wake it.
+	// unknown (or deleted) session and ErrClosed when the store closes.
+	// Appends made through other Store instances on the same database also
+	// wake it.
 	Wait(ctx context.Context, sessionID string, after int64) error
 
 	// OpenCalls returns every tool/call, across all sessions, that has no
@@ -74,9 +113,92 @@ type Store interface {
 	// session id and then Seq. Crash recovery closes them.
 	OpenCalls(ctx context.Context) ([]OpenCall, error)
 
-	// Close releases the store. Waits in progress return ErrClosed; later calls
-	// fail with ErrClosed.
+	// LoadCheckpoint returns the session's checkpoint, saved by a Write: the
+	// derived state of its log up to Seq, so that a reader rebuilds the rest
+	// from the events after Seq alone. A session without one returns a zero
+	// Checkpoint; an unknown session ErrNotFound.
+	LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error)
+
+	// AcquireLease takes the session's lease for owner, for ttl: it succeeds
+	// when the lease is free, expired or already owner's (then it renews it,
+	// keeping its Token), and fails with ErrLeased while another owner holds
+	// it, or ErrNotFound. Owners must be unique to each holder (a process or
+	// replica id and a random part). A lease that changes hands gets a
+	// greater Token; a Write with Lease set commits only while that token is
+	// the session's (fencing), so a holder that stalled past its ttl cannot
+	// interleave its writes with the next holder's. Leases expire by ttl,
+	// which is what frees the lease of a crashed holder.
+	AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error)
+
+	// ReleaseLease frees a lease its holder no longer needs. It fails with
+	// ErrLeaseLost when the lease is no longer the session's, or ErrNotFound.
+	ReleaseLease(ctx context.Context, l Lease) error
+
+	// ListSessions returns a page of sessions, newest first (by CreatedAt,
+	// then ID), with LastSeq and UpdatedAt; see [SessionFilter].
+	ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error)
+
+	// DeleteSession deletes the session: its header, events, checkpoint and
+	// lease, in one transaction. Waits on it return ErrNotFound; so do later
+	// writes to it. It fails with ErrNotFound when no session has the id.
+	DeleteSession(ctx context.Context, id string) error
+
+	// Prune deletes the sessions a retention policy no longer keeps, the least
+	// recently updated first, and returns how many it deleted. It never
+	// deletes a session whose lease is held and unexpired. It works in small
+	// transactions, so it can run in the background beside the writers.
+	Prune(ctx context.Context, r Retention) (int, error)
+
+	// Close commits the writes already submitted, then releases the store.
+	// Waits in progress return ErrClosed; later calls fail with ErrClosed.
 	Close() error
+}
+
+// Durability says what a commit survives.
+type Durability string
+
+const (
+	// DurabilityFull, the default: a commit is flushed to stable storage
+	// before its writes are reported durable, so it survives a power loss
+	// (SQLite synchronous=FULL; PostgreSQL synchronous_commit=on, or the
+	// server's stricter setting). One flush per group commit.
+	DurabilityFull Durability = "full"
+	// DurabilityProcess: a commit survives the crash of the process (the
+	// operating system holds it) but the last commits before a power loss or
+	// an operating-system crash may be lost, never partly (SQLite
+	// synchronous=NORMAL in WAL mode; PostgreSQL synchronous_commit=off for
+	// the store's connections, where a server crash loses the last commits
+	// of up to three times wal_writer_delay).
+	DurabilityProcess Durability = "process"
+)
+
+// ParseDurability reads "full" or "process"; "" is full.
+func ParseDurability(s string) (Durability, error) {
+	switch d := Durability(s); d {
+	case "", DurabilityFull:
+		return DurabilityFull, nil
+	case DurabilityProcess:
+		return d, nil
+	}
+	return "", fmt.Errorf("session: durability %q: want full or process", s)
+}
+
+// Options configure a store; the zero value is the default.
+type Options struct {
+	// Durability: DurabilityFull when empty. The memory store ignores it.
+	Durability Durability
+}
+
+// options returns the one Options of a variadic parameter, checked.
+func options(opts []Options) (Options, error) {
+	switch len(opts) {
+	case 0:
+		return Options{Durability: DurabilityFull}, nil
+	case 1:
+		d, err := ParseDurability(string(opts[0].Durability))
+		return Options{Durability: d}, err
+	}
+	return Options{}, errors.New("session: more than one Options")
 }
 
 // Open opens the store a URL names:
@@ -86,7 +208,13 @@ type Store interface {
 //	sqlite://:memory:          a private in-memory SQLite database
 //	postgres://user@host/db    PostgreSQL (also postgresql://…); pgx URL parameters apply
 //	memory://                  an in-memory store for tests
-func Open(ctx context.Context, url string) (Store, error) {
+//
+// opts, when given, is one Options.
+func Open(ctx context.Context, url string, opts ...Options) (Store, error) {
+	o, err := options(opts)
+	if err != nil {
+		return nil, err
+	}
 	scheme, rest, ok := strings.Cut(url, "://")
 	if !ok {
 		return nil, fmt.Errorf("session: store URL %q has no scheme: want sqlite://FILE, postgres://… or memory://", url)
@@ -96,9 +224,9 @@ func Open(ctx context.Context, url string) (Store, error) {
 		if rest == "" {
 			return nil, fmt.Errorf("session: store URL %q names no file", url)
 		}
-		return OpenSQLite(ctx, rest)
+		return OpenSQLite(ctx, rest, o)
 	case "postgres", "postgresql":
-		return OpenPostgres(ctx, url)
+		return OpenPostgres(ctx, url, o)
 	case "memory", "mem":
 		if rest != "" {
 			return nil, fmt.Errorf("session: store URL %q: memory:// takes no path", url)
