@@ -230,6 +230,7 @@ type CommitStats struct {
 	Commits int64 // transactions committed (each one flush with DurabilityFull)
 	Writes  int64 // writes in them, failed ones included
 	Events  int64 // events appended
+	Queued  int   // writes waiting for a commit now
 }
 
 // committer is the group commit shared by the SQL stores: one goroutine
@@ -244,6 +245,10 @@ type committer struct {
 	// committed.
 	committed func(batch []*queued)
 
+	// maxBatch and maxQueued are maxBatchBytes and maxQueuedBytes but in
+	// tests; guarded by mu.
+	maxBatch, maxQueued int
+
 	mu      sync.Mutex
 	queue   []*queued     // guarded by mu
 	bytes   int           // queued; guarded by mu
@@ -256,7 +261,7 @@ type committer struct {
 }
 
 func newCommitter(commit func([]*queued) error, committed func([]*queued)) *committer {
-	c := &committer{commit: commit, committed: committed, drained: make(chan struct{}),
+	c := &committer{commit: commit, committed: committed, maxBatch: maxBatchBytes, maxQueued: maxQueuedBytes, drained: make(chan struct{}),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.run()
 	return c
@@ -278,7 +283,7 @@ func (c *committer) submit(ctx context.Context, w Write) *Ticket {
 			c.mu.Unlock()
 			return failed(ErrClosed)
 		}
-		if len(c.queue) == 0 || c.bytes+p.size <= maxQueuedBytes {
+		if len(c.queue) == 0 || c.bytes+p.size <= c.maxQueued {
 			c.queue = append(c.queue, p)
 			c.bytes += p.size
 			c.mu.Unlock()
@@ -313,7 +318,7 @@ func (c *committer) run() {
 			return
 		}
 		n, size := 0, 0
-		for n < len(c.queue) && n < maxBatchWrites && (n == 0 || size+c.queue[n].size <= maxBatchBytes) {
+		for n < len(c.queue) && n < maxBatchWrites && (n == 0 || size+c.queue[n].size <= c.maxBatch) {
 			size += c.queue[n].size
 			n++
 		}
@@ -360,7 +365,10 @@ func (c *committer) close() {
 }
 
 func (c *committer) stats() CommitStats {
-	return CommitStats{Commits: c.commits.Load(), Writes: c.writes.Load(), Events: c.events.Load()}
+	c.mu.Lock()
+	queued := len(c.queue)
+	c.mu.Unlock()
+	return CommitStats{Commits: c.commits.Load(), Writes: c.writes.Load(), Events: c.events.Load(), Queued: queued}
 }
 
 // appendVia implements Store.Append over Submit; an empty append only checks

@@ -44,6 +44,18 @@ func RunConformance(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Wait", testWait},
 		{"WaitCancel", testWaitCancel},
 		{"OpenCalls", testOpenCalls},
+		{"SubmitOrder", testSubmitOrder},
+		{"SubmitConcurrent", testSubmitConcurrent},
+		{"SubmitFailures", testSubmitFailures},
+		{"SubmitMalformed", testSubmitMalformed},
+		{"SubmitCreate", testSubmitCreate},
+		{"SessionHeader", testSessionHeader},
+		{"Checkpoints", testCheckpoints},
+		{"Leases", testLeases},
+		{"LeaseRace", testLeaseRace},
+		{"ListSessions", testListSessions},
+		{"DeleteSession", testDeleteSession},
+		{"Prune", testPrune},
 		{"Close", testClose},
 	}
 	for _, tt := range tests {
@@ -104,6 +116,140 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b session.Store)) {
 		mustAppend(t, b, "w", contextEvent("from b"))
 		if err := <-done; err != nil {
 			t.Fatalf("Wait on instance a after an append through b: %v", err)
+		}
+	})
+	t.Run("SubmitAcrossInstances", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		create(t, a, "shared")
+		const writes = 100
+		var wg sync.WaitGroup
+		results := make([][]*session.Ticket, 2)
+		for i, s := range []session.Store{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < writes; j++ {
+					w := session.Write{SessionID: "shared", Events: []session.Event{contextEvent(fmt.Sprintf("%d.%d", i, j))}}
+					if j%10 == 0 { // a fresh session too, created in its first write
+						w = session.Write{SessionID: fmt.Sprintf("new-%d-%d", i, j), Create: &session.Session{}, Events: w.Events}
+					}
+					results[i] = append(results[i], s.Submit(context.Background(), w))
+				}
+			}()
+		}
+		wg.Wait()
+		for i, tickets := range results {
+			last := int64(0)
+			for j, tk := range tickets {
+				got, err := wait(t, tk)
+				if err != nil {
+					t.Fatalf("instance %d, write %d: %v", i, j, err)
+				}
+				if j%10 != 0 {
+					if got[0].Seq <= last {
+						t.Fatalf("instance %d: write %d got seq %d after %d", i, j, got[0].Seq, last)
+					}
+					last = got[0].Seq
+				}
+			}
+		}
+		checkSeqs(t, b, "shared", 2*(writes-writes/10))
+		for _, id := range []string{"new-0-0", "new-1-90"} {
+			checkSeqs(t, a, id, 1)
+		}
+	})
+	t.Run("CreateRace", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		for round := 0; round < 20; round++ {
+			id := fmt.Sprintf("race-%d", round)
+			ta := a.Submit(context.Background(), session.Write{SessionID: id, Create: &session.Session{Scope: "a"}, Events: []session.Event{contextEvent("a")}})
+			tb := b.Submit(context.Background(), session.Write{SessionID: id, Create: &session.Session{Scope: "b"}, Events: []session.Event{contextEvent("b")}})
+			_, errA := wait(t, ta)
+			_, errB := wait(t, tb)
+			if (errA == nil) == (errB == nil) || !errors.Is(errA, session.ErrExists) && !errors.Is(errB, session.ErrExists) {
+				t.Fatalf("round %d: creates returned %v and %v, want one success and one ErrExists", round, errA, errB)
+			}
+			sess, err := a.GetSession(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			winner := "a"
+			if errA != nil {
+				winner = "b"
+			}
+			if got := texts(t, mustEvents(t, b, id, 0, 0)); sess.Scope != winner || len(got) != 1 || got[0] != winner {
+				t.Fatalf("round %d: %s won but the session is %+v with %v", round, winner, sess, got)
+			}
+		}
+	})
+	t.Run("LeaseAcrossInstances", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		ctx := context.Background()
+		create(t, a, "s")
+		la, err := a.AcquireLease(ctx, "s", "replica-a", shortTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.AcquireLease(ctx, "s", "replica-b", time.Hour); !errors.Is(err, session.ErrLeased) {
+			t.Fatalf("b acquiring a's lease: err = %v, want ErrLeased", err)
+		}
+		if _, err := wait(t, a.Submit(ctx, session.Write{SessionID: "s", Lease: &la, Events: []session.Event{contextEvent("a1")}})); err != nil {
+			t.Fatal(err)
+		}
+		lb := acquireWhenFree(t, b, "s", "replica-b", time.Hour) // after a's ttl
+		if lb.Token <= la.Token {
+			t.Fatalf("b's token %d is not above a's %d", lb.Token, la.Token)
+		}
+		if _, err := wait(t, a.Submit(ctx, session.Write{SessionID: "s", Lease: &la, Events: []session.Event{contextEvent("a late")}})); !errors.Is(err, session.ErrLeaseLost) {
+			t.Fatalf("a writing after b took the lease: err = %v, want ErrLeaseLost", err)
+		}
+		if _, err := wait(t, b.Submit(ctx, session.Write{SessionID: "s", Lease: &lb, Events: []session.Event{contextEvent("b1")}})); err != nil {
+			t.Fatal(err)
+		}
+		if got := texts(t, mustEvents(t, a, "s", 0, 0)); !slices.Equal(got, []string{"a1", "b1"}) {
+			t.Fatalf("log %v", got)
+		}
+		// Racing replicas: one wins each free lease.
+		for round := 0; round < 10; round++ {
+			id := fmt.Sprintf("r%d", round)
+			create(t, a, id)
+			var wg sync.WaitGroup
+			var errs [2]error
+			for i, s := range []session.Store{a, b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = s.AcquireLease(ctx, id, fmt.Sprintf("replica-%d", i), time.Hour)
+				}()
+			}
+			wg.Wait()
+			if (errs[0] == nil) == (errs[1] == nil) || !errors.Is(errs[0], session.ErrLeased) && !errors.Is(errs[1], session.ErrLeased) {
+				t.Fatalf("round %d: acquires returned %v and %v", round, errs[0], errs[1])
+			}
+		}
+	})
+	t.Run("DeleteWakesOtherInstance", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		create(t, a, "d")
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			done <- a.Wait(ctx, "d", 0)
+		}()
+		if err := b.DeleteSession(context.Background(), "d"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("Wait on a after b deleted the session: %v, want ErrNotFound", err)
 		}
 	})
 	t.Run("OpenCallsAcrossInstances", func(t *testing.T) {
@@ -573,10 +719,26 @@ func testClose(t *testing.T, s session.Store) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
-		waitErr <- s.Wait(ctx, "s", 0)
+		waitErr <- s.Wait(ctx, "s", 1000)
 	}()
+	// Writes submitted before Close commit.
+	ctx := context.Background()
+	var tickets []*session.Ticket
+	for i := 0; i < 50; i++ {
+		tickets = append(tickets, s.Submit(ctx, session.Write{SessionID: "s", Events: []session.Event{contextEvent(fmt.Sprint(i))}}))
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	for i, tk := range tickets {
+		select {
+		case <-tk.Done():
+		default:
+			t.Fatalf("ticket %d unresolved after Close", i)
+		}
+		if got, err := tk.Wait(ctx); err != nil || got[0].Seq != int64(i+1) {
+			t.Fatalf("write %d submitted before Close = %+v, %v", i, got, err)
+		}
 	}
 	if err := <-waitErr; !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("Wait across Close: err = %v, want ErrClosed", err)
@@ -584,9 +746,11 @@ func testClose(t *testing.T, s session.Store) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	ctx := context.Background()
 	if _, err := s.Append(ctx, "s", contextEvent("late")); !errors.Is(err, session.ErrClosed) {
 		t.Errorf("Append after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.Submit(ctx, session.Write{SessionID: "s", Events: []session.Event{contextEvent("late")}}).Wait(ctx); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("Submit after Close: err = %v, want ErrClosed", err)
 	}
 	if _, err := s.Events(ctx, "s", 0, 0); !errors.Is(err, session.ErrClosed) {
 		t.Errorf("Events after Close: err = %v, want ErrClosed", err)
@@ -594,11 +758,32 @@ func testClose(t *testing.T, s session.Store) {
 	if err := s.CreateSession(ctx, session.Session{ID: "t"}); !errors.Is(err, session.ErrClosed) {
 		t.Errorf("CreateSession after Close: err = %v, want ErrClosed", err)
 	}
+	if _, err := s.GetSession(ctx, "s"); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("GetSession after Close: err = %v, want ErrClosed", err)
+	}
 	if _, err := s.OpenCalls(ctx); !errors.Is(err, session.ErrClosed) {
 		t.Errorf("OpenCalls after Close: err = %v, want ErrClosed", err)
 	}
 	if err := s.Wait(ctx, "s", 0); !errors.Is(err, session.ErrClosed) {
 		t.Errorf("Wait after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.LoadCheckpoint(ctx, "s"); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("LoadCheckpoint after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.AcquireLease(ctx, "s", "o", time.Second); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("AcquireLease after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.ReleaseLease(ctx, session.Lease{SessionID: "s", Owner: "o", Token: 1}); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("ReleaseLease after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.ListSessions(ctx, session.SessionFilter{}); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("ListSessions after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.DeleteSession(ctx, "s"); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("DeleteSession after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := s.Prune(ctx, session.Retention{MaxCount: 1}); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("Prune after Close: err = %v, want ErrClosed", err)
 	}
 }
 

@@ -1,0 +1,200 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gate is a commit function that records its batches and blocks each one
+// until released.
+type gate struct {
+	mu      sync.Mutex
+	batches [][]*queued
+	fail    error         // the next batch fails with it
+	entered chan struct{} // a batch began
+	release chan struct{} // lets one batch finish
+}
+
+func newGate() *gate {
+	return &gate{entered: make(chan struct{}, 100), release: make(chan struct{}, 100)}
+}
+
+func (g *gate) commit(batch []*queued) error {
+	g.entered <- struct{}{}
+	<-g.release
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.batches = append(g.batches, batch)
+	for i, q := range batch {
+		q.base = int64(i) // the gate numbers each batch from 1
+	}
+	err := g.fail
+	g.fail = nil
+	return err
+}
+
+func (g *gate) sizes() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []int
+	for _, b := range g.batches {
+		out = append(out, len(b))
+	}
+	return out
+}
+
+func event(text string) Event {
+	data, _ := json.Marshal(UserContext{Source: "t", Text: text})
+	return Event{Type: TypeUserContext, Data: data}
+}
+
+func TestCommitterBatches(t *testing.T) {
+	g := newGate()
+	c := newCommitter(g.commit, func([]*queued) {})
+	ctx := context.Background()
+	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	<-g.entered // the writer holds the first write alone
+	var burst []*Ticket
+	for i := 0; i < maxBatchWrites+10; i++ {
+		burst = append(burst, c.submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
+	}
+	for i := 0; i < 3; i++ {
+		g.release <- struct{}{}
+	}
+	for _, tk := range append([]*Ticket{first}, burst...) {
+		if _, err := tk.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := g.sizes(); len(got) != 3 || got[0] != 1 || got[1] != maxBatchWrites || got[2] != 10 {
+		t.Fatalf("batch sizes %v, want [1 %d 10]", got, maxBatchWrites)
+	}
+	c.close()
+}
+
+func TestCommitterBatchBytes(t *testing.T) {
+	g := newGate()
+	c := newCommitter(g.commit, func([]*queued) {})
+	const bound = 30000
+	c.mu.Lock()
+	c.maxBatch = bound
+	c.mu.Unlock()
+	ctx := context.Background()
+	big := func() Write {
+		return Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", bound/3))}}
+	}
+	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	<-g.entered
+	huge := Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", bound+1))}}
+	tickets := []*Ticket{first, c.submit(ctx, big()), c.submit(ctx, big()), c.submit(ctx, big()), c.submit(ctx, huge), c.submit(ctx, big())}
+	for i := 0; i < 5; i++ {
+		g.release <- struct{}{}
+	}
+	for _, tk := range tickets {
+		if _, err := tk.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two thirds of the bound fit together; a write beyond it commits alone.
+	if got := g.sizes(); len(got) != 5 || got[0] != 1 || got[1] != 2 || got[2] != 1 || got[3] != 1 || got[4] != 1 {
+		t.Fatalf("batch sizes %v, want [1 2 1 1 1]", got)
+	}
+	c.close()
+}
+
+// A batch whose transaction fails fails every write in it, with its error;
+// the next batch commits.
+func TestCommitterBatchFailure(t *testing.T) {
+	g := newGate()
+	c := newCommitter(g.commit, func([]*queued) {})
+	ctx := context.Background()
+	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	<-g.entered
+	var failing []*Ticket
+	for i := 0; i < 5; i++ {
+		failing = append(failing, c.submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
+	}
+	g.release <- struct{}{} // the first commits
+	<-g.entered
+	g.mu.Lock()
+	g.fail = errors.New("disk full")
+	g.mu.Unlock()
+	g.release <- struct{}{}
+	for _, tk := range failing {
+		if _, err := tk.Wait(ctx); err == nil || err.Error() != "disk full" {
+			t.Fatalf("a write of a failed batch: err = %v", err)
+		}
+	}
+	if got, err := first.Wait(ctx); err != nil || got[0].Seq != 1 {
+		t.Fatalf("first = %+v, %v", got, err)
+	}
+	after := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("after")}})
+	g.release <- struct{}{}
+	if _, err := after.Wait(ctx); err != nil {
+		t.Fatalf("the batch after a failed one: %v", err)
+	}
+	if st := c.stats(); st.Commits != 2 || st.Writes != 7 || st.Events != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	c.close()
+}
+
+// Submit waits for room when too much is queued, bounded by its context.
+func TestCommitterBackpressure(t *testing.T) {
+	g := newGate()
+	c := newCommitter(g.commit, func([]*queued) {})
+	c.mu.Lock()
+	c.maxQueued = 1000
+	c.mu.Unlock()
+	ctx := context.Background()
+	c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	<-g.entered
+	queued := c.submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", 900))}})
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.submit(short, Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", 900))}}).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Submit into a full queue: err = %v, want DeadlineExceeded", err)
+	}
+	waiting := make(chan *Ticket)
+	go func() {
+		waiting <- c.submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("z", 900))}})
+	}()
+	g.release <- struct{}{} // the writer takes the queued write: room again
+	tk := <-waiting
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	for _, tk := range []*Ticket{queued, tk} {
+		if _, err := tk.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.close()
+}
+
+// Close commits what is queued; later submits fail with ErrClosed.
+func TestCommitterClose(t *testing.T) {
+	g := newGate()
+	c := newCommitter(g.commit, func([]*queued) {})
+	ctx := context.Background()
+	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	<-g.entered
+	second := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("second")}})
+	closed := make(chan struct{})
+	go func() { c.close(); close(closed) }()
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	<-closed
+	for _, tk := range []*Ticket{first, second} {
+		if _, err := tk.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("late")}}).Wait(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("submit after close: %v", err)
+	}
+}
