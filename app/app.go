@@ -91,7 +91,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	store := opts.Store
 	if store == nil {
 		var err error
-		if store, err = session.Open(ctx, cfg.Store); err != nil {
+		if store, err = session.Open(ctx, cfg.Store, session.Options{Durability: session.Durability(cfg.Durability)}); err != nil {
 			a.closeWorkers()
 			return nil, err
 		}

@@ -25,6 +25,7 @@ import (
 type Config struct {
 	Listen     string                 `yaml:"listen"`
 	Store      string                 `yaml:"store"`
+	Durability string                 `yaml:"durability"` // "full" (a flush per group commit, the default) or "process"
 	Mode       string                 `yaml:"mode"`
 	Isolation  string                 `yaml:"isolation"` // "process" (worker processes, the default) or "inproc"
 	Demo       *bool                  `yaml:"demo"`
@@ -196,10 +197,11 @@ const DefaultScope = "default"
 // Default returns the configuration `codemode serve` uses with no file.
 func Default() Config {
 	return Config{
-		Listen:    "127.0.0.1:8080",
-		Store:     "sqlite://codemode.db",
-		Mode:      "both",
-		Isolation: "process",
+		Listen:     "127.0.0.1:8080",
+		Store:      "sqlite://codemode.db",
+		Durability: "full",
+		Mode:       "both",
+		Isolation:  "process",
 		Limits: Limits{
 			Timeout:             Duration(30 * time.Second),
 			MaxSubCalls:         1000,
@@ -351,6 +353,9 @@ func (c *Config) Validate() error {
 	}
 	if !validStore(c.Store) {
 		return bad("store", "want sqlite://FILE, postgres://… or memory://, got %q", c.Store)
+	}
+	if c.Durability != "full" && c.Durability != "process" {
+		return bad("durability", "want full or process, got %q", c.Durability)
 	}
 	if !validMode(c.Mode) {
 		return bad("mode", "want native, code or both, got %q", c.Mode)

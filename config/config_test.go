@@ -11,7 +11,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:8080" || c.Store != "sqlite://codemode.db" || c.Mode != "both" || !c.DemoEnabled() {
+	if c.Listen != "127.0.0.1:8080" || c.Store != "sqlite://codemode.db" || c.Durability != "full" || c.Mode != "both" || !c.DemoEnabled() {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -71,6 +71,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mode: turbo", "mode: want native"},
 		{"isolation: vm", "isolation:"},
 		{"store: mysql://x", "store:"},
+		{"durability: normal", `durability: want full or process, got "normal"`},
+		{"durability: ''", "durability: want full or process"},
 		{"listen: nowhere", "listen:"},
 		{"scopes:\n  a: {parent: nope}", "scopes.a.parent: unknown scope"},
 		{"scopes:\n  a: {parent: b}\n  b: {parent: a}", "cycle"},
@@ -155,6 +157,15 @@ func TestExpandEnv(t *testing.T) {
 	if _, err := ExpandEnv("${CODEMODE_TEST_UNSET_A}-${CODEMODE_TEST_UNSET_B}"); err == nil ||
 		!strings.Contains(err.Error(), "CODEMODE_TEST_UNSET_A, CODEMODE_TEST_UNSET_B") {
 		t.Fatalf("unset variables: %v", err)
+	}
+}
+
+func TestDurability(t *testing.T) {
+	for _, d := range []string{"full", "process"} {
+		c, err := Parse(strings.NewReader("durability: " + d))
+		if err != nil || c.Durability != d {
+			t.Errorf("durability: %s: %q, %v", d, c.Durability, err)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/internal/pgtest"
 )
 
 // The append benchmarks report the cost per event of the log (Append) and,
@@ -72,7 +73,7 @@ func benchDBs(b *testing.B) []benchDB {
 		return err
 	}})
 
-	if _, err := postgresURL(); err != nil {
+	if _, err := pgtest.URL(); err != nil {
 		b.Logf("PostgreSQL benchmarks skipped: %v", err)
 	} else {
 		{

@@ -2,12 +2,9 @@ package session_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,49 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/internal/pgtest"
 	"github.com/codemode/codemode/session/sessiontest"
-)
-
-// postgresEnv names the database the PostgreSQL tests use; unset, they try
-// postgresDefault and skip when nothing answers there.
-const (
-	postgresEnv     = "CODEMODE_TEST_POSTGRES_URL"
-	postgresDefault = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-)
-
-// postgresBase returns the database URL for the PostgreSQL tests, or skips
-// the test with the reason when there is none.
-func postgresBase(t testing.TB) string {
-	t.Helper()
-	u, err := postgresURL()
-	if err != nil {
-		t.Skipf("PostgreSQL tests skipped: %v", err)
-	}
-	return u
-}
-
-// postgresURL returns $CODEMODE_TEST_POSTGRES_URL, else postgresDefault
-// when it answers.
-func postgresURL() (string, error) {
-	if u := os.Getenv(postgresEnv); u != "" {
-		return u, nil
-	}
-	postgresProbe.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, postgresDefault)
-		if err != nil {
-			postgresProbeErr = fmt.Errorf("%s is unset and %s does not answer (%v)", postgresEnv, postgresDefault, err)
-			return
-		}
-		conn.Close(ctx)
-	})
-	return postgresDefault, postgresProbeErr
-}
-
-var (
-	postgresProbe    sync.Once
-	postgresProbeErr error
 )
 
 func TestMemoryConformance(t *testing.T) {
@@ -116,45 +72,8 @@ func openPostgres(t testing.TB, url string) *session.Postgres {
 	return s
 }
 
-// postgresSchema creates a schema of its own for the test (so that tests and
-// test binaries running at once never see each other's sessions or open
-// calls), drops it afterwards, and returns a URL that uses it. It skips the
-// test when no database is configured.
-func postgresSchema(t testing.TB) string {
-	t.Helper()
-	base := postgresBase(t)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "codemode_test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", postgresEnv, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s: %v", postgresEnv, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// postgresSchema returns a URL to a schema of the test's own (see pgtest).
+func postgresSchema(t testing.TB) string { return pgtest.Schema(t) }
 
 func TestOpenURL(t *testing.T) {
 	dir := t.TempDir()
@@ -391,5 +310,87 @@ func TestPostgresListenerReconnect(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("Wait(after %d) on a after its listener was killed: %v", after, err)
 		}
+	}
+}
+
+// TestUpgradeFromV1 opens a database written by the first schema: the
+// sessions get their last seq and last update from their events, and their
+// logs continue where they stopped.
+func TestUpgradeFromV1(t *testing.T) {
+	created := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	eventTime := created.Add(time.Hour)
+	v1, err := os.ReadFile(filepath.Join("migrations", "sqlite", "0001_init.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "v1.db")
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{
+			string(v1),
+			`CREATE TABLE codemode_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
+			`INSERT INTO codemode_migrations VALUES (1, '0001_init.sql', 0)`,
+			fmt.Sprintf(`INSERT INTO sessions VALUES ('full', 'default', %d), ('empty', 'default', %d)`, created.UnixMicro(), created.UnixMicro()),
+			fmt.Sprintf(`INSERT INTO events VALUES ('full', 1, 'user/context', %d, NULL, '{}'), ('full', 2, 'user/context', %d, NULL, '{}'),
+				('full', 3, 'user/context', %d, NULL, '{}')`, created.UnixMicro(), eventTime.UnixMicro(), created.UnixMicro()),
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		checkUpgraded(t, openSQLite(t, path), created, eventTime)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		u := postgresSchema(t)
+		v1, err := os.ReadFile(filepath.Join("migrations", "postgres", "0001_init.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		for _, q := range []string{
+			string(v1),
+			`CREATE TABLE codemode_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+			`INSERT INTO codemode_migrations (version, name) VALUES (1, '0001_init.sql')`,
+		} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO sessions (id, scope, created_at, last_seq) VALUES ('full', 'default', $1, 3), ('empty', 'default', $1, 0)`, created); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO events VALUES ('full', 1, 'user/context', $1, NULL, '{}'), ('full', 2, 'user/context', $2, NULL, '{}'),
+			('full', 3, 'user/context', $1, NULL, '{}')`, created, eventTime); err != nil {
+			t.Fatal(err)
+		}
+		checkUpgraded(t, openPostgres(t, u), created, eventTime)
+	})
+}
+
+func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	full, err := s.GetSession(ctx, "full")
+	if err != nil || full.LastSeq != 3 || !full.UpdatedAt.Equal(eventTime) || !full.CreatedAt.Equal(created) {
+		t.Fatalf("upgraded session = %+v, %v; want LastSeq 3, UpdatedAt %v", full, err, eventTime)
+	}
+	empty, err := s.GetSession(ctx, "empty")
+	if err != nil || empty.LastSeq != 0 || !empty.UpdatedAt.Equal(created) {
+		t.Fatalf("upgraded empty session = %+v, %v; want UpdatedAt = CreatedAt", empty, err)
+	}
+	if got, err := s.Append(ctx, "full", ctxEvent("v2")); err != nil || got[0].Seq != 4 {
+		t.Fatalf("append after the upgrade = %+v, %v; want seq 4", got, err)
+	}
+	if p, err := s.ListSessions(ctx, session.SessionFilter{}); err != nil || len(p.Sessions) != 2 {
+		t.Fatalf("ListSessions after the upgrade = %+v, %v", p, err)
 	}
 }

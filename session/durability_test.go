@@ -1,0 +1,89 @@
+package session
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/session/internal/pgtest"
+)
+
+// The durability setting reaches every connection that commits writes;
+// leases commit without a flush (see SQLite).
+func TestSQLiteDurability(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		d    Durability
+		want int // PRAGMA synchronous: 2 FULL, 1 NORMAL
+	}{{"", 2}, {DurabilityFull, 2}, {DurabilityProcess, 1}} {
+		s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"), Options{Durability: tc.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Hold several connections at once so that each is a different one.
+		for i := 0; i < 3; i++ {
+			conn, err := s.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var v int
+			if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil || v != tc.want {
+				t.Fatalf("durability %q: connection %d has synchronous=%d (%v), want %d", tc.d, i, v, err, tc.want)
+			}
+		}
+		var v int
+		if err := s.leaseConn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil || v != 1 {
+			t.Fatalf("the lease connection has synchronous=%d (%v), want 1 (NORMAL)", v, err)
+		}
+		s.Close()
+	}
+	if _, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"), Options{Durability: "sometimes"}); err == nil || !strings.Contains(err.Error(), "want full or process") {
+		t.Fatalf("a bad durability: err = %v", err)
+	}
+	if _, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"), Options{}, Options{}); err == nil {
+		t.Fatal("two Options accepted")
+	}
+}
+
+func TestPostgresDurability(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.Schema(t)
+	for _, tc := range []struct {
+		d      Durability
+		params string
+		want   string
+	}{
+		{"", "", "on"},
+		{DurabilityFull, "&synchronous_commit=off", "on"},                    // full is flushed whatever the URL says
+		{DurabilityFull, "&synchronous_commit=remote_apply", "remote_apply"}, // a stricter setting stands
+		{DurabilityProcess, "", "off"},
+	} {
+		p, err := OpenPostgres(ctx, base+tc.params, Options{Durability: tc.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := p.pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil || got != tc.want {
+			t.Errorf("durability %q with %q: synchronous_commit = %q (%v), want %q", tc.d, tc.params, got, err, tc.want)
+		}
+		if _, err := p.Append(ctx, "ghost", Event{Type: TypeUserContext}); err == nil {
+			t.Error("append to an unknown session succeeded")
+		}
+		p.Close()
+	}
+}
+
+func TestParseDurability(t *testing.T) {
+	for in, want := range map[string]Durability{"": DurabilityFull, "full": DurabilityFull, "process": DurabilityProcess} {
+		if got, err := ParseDurability(in); err != nil || got != want {
+			t.Errorf("ParseDurability(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"FULL", "normal", "off", " full"} {
+		if _, err := ParseDurability(in); err == nil {
+			t.Errorf("ParseDurability(%q) accepted", in)
+		}
+	}
+}
