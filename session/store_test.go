@@ -335,7 +335,7 @@ func TestUpgradeFromV1(t *testing.T) {
 			`INSERT INTO codemode_migrations VALUES (1, '0001_init.sql', 0)`,
 			fmt.Sprintf(`INSERT INTO sessions VALUES ('full', 'default', %d), ('empty', 'default', %d)`, created.UnixMicro(), created.UnixMicro()),
 			fmt.Sprintf(`INSERT INTO events VALUES ('full', 1, 'user/context', %d, NULL, '{}'), ('full', 2, 'user/context', %d, NULL, '{}'),
-				('full', 3, 'user/context', %d, NULL, '{}')`, created.UnixMicro(), eventTime.UnixMicro(), created.UnixMicro()),
+				('full', 3, 'user/context', %d, NULL, '{}')`, created.UnixMicro(), created.Add(2*time.Hour).UnixMicro(), eventTime.UnixMicro()),
 		} {
 			if _, err := db.Exec(q); err != nil {
 				t.Fatal(err)
@@ -368,8 +368,8 @@ func TestUpgradeFromV1(t *testing.T) {
 		if _, err := conn.Exec(ctx, `INSERT INTO sessions (id, scope, created_at, last_seq) VALUES ('full', 'default', $1, 3), ('empty', 'default', $1, 0)`, created); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conn.Exec(ctx, `INSERT INTO events VALUES ('full', 1, 'user/context', $1, NULL, '{}'), ('full', 2, 'user/context', $2, NULL, '{}'),
-			('full', 3, 'user/context', $1, NULL, '{}')`, created, eventTime); err != nil {
+		if _, err := conn.Exec(ctx, `INSERT INTO events VALUES ('full', 1, 'user/context', $1, NULL, '{}'), ('full', 2, 'user/context', $3, NULL, '{}'),
+			('full', 3, 'user/context', $2, NULL, '{}')`, created, eventTime, created.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		checkUpgraded(t, openPostgres(t, u), created, eventTime)
@@ -381,7 +381,7 @@ func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) 
 	ctx := context.Background()
 	full, err := s.GetSession(ctx, "full")
 	if err != nil || full.LastSeq != 3 || !full.UpdatedAt.Equal(eventTime) || !full.CreatedAt.Equal(created) {
-		t.Fatalf("upgraded session = %+v, %v; want LastSeq 3, UpdatedAt %v", full, err, eventTime)
+		t.Fatalf("upgraded session = %+v, %v; want LastSeq 3, UpdatedAt %v (its last event's time)", full, err, eventTime)
 	}
 	empty, err := s.GetSession(ctx, "empty")
 	if err != nil || empty.LastSeq != 0 || !empty.UpdatedAt.Equal(created) {
