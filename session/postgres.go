@@ -340,31 +340,56 @@ FROM outcome ORDER BY i`
 // pgCommitTimeout bounds one attempt at a commit.
 const pgCommitTimeout = time.Minute
 
-// commitBatch commits a batch in one round trip, retrying when the server
-// rolled it back for a deadlock or a serialization failure, or when nothing
-// reached the server.
+// commitBatch commits a batch in one round trip. It retries, up to three
+// times, when the server certainly committed nothing and the failure may
+// pass: nothing reached the server, a deadlock or serialization failure, or
+// a connection the server ended (a restart, a failover, an administrator).
+// A commit whose outcome nobody can know (the connection broke after the
+// server may have committed) is never retried: its writes fail saying so.
 func (p *Postgres) commitBatch(batch []*queued) error {
 	for attempt := 1; ; attempt++ {
-		err := p.commitOnce(batch)
+		err, uncertain := p.commitOnce(batch)
 		if err == nil {
 			return nil
 		}
-		var pgErr *pgconn.PgError
-		serverRolledBack := errors.As(err, &pgErr)
-		retry := pgconn.SafeToRetry(err) || serverRolledBack && (pgErr.Code == "40P01" || pgErr.Code == "40001")
-		if retry && attempt < 4 && !p.closed.Load() {
+		if uncertain {
+			return fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err)
+		}
+		if transient(err) && attempt < 4 && !p.closed.Load() {
 			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 			continue
 		}
-		if serverRolledBack || pgconn.SafeToRetry(err) {
-			return fmt.Errorf("session: commit: %w", err)
-		}
-		return fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err)
+		return fmt.Errorf("session: commit: %w", err)
 	}
 }
 
+// transient reports whether a failed commit may succeed if tried again.
+func transient(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return pgconn.SafeToRetry(err)
+	}
+	switch {
+	case pgErr.Code == "40P01", pgErr.Code == "40001": // deadlock, serialization failure
+		return true
+	case strings.HasPrefix(pgErr.Code, "57"), strings.HasPrefix(pgErr.Code, "08"): // operator intervention, connection
+		return true
+	}
+	return false
+}
+
+// serverEnded reports whether err is the server ending the connection.
+func serverEnded(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "57") || strings.HasPrefix(pgErr.Code, "08"))
+}
+
 // commitOnce sends the batch's pipeline and reads each write's outcome.
-func (p *Postgres) commitOnce(batch []*queued) error {
+// uncertain reports a failure after which the server may have committed:
+// the server commits at the pipeline's end, after every statement's result,
+// so an error from the server in place of a result means it did not, and an
+// error before anything reached it too.
+func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgCommitTimeout)
 	defer cancel()
 	n := len(batch)
@@ -408,14 +433,19 @@ func (p *Postgres) commitOnce(batch []*queued) error {
 	b.Queue(pgCommitSQL, sids, creates, counts, owners, tokens, cpSeqs, cpStates, lastTimes, evOp, evOrd, types, times, callIDs, data, p.channel)
 	br := p.pool.SendBatch(ctx, b)
 	defer br.Close()
+	// While reading results, only a broken connection leaves the outcome open.
+	midway := func(err error) (error, bool) {
+		var pgErr *pgconn.PgError
+		return err, !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
+	}
 	if len(newIDs) > 0 {
 		if _, err := br.Exec(); err != nil {
-			return err
+			return midway(err)
 		}
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return err
+		return midway(err)
 	}
 	i := 0
 	for rows.Next() {
@@ -423,11 +453,11 @@ func (p *Postgres) commitOnce(batch []*queued) error {
 		var base, notified int64
 		if err := rows.Scan(&result, &base, &notified); err != nil {
 			rows.Close()
-			return err
+			return midway(err)
 		}
 		if i >= n {
 			rows.Close()
-			return fmt.Errorf("session: commit returned more outcomes than its %d writes", n)
+			return fmt.Errorf("session: commit returned more outcomes than its %d writes", n), true
 		}
 		q := batch[i]
 		q.base = base
@@ -446,12 +476,19 @@ func (p *Postgres) commitOnce(batch []*queued) error {
 		i++
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return midway(err)
 	}
 	if i != n {
-		return fmt.Errorf("session: commit returned %d outcomes for %d writes", i, n)
+		return fmt.Errorf("session: commit returned %d outcomes for %d writes", i, n), true
 	}
-	return br.Close()
+	// The commit itself: a refusal from the server rolled back, but the
+	// server ending the connection now, or the connection breaking, may
+	// have come after it committed.
+	if err := br.Close(); err != nil {
+		var pgErr *pgconn.PgError
+		return err, !pgconn.SafeToRetry(err) && (!errors.As(err, &pgErr) || serverEnded(err))
+	}
+	return nil, false
 }
 
 // committed wakes this process's waiters of every session a batch wrote

@@ -394,3 +394,40 @@ func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) 
 		t.Fatalf("ListSessions after the upgrade = %+v, %v", p, err)
 	}
 }
+
+// TestPostgresWriterSurvivesEndedConnections: the server ends the store's
+// connections (a restart, a failover, pg_terminate_backend); the next
+// writes commit on new ones, once each.
+func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
+	u := postgresSchema(t) + "&application_name=codemode-test-ended"
+	s := openPostgres(t, u)
+	ctx := context.Background()
+	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, strings.Replace(u, "codemode-test-ended", "codemode-test-killer", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for round := 1; round <= 3; round++ {
+		var killed int
+		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'codemode-test-ended' AND datname = current_database()`).Scan(&killed); err != nil {
+			t.Fatal(err)
+		}
+		if killed == 0 {
+			t.Fatal("no connection of the store was found to end")
+		}
+		got, err := s.Append(ctx, "s", ctxEvent(fmt.Sprint(round)))
+		if err != nil {
+			t.Fatalf("round %d: append after the server ended %d connections: %v", round, killed, err)
+		}
+		if got[0].Seq != int64(round) {
+			t.Fatalf("round %d: seq %d", round, got[0].Seq)
+		}
+	}
+	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 3 {
+		t.Fatalf("the log has %d events (%v), want 3: each write once", len(evs), err)
+	}
+}
