@@ -326,6 +326,21 @@ func testSessionHeader(t *testing.T, s session.Store) {
 	if sess, _ = s.GetSession(ctx, "h"); sess.LastSeq != 5 || !sess.UpdatedAt.Equal(earlier.Time) {
 		t.Fatalf("after a burst: %+v, want UpdatedAt %v (the last event's)", sess, earlier.Time)
 	}
+	// Writes without events leave it, alone or in a burst.
+	for _, n := range []int{1, 3} {
+		var tickets []*session.Ticket
+		for i := 0; i < n; i++ {
+			tickets = append(tickets, s.Submit(ctx, session.Write{SessionID: "h", Checkpoint: &session.Checkpoint{Seq: 5, State: json.RawMessage(`5`)}}))
+		}
+		for _, tk := range tickets {
+			if _, err := wait(t, tk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sess, _ = s.GetSession(ctx, "h"); !sess.UpdatedAt.Equal(earlier.Time) {
+			t.Fatalf("after %d writes without events: UpdatedAt %v, want %v", n, sess.UpdatedAt, earlier.Time)
+		}
+	}
 }
 
 func wait(t *testing.T, tk *session.Ticket) ([]session.Event, error) {
