@@ -71,6 +71,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mode: turbo", "mode: want native"},
 		{"isolation: vm", "isolation:"},
 		{"store: mysql://x", "store:"},
+		{"durability: normal", `durability: want full or process, got "normal"`},
+		{"durability: ''", "durability: want full or process"},
 		{"listen: nowhere", "listen:"},
 		{"scopes:\n  a: {parent: nope}", "scopes.a.parent: unknown scope"},
 		{"scopes:\n  a: {parent: b}\n  b: {parent: a}", "cycle"},
@@ -100,8 +102,6 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"api_keys:\n  - {sha256: abc, scopes: [default]}", "api_keys[0].sha256"},
 		{"api_keys:\n  - {sha256: " + strings.Repeat("a", 64) + ", scopes: [ghost]}", "api_keys[0].scopes[0]: unknown scope"},
 		{"demo: maybe", "demo"},
-		{"durability: normal", `durability: want full or process, got "normal"`},
-		{"durability: ''", "durability: want full or process"},
 		{"demo_state:\n  max_sessions: 0", "demo_state.max_sessions: must be positive"},
 		{"demo_state:\n  max_total_bytes: 0", "demo_state.max_total_bytes: must be positive"},
 		{"demo_state:\n  max_session_bytes: 0", "demo_state.max_session_bytes"},
@@ -160,6 +160,15 @@ func TestExpandEnv(t *testing.T) {
 	}
 }
 
+func TestDurability(t *testing.T) {
+	for _, d := range []string{"full", "process"} {
+		c, err := Parse(strings.NewReader("durability: " + d))
+		if err != nil || c.Durability != d {
+			t.Errorf("durability: %s: %q, %v", d, c.Durability, err)
+		}
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]Size{"4096": 4096, "1KiB": 1024, "1MiB": 1 << 20, "2MB": 2e6, "3GiB": 3 << 30, "0": 0} {
 		if got, err := ParseSize(in); err != nil || got != want {
@@ -215,14 +224,5 @@ demo_state: {max_sessions: 5, max_total_bytes: 1MiB, idle_ttl: 0s}
 	}
 	if c.DemoState.MaxSessions != 5 || c.DemoState.MaxTotalBytes != 1<<20 || c.DemoState.IdleTTL != 0 || c.DemoState.MaxEntries != 1000 {
 		t.Fatalf("demo_state %+v", c.DemoState)
-	}
-}
-
-func TestDurability(t *testing.T) {
-	for _, d := range []string{"full", "process"} {
-		c, err := Parse(strings.NewReader("durability: " + d))
-		if err != nil || c.Durability != d {
-			t.Errorf("durability: %s: %q, %v", d, c.Durability, err)
-		}
 	}
 }

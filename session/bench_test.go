@@ -11,14 +11,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/internal/pgtest"
 )
 
-// The append benchmarks report the cost per event of the log (Append) and,
-// on the same database in the same run, of the floor: a loop of raw
+// The append benchmarks report the cost per event of the log (Append,
+// Submit) and, on the same database in the same run, of the floor: raw
 // single-row INSERTs of the same columns, each its own transaction with the
-// same durability. The goal is Append ≤ 2× the floor per event.
+// same durability. One appender: Append ≤ 2× the floor per event; many:
+// the group commit beats the floor by sharing flushes.
 //
 //	go test -run '^$' -bench Append -count 5 ./session
 
@@ -39,61 +40,85 @@ func ctxEventOf(typ string, payload any) session.Event {
 	return e
 }
 
-// benchDB is one database: a store on it and a raw single-row insert on it.
+// benchDB is one database: a store on it and a raw single-row insert on it,
+// with the same durability.
 type benchDB struct {
-	name   string
-	store  session.Store
+	name  string
+	store interface {
+		session.Store
+		Stats() session.CommitStats
+	}
 	insert func(ctx context.Context, seq int64, e session.Event) error
 	// serialFloor: concurrent floor inserts take turns (one SQLite file
 	// has one writer at a time; waiting in Go beats SQLite's busy sleeps).
 	serialFloor bool
 }
 
+// benchDBs opens SQLite with each durability and, when it is reachable,
+// PostgreSQL with each: "sqlite" and "postgres" are the defaults (full),
+// "-process" the other setting.
 func benchDBs(b *testing.B) []benchDB {
 	ctx := context.Background()
 	var out []benchDB
-
-	path := filepath.Join(b.TempDir(), "bench.db")
-	lite := openSQLite(b, path)
-	raw, err := sql.Open("sqlite", "file://"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)")
-	if err != nil {
-		b.Fatal(err)
+	for _, d := range []session.Durability{session.DurabilityFull, session.DurabilityProcess} {
+		path := filepath.Join(b.TempDir(), "bench.db")
+		lite, err := session.OpenSQLite(ctx, path, session.Options{Durability: d})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { lite.Close() })
+		sync, name := "FULL", "sqlite"
+		if d == session.DurabilityProcess {
+			sync, name = "NORMAL", "sqlite-process"
+		}
+		raw, err := sql.Open("sqlite", "file://"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { raw.Close() })
+		if _, err := raw.Exec(`CREATE TABLE floor (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
+			time INTEGER NOT NULL, call_id TEXT, data TEXT NOT NULL, UNIQUE (session_id, seq))`); err != nil {
+			b.Fatal(err)
+		}
+		insert, err := raw.Prepare(`INSERT INTO floor (session_id, seq, type, time, call_id, data) VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, benchDB{name: name, store: lite, serialFloor: true, insert: func(ctx context.Context, seq int64, e session.Event) error {
+			_, err := insert.ExecContext(ctx, "bench", seq, e.Type, time.Now().UnixMicro(), "call", string(e.Data))
+			return err
+		}})
 	}
-	b.Cleanup(func() { raw.Close() })
-	if _, err := raw.Exec(`CREATE TABLE floor (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
-		time INTEGER NOT NULL, call_id TEXT, data TEXT NOT NULL, UNIQUE (session_id, seq))`); err != nil {
-		b.Fatal(err)
-	}
-	liteInsert, err := raw.Prepare(`INSERT INTO floor (session_id, seq, type, time, call_id, data) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	out = append(out, benchDB{name: "sqlite", store: lite, serialFloor: true, insert: func(ctx context.Context, seq int64, e session.Event) error {
-		_, err := liteInsert.ExecContext(ctx, "bench", seq, e.Type, time.Now().UnixMicro(), "call", string(e.Data))
-		return err
-	}})
 
 	if _, err := pgtest.URL(); err != nil {
 		b.Logf("PostgreSQL benchmarks skipped: %v", err)
-	} else {
-		{
-			u := postgresSchema(b)
-			pg := openPostgres(b, u)
-			pool, err := pgxpool.New(ctx, u)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(pool.Close)
-			if _, err := pool.Exec(ctx, `CREATE TABLE floor (session_id text NOT NULL, seq bigint NOT NULL, type text NOT NULL,
-				time timestamptz NOT NULL, call_id text, data text NOT NULL, PRIMARY KEY (session_id, seq))`); err != nil {
-				b.Fatal(err)
-			}
-			out = append(out, benchDB{name: "postgres", store: pg, insert: func(ctx context.Context, seq int64, e session.Event) error {
-				_, err := pool.Exec(ctx, `INSERT INTO floor (session_id, seq, type, time, call_id, data) VALUES ($1, $2, $3, $4, $5, $6)`,
-					"bench", seq, e.Type, time.Now(), "call", string(e.Data))
-				return err
-			}})
+		return out
+	}
+	for _, d := range []session.Durability{session.DurabilityFull, session.DurabilityProcess} {
+		u := postgresSchema(b)
+		pg, err := session.OpenPostgres(ctx, u, session.Options{Durability: d})
+		if err != nil {
+			b.Fatal(err)
 		}
+		b.Cleanup(func() { pg.Close() })
+		name, floorURL := "postgres", u
+		if d == session.DurabilityProcess {
+			name, floorURL = "postgres-process", u+"&synchronous_commit=off"
+		}
+		pool, err := pgxpool.New(ctx, floorURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(pool.Close)
+		if _, err := pool.Exec(ctx, `CREATE TABLE floor (session_id text NOT NULL, seq bigint NOT NULL, type text NOT NULL,
+			time timestamptz NOT NULL, call_id text, data text NOT NULL, PRIMARY KEY (session_id, seq))`); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, benchDB{name: name, store: pg, insert: func(ctx context.Context, seq int64, e session.Event) error {
+			_, err := pool.Exec(ctx, `INSERT INTO floor (session_id, seq, type, time, call_id, data) VALUES ($1, $2, $3, $4, $5, $6)`,
+				"bench", seq, e.Type, time.Now(), "call", string(e.Data))
+			return err
+		}})
 	}
 	return out
 }

@@ -9,6 +9,21 @@
 // share one log ([OpenPostgres]), or memory for tests ([NewMemory]); [Open]
 // picks one from a store URL.
 //
+// # Writing
+//
+// Every store commits in groups: the writes of all sessions that arrive while
+// a commit is under way join the next one, one transaction and one flush
+// (see [Durability]). [Store.Submit] queues a [Write] — events, optionally
+// the session's creation and a [Checkpoint], optionally fenced by a [Lease] —
+// and returns a [Ticket] at once; the ticket resolves when the write is
+// durable. Writes of one session take effect, and tickets resolve, in the
+// order submitted, so a caller that gates its output on its latest ticket
+// shows nothing the log could still lose. [Store.Append] is Submit and
+// Wait. Leases ([Store.AcquireLease]) keep two processes from stepping one
+// session at once; checkpoints let a reader resume from derived state and
+// the events after it; [Store.ListSessions], [Store.DeleteSession] and
+// [Store.Prune] manage sessions' lifetimes.
+//
 // The log is the only state a session has. [Messages] rebuilds the
 // model-facing conversation from it, [Timeline] the human view that
 // `codemode replay` prints, and [Store.OpenCalls] lists the calls a crashed

@@ -33,9 +33,14 @@ func TestSQLiteDurability(t *testing.T) {
 				t.Fatalf("durability %q: connection %d has synchronous=%d (%v), want %d", tc.d, i, v, err, tc.want)
 			}
 		}
+		// Leases lower it for their statement only.
 		var v int
-		if err := s.leaseConn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil || v != 1 {
-			t.Fatalf("the lease connection has synchronous=%d (%v), want 1 (NORMAL)", v, err)
+		err = s.leaseExec(ctx, func(q sqliteConn) error { return q.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v) })
+		if err != nil || v != 1 {
+			t.Fatalf("a lease statement runs with synchronous=%d (%v), want 1 (NORMAL)", v, err)
+		}
+		if err := s.writer.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil || v != tc.want {
+			t.Fatalf("the writer has synchronous=%d (%v) after a lease, want %d", v, err, tc.want)
 		}
 		s.Close()
 	}

@@ -3,8 +3,10 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
@@ -71,4 +73,62 @@ func ExampleStore_OpenCalls() {
 	// Output:
 	// closed s1 c7 util_sleep
 	// 0 open
+}
+
+// A step queues its events without waiting and gates its reply on the last
+// ticket; the session is created in the transaction of its first events,
+// with a checkpoint of the state they leave, so that a restart resumes from
+// the checkpoint and the events after it.
+func ExampleStore_Submit() {
+	ctx := context.Background()
+	store := session.NewMemory() // or a SQLite or PostgreSQL store: the same calls
+	defer store.Close()
+
+	call, _ := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "math_add", Arguments: `{"a":2,"b":3}`})
+	result, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: "c1", Result: session.Result{Content: []registry.ContentBlock{registry.Text("5")}}})
+	first := store.Submit(ctx, session.Write{SessionID: "s1", Create: &session.Session{Scope: "default"}, Events: []session.Event{call}})
+	last := store.Submit(ctx, session.Write{SessionID: "s1", Events: []session.Event{result},
+		Checkpoint: &session.Checkpoint{State: json.RawMessage(`{"turn":1,"open_calls":[]}`)}})
+	// … the tool's work could overlap the commit; the reply waits for it:
+	if _, err := last.Wait(ctx); err != nil {
+		panic(err)
+	}
+	<-first.Done() // resolved already: tickets resolve in order
+
+	cp, _ := store.LoadCheckpoint(ctx, "s1")
+	tail, _ := store.Events(ctx, "s1", cp.Seq, 0)
+	fmt.Println("checkpoint at", cp.Seq, string(cp.State), "then", len(tail), "events")
+	sess, _ := store.GetSession(ctx, "s1")
+	fmt.Println(sess.ID, sess.Scope, sess.LastSeq)
+	// Output:
+	// checkpoint at 2 {"turn":1,"open_calls":[]} then 0 events
+	// s1 default 2
+}
+
+// Two processes stepping one session take turns: a lease, renewed while the
+// step runs, and writes fenced by it.
+func ExampleStore_AcquireLease() {
+	ctx := context.Background()
+	store := session.NewMemory()
+	defer store.Close()
+	store.CreateSession(ctx, session.Session{ID: "s1"})
+
+	lease, err := store.AcquireLease(ctx, "s1", "replica-a/7f3c", 30*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := store.AcquireLease(ctx, "s1", "replica-b/01d2", 30*time.Second); errors.Is(err, session.ErrLeased) {
+		fmt.Println("replica b waits: the session is leased")
+	}
+	e, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "a", Text: "hello"})
+	if _, err := store.Submit(ctx, session.Write{SessionID: "s1", Lease: &lease, Events: []session.Event{e}}).Wait(ctx); err != nil {
+		panic(err)
+	}
+	store.ReleaseLease(ctx, lease)
+	if next, err := store.AcquireLease(ctx, "s1", "replica-b/01d2", 30*time.Second); err == nil {
+		fmt.Println("replica b holds it now, token", next.Token > lease.Token)
+	}
+	// Output:
+	// replica b waits: the session is leased
+	// replica b holds it now, token true
 }

@@ -106,8 +106,11 @@ func (m *Memory) apply(p *queued) error {
 		e.Seq = p.base + int64(i) + 1
 		e.Data = bytes.Clone(e.Data)
 		s.events = append(s.events, e.Event)
-		if e.Time.After(s.UpdatedAt) {
-			s.UpdatedAt = e.Time
+	}
+	if n := len(p.events); n > 0 {
+		s.UpdatedAt = p.events[n-1].Time
+		if s.UpdatedAt.Before(s.CreatedAt) {
+			s.UpdatedAt = s.CreatedAt
 		}
 	}
 	s.LastSeq += int64(len(p.events))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,21 +18,18 @@ import (
 // Postgres is the Store for several replicas sharing one log, through pgx.
 //
 // Group commit: one writer goroutine takes every write queued since its last
-// commit and sends them in one round trip: a pipeline of one statement per
-// write, run by the server as one implicit transaction, so one WAL flush
+// commit and sends them in one round trip: one set-based statement for the
+// whole batch (two when it creates sessions), so one WAL flush
 // (synchronous_commit=on, DurabilityFull) makes them all durable. With
 // DurabilityProcess the store's connections set synchronous_commit=off: a
 // commit is not waited for, and a server crash can lose the last ones (never
 // partly).
 //
-// Sequence numbers: a write's statement raises its session row's last_seq
-// by its number of events (row-locking the session until commit, so
-// concurrent writers on any replica queue up), numbers the events from the
-// old value, inserts them and sends a NOTIFY; a write to a new session
-// inserts the row with its last_seq. The statements of a commit take the
-// row locks in the order of the session ids (the batch is sorted, keeping
-// each session's writes in order), so two replicas' commits never deadlock.
-// PRIMARY KEY (session_id, seq) backs the numbering up.
+// Sequence numbers: a commit locks its sessions' rows (in id order, so two
+// replicas' commits never deadlock; concurrent writers on any replica queue
+// up), numbers each session's new events after its last_seq, inserts them,
+// raises last_seq and sends a NOTIFY, all in one statement (see
+// pgCommitSQL). PRIMARY KEY (session_id, seq) backs the numbering up.
 //
 // Wait listens on a dedicated connection (LISTEN), so an append on any replica
 // wakes the waiters on every replica; after the listener reconnects, every
@@ -270,151 +266,300 @@ func (p *Postgres) Submit(ctx context.Context, w Write) *Ticket {
 // Stats returns the store's group-commit counts.
 func (p *Postgres) Stats() CommitStats { return p.commits.stats() }
 
-// pgCreateSQL creates a session with its first events and checkpoint; it
-// returns whether it did, and NOTIFYs when it appended.
-const pgCreateSQL = `WITH c AS (
-    INSERT INTO sessions (id, scope, created_at, updated_at, last_seq) VALUES ($1, $2, $3, $4, $5)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id
+// A commit is a pipeline of two statements, one round trip, run by the
+// server as one implicit transaction. pgCreateSQL inserts the sessions the
+// batch creates (the first create of each id), in id order, marked with
+// last_seq -1, a value only this transaction can see; pgCommitSQL then
+// judges every write as the writes before it in the batch leave its session,
+// set-wise:
+//
+//   - it locks the batch's session rows in id order (so replicas' commits
+//     never deadlock) and reads them as they are;
+//   - a create succeeds when its row is marked (ours), and is the first of
+//     its id; a write to a session before its create, or to none, finds none;
+//     a fenced write needs the lease's owner and token;
+//   - each write's events are numbered after its session's last seq plus
+//     the events of the writes before it that succeed (a checkpoint naming a
+//     seq, which only a write without events may, must be within that);
+//   - it inserts the events, sets each session's last_seq and updated_at
+//     (the later of created_at and its last event's time),
+//     saves each session's newest checkpoint, NOTIFYs, and returns each
+//     write's outcome and base in order.
+const (
+	pgCreateSQL = `INSERT INTO sessions (id, scope, created_at, updated_at, last_seq)
+SELECT id, scope, created, created, -1 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS c (id, scope, created)
+ORDER BY id COLLATE "C"
+ON CONFLICT (id) DO NOTHING`
+
+	pgCommitSQL = `WITH ops AS (
+    SELECT * FROM unnest($1::text[], $2::bool[], $3::int8[], $4::text[], $5::int8[], $6::int8[], $7::text[], $8::timestamptz[])
+        WITH ORDINALITY AS o (sid, is_create, n, fence_owner, fence_token, cp_seq, cp_state, last_time, i)
+), locked AS MATERIALIZED (
+    SELECT id, last_seq, lease_owner, lease_token FROM sessions
+    WHERE id = ANY ($1::text[]) ORDER BY id COLLATE "C" FOR UPDATE
+), judged AS (
+    SELECT o.*, l.last_seq AS prior, l.lease_owner, l.lease_token,
+        min(o.i) FILTER (WHERE o.is_create) OVER (PARTITION BY o.sid) AS first_create
+    FROM ops AS o LEFT JOIN locked AS l ON l.id = o.sid
+), checked AS (
+    SELECT j.*, CASE
+        WHEN j.prior IS NULL THEN 'notfound'
+        WHEN j.is_create AND (j.prior >= 0 OR j.i <> j.first_create) THEN 'exists'
+        WHEN NOT j.is_create AND j.prior < 0 AND j.i < j.first_create THEN 'notfound'
+        WHEN j.fence_owner IS NOT NULL AND (j.lease_owner IS DISTINCT FROM j.fence_owner OR j.lease_token <> j.fence_token) THEN 'leaselost'
+    END AS failure
+    FROM judged AS j
+), numbered AS (
+    SELECT c.*, greatest(c.prior, 0) + coalesce(sum(c.n) FILTER (WHERE c.failure IS NULL)
+        OVER (PARTITION BY c.sid ORDER BY c.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::int8 AS base
+    FROM checked AS c
+), outcome AS MATERIALIZED (
+    SELECT nb.*, CASE WHEN nb.failure IS NULL AND nb.cp_seq > nb.base THEN 'cppast' ELSE nb.failure END AS result
+    FROM numbered AS nb
 ), ins AS (
     INSERT INTO events (session_id, seq, type, time, call_id, data)
-    SELECT c.id, e.ord, e.type, e.time, NULLIF(e.call_id, ''), e.data
-    FROM c, unnest($6::text[], $7::timestamptz[], $8::text[], $9::text[]) WITH ORDINALITY AS e (type, time, call_id, data, ord)
+    SELECT o.sid, o.base + e.ord, e.type, e.time, NULLIF(e.call_id, ''), e.data
+    FROM unnest($9::int8[], $10::int8[], $11::text[], $12::timestamptz[], $13::text[], $14::text[]) AS e (op, ord, type, time, call_id, data)
+    JOIN outcome AS o ON o.i = e.op AND o.result IS NULL
+), upd AS (
+    UPDATE sessions AS s SET last_seq = t.last,
+        updated_at = CASE WHEN t.last_time IS NULL THEN s.updated_at ELSE GREATEST(s.created_at, t.last_time) END
+    FROM (SELECT sid, max(base + n) AS last, (array_agg(last_time ORDER BY i DESC) FILTER (WHERE n > 0))[1] AS last_time
+        FROM outcome WHERE result IS NULL GROUP BY sid) AS t
+    WHERE s.id = t.sid
 ), cp AS (
-    INSERT INTO checkpoints (session_id, seq, state) SELECT c.id, $10, $11 FROM c WHERE $11::text IS NOT NULL
+    INSERT INTO checkpoints (session_id, seq, state)
+    SELECT DISTINCT ON (sid) sid, COALESCE(cp_seq, base + n), cp_state FROM outcome
+    WHERE result IS NULL AND cp_state IS NOT NULL
+    ORDER BY sid, COALESCE(cp_seq, base + n) DESC, i DESC
+    ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE checkpoints.seq <= excluded.seq
 )
-SELECT count(*), (SELECT count(pg_notify($12, c.id)) FROM c WHERE $5 > 0) FROM c`
+SELECT result, base, (SELECT count(pg_notify($15, w.sid)) FROM (SELECT DISTINCT sid FROM outcome WHERE result IS NULL AND n > 0) AS w)
+FROM outcome ORDER BY i`
+)
 
-// pgAppendSQL makes a write to an existing session: it raises last_seq
-// (taking the row lock), inserts the events numbered from the old value,
-// saves the checkpoint unless a newer one is saved, and NOTIFYs. A write that
-// cannot be made (no such session, a lost lease, a checkpoint past the log)
-// changes nothing and returns a NULL base with the row as it was, from which
-// the reason is read.
-const pgAppendSQL = `WITH s AS (
-    UPDATE sessions SET last_seq = last_seq + $2, updated_at = GREATEST(updated_at, $3)
-    WHERE id = $1
-      AND ($4::text IS NULL OR (lease_owner = $4 AND lease_token = $5))
-      AND ($6::bigint IS NULL OR $6 <= last_seq + $2)
+// pgWriteSQL is pgCommitSQL for the commonest batch, one write to an
+// existing session (whose checkpoint, if any, covers its events): it costs
+// the server a fraction of the set-based statement. A write it cannot make
+// (no such session, a lost lease) changes nothing and returns no row.
+const pgWriteSQL = `WITH s AS (
+    UPDATE sessions SET last_seq = last_seq + $2,
+        updated_at = CASE WHEN $3::timestamptz IS NULL THEN updated_at ELSE GREATEST(created_at, $3) END
+    WHERE id = $1 AND ($4::text IS NULL OR (lease_owner = $4 AND lease_token = $5))
     RETURNING last_seq - $2 AS base
 ), ins AS (
     INSERT INTO events (session_id, seq, type, time, call_id, data)
     SELECT $1, s.base + e.ord, e.type, e.time, NULLIF(e.call_id, ''), e.data
-    FROM s, unnest($7::text[], $8::timestamptz[], $9::text[], $10::text[]) WITH ORDINALITY AS e (type, time, call_id, data, ord)
+    FROM s, unnest($6::text[], $7::timestamptz[], $8::text[], $9::text[]) WITH ORDINALITY AS e (type, time, call_id, data, ord)
 ), cp AS (
-    INSERT INTO checkpoints (session_id, seq, state)
-    SELECT $1, COALESCE($6, s.base + $2), $11 FROM s WHERE $11::text IS NOT NULL
+    INSERT INTO checkpoints (session_id, seq, state) SELECT $1, s.base + $2, $10 FROM s WHERE $10::text IS NOT NULL
     ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE checkpoints.seq <= excluded.seq
 )
-SELECT s.base, cur.last_seq, cur.lease_owner, cur.lease_token, (SELECT count(pg_notify($12, $1)) FROM s WHERE $2 > 0)
-FROM (SELECT 1) AS one LEFT JOIN s ON true LEFT JOIN sessions AS cur ON cur.id = $1`
+SELECT s.base, (SELECT count(pg_notify($11, $1)) FROM s WHERE $2 > 0) FROM s`
 
 // pgCommitTimeout bounds one attempt at a commit.
 const pgCommitTimeout = time.Minute
 
-// commitBatch commits a batch in one round trip, retrying when the server
-// rolled it back for a deadlock or a serialization failure, or when nothing
-// reached the server.
+// commitBatch commits a batch in one round trip. It retries, up to three
+// times, when the server certainly committed nothing and the failure may
+// pass: nothing reached the server, a deadlock or serialization failure, or
+// a connection the server ended (a restart, a failover, an administrator).
+// A commit whose outcome nobody can know (the connection broke after the
+// server may have committed) is never retried: its writes fail saying so.
 func (p *Postgres) commitBatch(batch []*queued) error {
-	order := make([]*queued, len(batch))
-	copy(order, batch)
-	slices.SortStableFunc(order, func(a, b *queued) int { return strings.Compare(a.sessionID, b.sessionID) })
 	for attempt := 1; ; attempt++ {
-		err := p.commitOnce(order)
+		err, uncertain := p.commitOnce(batch)
 		if err == nil {
 			return nil
 		}
-		var pgErr *pgconn.PgError
-		serverRolledBack := errors.As(err, &pgErr)
-		retry := pgconn.SafeToRetry(err) || serverRolledBack && (pgErr.Code == "40P01" || pgErr.Code == "40001")
-		if retry && attempt < 4 && !p.closed.Load() {
+		if uncertain {
+			return fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err)
+		}
+		if transient(err) && attempt < 4 && !p.closed.Load() {
 			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 			continue
 		}
-		if serverRolledBack || pgconn.SafeToRetry(err) {
-			return fmt.Errorf("session: commit: %w", err)
-		}
-		return fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err)
+		return fmt.Errorf("session: commit: %w", err)
 	}
 }
 
-// commitOnce sends one pipeline of the batch's statements.
-func (p *Postgres) commitOnce(order []*queued) error {
+// transient reports whether a failed commit may succeed if tried again.
+func transient(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return pgconn.SafeToRetry(err)
+	}
+	switch {
+	case pgErr.Code == "40P01", pgErr.Code == "40001": // deadlock, serialization failure
+		return true
+	case strings.HasPrefix(pgErr.Code, "57"), strings.HasPrefix(pgErr.Code, "08"): // operator intervention, connection
+		return true
+	}
+	return false
+}
+
+// serverEnded reports whether err is the server ending the connection.
+func serverEnded(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "57") || strings.HasPrefix(pgErr.Code, "08"))
+}
+
+// commitOnce sends the batch's pipeline and reads each write's outcome.
+// uncertain reports a failure after which the server may have committed:
+// the server commits at the pipeline's end, after every statement's result,
+// so an error from the server in place of a result means it did not, and an
+// error before anything reached it too.
+func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgCommitTimeout)
 	defer cancel()
-	b := &pgx.Batch{}
-	for _, q := range order {
+	n := len(batch)
+	sids, creates, counts := make([]string, n), make([]bool, n), make([]int64, n)
+	owners, tokens, cpSeqs, cpStates, lastTimes := make([]*string, n), make([]int64, n), make([]*int64, n), make([]*string, n), make([]*time.Time, n)
+	var evOp, evOrd []int64
+	var types, callIDs, data []string
+	var times []time.Time
+	var newIDs, newScopes []string
+	var newCreated []time.Time
+	created := map[string]bool{}
+	for i, q := range batch {
 		q.base, q.err = 0, nil
-		n := len(q.events)
-		types, times, callIDs, data := make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
-		var latest *time.Time
-		for i, e := range q.events {
-			types[i], times[i], callIDs[i], data[i] = e.Type, e.Time, e.callID, string(e.Data)
-			if latest == nil || e.Time.After(*latest) {
-				latest = &times[i]
-			}
+		sids[i], creates[i], counts[i] = q.sessionID, q.create != nil, int64(len(q.events))
+		if c := q.create; c != nil && !created[c.ID] {
+			created[c.ID] = true
+			newIDs, newScopes, newCreated = append(newIDs, c.ID), append(newScopes, c.Scope), append(newCreated, c.CreatedAt)
 		}
-		var cpSeq *int64
-		var cpState *string
+		if l := q.lease; l != nil {
+			owners[i], tokens[i] = &l.Owner, l.Token
+		}
 		if c := q.checkpoint; c != nil {
 			state := string(c.State)
-			cpState = &state
-			if c.Seq != 0 || n == 0 {
-				cpSeq = &c.Seq
+			cpStates[i] = &state
+			if len(q.events) == 0 {
+				cpSeqs[i] = &c.Seq
 			}
 		}
-		if c := q.create; c != nil {
-			updated := c.CreatedAt
-			if latest != nil && latest.After(updated) {
-				updated = *latest
-			}
-			seq := int64(n)
-			if cpSeq != nil {
-				seq = *cpSeq
-			}
-			b.Queue(pgCreateSQL, c.ID, c.Scope, c.CreatedAt, updated, int64(n), types, times, callIDs, data, seq, cpState, p.channel)
-			continue
+		for j, e := range q.events {
+			evOp, evOrd = append(evOp, int64(i+1)), append(evOrd, int64(j+1))
+			types, times, callIDs, data = append(types, e.Type), append(times, e.Time), append(callIDs, e.callID), append(data, string(e.Data))
 		}
-		var owner *string
-		var token int64
-		if l := q.lease; l != nil {
-			owner, token = &l.Owner, l.Token
+		if len(q.events) > 0 {
+			lastTimes[i] = &q.events[len(q.events)-1].Time
 		}
-		b.Queue(pgAppendSQL, q.sessionID, int64(n), latest, owner, token, cpSeq, types, times, callIDs, data, cpState, p.channel)
 	}
+	if q := batch[0]; n == 1 && q.create == nil && (q.checkpoint == nil || len(q.events) > 0) {
+		return p.commitOne(ctx, q, owners[0], tokens[0], cpStates[0], lastTimes[0], types, times, callIDs, data)
+	}
+	b := &pgx.Batch{}
+	if len(newIDs) > 0 {
+		b.Queue(pgCreateSQL, newIDs, newScopes, newCreated)
+	}
+	b.Queue(pgCommitSQL, sids, creates, counts, owners, tokens, cpSeqs, cpStates, lastTimes, evOp, evOrd, types, times, callIDs, data, p.channel)
 	br := p.pool.SendBatch(ctx, b)
-	for _, q := range order {
-		if q.create != nil {
-			var created, notified int64
-			if err := br.QueryRow().Scan(&created, &notified); err != nil {
-				br.Close()
-				return err
-			}
-			if created == 0 {
-				q.err = ErrExists
-			}
-			continue
-		}
-		var base, last, token *int64
-		var owner *string
-		var notified int64
-		if err := br.QueryRow().Scan(&base, &last, &owner, &token, &notified); err != nil {
-			br.Close()
-			return err
-		}
-		switch {
-		case base != nil:
-			q.base = *base
-		case last == nil:
-			q.err = ErrNotFound
-		case q.lease != nil && (owner == nil || *owner != q.lease.Owner || *token != q.lease.Token):
-			q.err = leaseLost(q.sessionID, *q.lease)
-		default:
-			q.base = *last
-			q.err = checkpointPastLog(q.sessionID, q.checkpointSeq(), *last+int64(len(q.events)))
+	defer br.Close()
+	// While reading results, only a broken connection leaves the outcome open.
+	midway := func(err error) (error, bool) {
+		var pgErr *pgconn.PgError
+		return err, !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
+	}
+	if len(newIDs) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return midway(err)
 		}
 	}
-	return br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return midway(err)
+	}
+	i := 0
+	for rows.Next() {
+		var result *string
+		var base, notified int64
+		if err := rows.Scan(&result, &base, &notified); err != nil {
+			rows.Close()
+			return midway(err)
+		}
+		if i >= n {
+			rows.Close()
+			return fmt.Errorf("session: commit returned more outcomes than its %d writes", n), true
+		}
+		q := batch[i]
+		q.base = base
+		if result != nil {
+			switch *result {
+			case "notfound":
+				q.err = ErrNotFound
+			case "exists":
+				q.err = ErrExists
+			case "leaselost":
+				q.err = leaseLost(q.sessionID, *q.lease)
+			default: // cppast
+				q.err = checkpointPastLog(q.sessionID, q.checkpoint.Seq, base)
+			}
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		return midway(err)
+	}
+	if i != n {
+		return fmt.Errorf("session: commit returned %d outcomes for %d writes", i, n), true
+	}
+	// The commit itself: a refusal from the server rolled back, but the
+	// server ending the connection now, or the connection breaking, may
+	// have come after it committed.
+	if err := br.Close(); err != nil {
+		var pgErr *pgconn.PgError
+		return err, !pgconn.SafeToRetry(err) && (!errors.As(err, &pgErr) || serverEnded(err))
+	}
+	return nil, false
+}
+
+// commitOne commits a lone write with pgWriteSQL; see commitOnce.
+func (p *Postgres) commitOne(ctx context.Context, q *queued, owner *string, token int64, cpState *string, lastTime *time.Time,
+	types []string, times []time.Time, callIDs, data []string) (error, bool) {
+	rows, err := p.pool.Query(ctx, pgWriteSQL, q.sessionID, int64(len(q.events)), lastTime, owner, token,
+		types, times, callIDs, data, cpState, p.channel)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		return err, !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
+	}
+	// As in a pipeline: the server commits after the statement's result, so
+	// an error from it in place of the result means it did not.
+	var base, notified int64
+	got := rows.Next()
+	if got {
+		if err := rows.Scan(&base, &notified); err != nil {
+			rows.Close()
+			return err, true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		var pgErr *pgconn.PgError
+		if !got {
+			return err, !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
+		}
+		return err, !pgconn.SafeToRetry(err) && (!errors.As(err, &pgErr) || serverEnded(err))
+	}
+	if got {
+		q.base = base
+		return nil, false
+	}
+	// Nothing written; say why (as the session is now).
+	var owned *string
+	var held int64
+	err = p.pool.QueryRow(ctx, `SELECT lease_owner, lease_token FROM sessions WHERE id = $1`, q.sessionID).Scan(&owned, &held)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		q.err = ErrNotFound
+	case err != nil:
+		q.err = fmt.Errorf("session: commit to %q: %w", q.sessionID, err)
+	case q.lease != nil:
+		q.err = leaseLost(q.sessionID, *q.lease)
+	default:
+		q.err = fmt.Errorf("session: commit to %q: the session changed meanwhile", q.sessionID)
+	}
+	return nil, false
 }
 
 // committed wakes this process's waiters of every session a batch wrote

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -29,14 +30,14 @@ import (
 // loss can drop the last ones.
 //
 // Sequence numbers: holding the database's write lock, the writer reads each
-// session's last_seq, numbers the new events after it and raises it in the
-// same transaction. Writers in other processes on the same file wait for the
+// session's last seq (MAX(seq), one seek in the unique index the insert
+// writes anyway) and numbers the new events after it in the same
+// transaction; nothing else of the session is written per commit. Writers in other processes on the same file wait for the
 // lock (busy_timeout) rather than collide; UNIQUE(session_id, seq) backs
 // that up. Within one process, write transactions are serialized in Go
 // first, which is cheaper than contending for the file lock.
 //
-// Leases are updated on a connection of their own with synchronous=NORMAL:
-// taking one costs no flush. That loses nothing a holder relies on: the WAL
+// Leases are updated with synchronous=NORMAL: taking one costs no flush. That loses nothing a holder relies on: the WAL
 // is written in order, so the next flushed commit (the holder's first write)
 // makes the lease durable too, and before it the holder has done nothing a
 // crash could expose.
@@ -49,10 +50,15 @@ type SQLite struct {
 	closed  atomic.Bool
 	commits *committer
 
-	writeMu   sync.Mutex                     // serializes this process's write transactions
-	stmts     sqliteStmts                    // prepared on db; closed by Close
-	inserts   [sqliteChunkBits + 1]*sql.Stmt // inserts[k] inserts 1<<k events
-	leaseConn *sql.Conn                      // synchronous=NORMAL; nil for :memory:; guarded by writeMu
+	writeMu sync.Mutex                     // serializes this process's write transactions
+	stmts   sqliteStmts                    // prepared on db; closed by Close
+	inserts [sqliteChunkBits + 1]*sql.Stmt // inserts[k] inserts 1<<k events
+	// writer runs every write transaction: one connection, so that its
+	// page cache stays warm (SQLite drops a connection's cache whenever
+	// another connection committed). The pool itself for :memory:.
+	writer    sqliteConn // guarded by writeMu
+	writeFull bool       // synchronous=FULL, which leases lower
+	broken    error      // set when the writer could not restore FULL; guarded by writeMu
 
 	stopPoll context.CancelFunc // nil for :memory:
 	polled   chan struct{}      // closed when the poller has stopped
@@ -60,7 +66,7 @@ type SQLite struct {
 
 // sqliteStmts are the writer's other statements.
 type sqliteStmts struct {
-	state, create, update, checkpoint *sql.Stmt
+	state, states, create, checkpoint *sql.Stmt
 }
 
 var _ Store = (*SQLite)(nil)
@@ -87,6 +93,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 	memory := path == ":memory:"
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout("+strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10)+")")
+	params.Add("_pragma", "temp_store(MEMORY)") // statement journals, if any, stay off the disk
 	params.Set("_txlock", "immediate")
 	var dsn string
 	if memory {
@@ -116,7 +123,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	s := &SQLite{db: db, hub: newHub()}
+	s := &SQLite{db: db, hub: newHub(), writeFull: !memory && o.Durability == DurabilityFull}
 	if err := s.init(ctx, memory); err != nil {
 		s.closeStmts()
 		db.Close()
@@ -146,16 +153,13 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 	if err := s.prepare(ctx); err != nil {
 		return err
 	}
+	s.writer = s.db
 	if !memory {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
-			conn.Close()
-			return err
-		}
-		s.leaseConn = conn
+		s.writer = conn
 		if conn, err = s.db.Conn(ctx); err != nil {
 			return err
 		}
@@ -170,7 +174,7 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 func (s *SQLite) prepare(ctx context.Context) error {
 	for k := range s.inserts {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO events (session_id, seq, type, time, call_id, data) VALUES `)
+		b.WriteString(`INSERT OR ROLLBACK INTO events (session_id, seq, type, time, call_id, data) VALUES `)
 		for i := 0; i < 1<<k; i++ {
 			if i > 0 {
 				b.WriteByte(',')
@@ -187,10 +191,13 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&s.stmts.state, `SELECT last_seq, updated_at, lease_owner, lease_token FROM sessions WHERE id = ?`},
-		{&s.stmts.create, `INSERT INTO sessions (id, scope, created_at, last_seq, updated_at) VALUES (?, ?, ?, ?, ?)`},
-		{&s.stmts.update, `UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?`},
-		{&s.stmts.checkpoint, `INSERT INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
+		// OR ROLLBACK: a constraint failure (a bug) fails the whole commit
+		// anyway, so SQLite keeps no statement journal.
+		{&s.stmts.state, `SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0), lease_owner, lease_token FROM sessions WHERE id = ?1`},
+		{&s.stmts.states, `SELECT id, COALESCE((SELECT MAX(seq) FROM events WHERE session_id = sessions.id), 0), lease_owner, lease_token FROM sessions
+			WHERE id IN (SELECT value FROM json_each(?1))`},
+		{&s.stmts.create, `INSERT OR ROLLBACK INTO sessions (id, scope, created_at) VALUES (?, ?, ?)`},
+		{&s.stmts.checkpoint, `INSERT OR ROLLBACK INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
 			ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE excluded.seq >= checkpoints.seq`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, q.sql)
@@ -203,7 +210,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 }
 
 func (s *SQLite) closeStmts() {
-	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.create, s.stmts.update, s.stmts.checkpoint) {
+	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint) {
 		if stmt != nil {
 			stmt.Close()
 		}
@@ -342,8 +349,14 @@ func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
 	return got[0], nil
 }
 
-// sqliteSessionColumns are what scanSQLiteSessions reads.
-const sqliteSessionColumns = `id, scope, created_at, last_seq, updated_at`
+// sqliteSessionColumns are what scanSQLiteSessions reads: a session's last
+// seq and update time come from its last event, one seek each.
+const sqliteSessionColumns = `id, scope, created_at, ` + sqliteLastSeq + `, ` + sqliteUpdatedAt
+
+const (
+	sqliteLastSeq   = `COALESCE((SELECT MAX(seq) FROM events WHERE session_id = sessions.id), 0)`
+	sqliteUpdatedAt = `MAX(created_at, COALESCE((SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
+)
 
 func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
 	defer rows.Close()
@@ -376,15 +389,13 @@ func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
 // Stats returns the store's group-commit counts.
 func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
 
-// sqliteSession is a session's row as a commit changes it.
+// sqliteSession is a session as a commit changes it.
 type sqliteSession struct {
 	exists     bool
 	created    *Session // created by this commit
-	last       int64
-	updated    int64 // unix microseconds
+	last       int64    // its last seq
 	owner      sql.NullString
 	token      int64
-	dirty      bool
 	checkpoint *Checkpoint // the newest this commit saves
 }
 
@@ -410,6 +421,61 @@ func (st *sqliteSession) check(p *queued) error {
 	return nil
 }
 
+// sqliteFewSessions: a commit of at most this many sessions reads them one
+// statement each (an index seek apiece), more with one statement over a
+// JSON array, whose fixed cost is a few seeks'.
+const sqliteFewSessions = 6
+
+// readSessions reads the sessions a batch writes (last seq, lease) and
+// returns them by id and in the order first written.
+func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) (map[string]*sqliteSession, []string, error) {
+	sessions := map[string]*sqliteSession{}
+	var order []string
+	for _, p := range batch {
+		if sessions[p.sessionID] == nil {
+			sessions[p.sessionID] = &sqliteSession{}
+			order = append(order, p.sessionID)
+		}
+	}
+	fail := func(err error) (map[string]*sqliteSession, []string, error) {
+		return nil, nil, fmt.Errorf("session: commit: read sessions: %w", err)
+	}
+	if len(order) <= sqliteFewSessions {
+		state := tx.StmtContext(ctx, s.stmts.state)
+		for _, id := range order {
+			st := sessions[id]
+			switch err := state.QueryRowContext(ctx, id).Scan(&st.last, &st.owner, &st.token); {
+			case err == nil:
+				st.exists = true
+			case !errors.Is(err, sql.ErrNoRows):
+				return fail(err)
+			}
+		}
+		return sessions, order, nil
+	}
+	ids, err := json.Marshal(order)
+	if err != nil {
+		return fail(err)
+	}
+	rows, err := tx.StmtContext(ctx, s.stmts.states).QueryContext(ctx, string(ids))
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		st := &sqliteSession{exists: true}
+		if err := rows.Scan(&id, &st.last, &st.owner, &st.token); err != nil {
+			return fail(err)
+		}
+		sessions[id] = st
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	return sessions, order, nil
+}
+
 // commitBatch commits a batch in one write transaction: it checks each
 // write against the session rows as the writes before it left them, then
 // inserts every event with the fewest statements.
@@ -417,37 +483,28 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 	ctx := context.Background()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
+	if s.broken != nil {
+		return s.broken
+	}
+	tx, err := s.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
 	if err != nil {
 		return fmt.Errorf("session: commit: %w", err)
 	}
 	defer tx.Rollback()
-	sessions := map[string]*sqliteSession{}
-	var order []string // sessions in the order first written
-	var rows []any     // event columns, 6 per event
-	state := tx.StmtContext(ctx, s.stmts.state)
+	sessions, order, err := s.readSessions(ctx, tx, batch)
+	if err != nil {
+		return err
+	}
+	var rows []any // event columns, 6 per event
 	for _, p := range batch {
 		p.base, p.err = 0, nil
 		st := sessions[p.sessionID]
-		if st == nil {
-			st = &sqliteSession{}
-			var updated int64
-			err := state.QueryRowContext(ctx, p.sessionID).Scan(&st.last, &updated, &st.owner, &st.token)
-			switch {
-			case err == nil:
-				st.exists, st.updated = true, updated
-			case !errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("session: commit: read %q: %w", p.sessionID, err)
-			}
-			sessions[p.sessionID] = st
-			order = append(order, p.sessionID)
-		}
 		if err := st.check(p); err != nil {
 			p.err = err
 			continue
 		}
 		if p.create != nil {
-			*st = sqliteSession{exists: true, created: p.create, updated: p.create.CreatedAt.UnixMicro()}
+			*st = sqliteSession{exists: true, created: p.create}
 		}
 		p.base = st.last
 		last := st.last + int64(len(p.events))
@@ -456,33 +513,35 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 			if e.callID != "" {
 				callID = e.callID
 			}
-			t := e.Time.UnixMicro()
-			rows = append(rows, p.sessionID, p.base+int64(i)+1, e.Type, t, callID, string(e.Data))
-			st.updated = max(st.updated, t)
+			rows = append(rows, p.sessionID, p.base+int64(i)+1, e.Type, e.Time.UnixMicro(), callID, string(e.Data))
 		}
 		st.last = last
-		st.dirty = st.dirty || len(p.events) > 0
 		if p.checkpoint != nil {
 			if seq := p.checkpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
 				st.checkpoint = &Checkpoint{Seq: seq, State: p.checkpoint.State}
 			}
 		}
 	}
+	var create *sql.Stmt
 	for _, id := range order {
-		st := sessions[id]
-		var err error
-		switch {
-		case st.created != nil:
-			c := st.created
-			_, err = tx.StmtContext(ctx, s.stmts.create).ExecContext(ctx, c.ID, c.Scope, c.CreatedAt.UnixMicro(), st.last, st.updated)
-		case st.dirty:
-			_, err = tx.StmtContext(ctx, s.stmts.update).ExecContext(ctx, st.last, st.updated, id)
+		if c := sessions[id].created; c != nil {
+			if create == nil {
+				create = tx.StmtContext(ctx, s.stmts.create)
+			}
+			if _, err := create.ExecContext(ctx, c.ID, c.Scope, c.CreatedAt.UnixMicro()); err != nil {
+				return fmt.Errorf("session: commit: create %q: %w", id, err)
+			}
 		}
-		if err == nil && st.checkpoint != nil {
-			_, err = tx.StmtContext(ctx, s.stmts.checkpoint).ExecContext(ctx, id, st.checkpoint.Seq, string(st.checkpoint.State))
-		}
-		if err != nil {
-			return fmt.Errorf("session: commit to %q: %w", id, err)
+	}
+	var saveCheckpoint *sql.Stmt
+	for _, id := range order {
+		if st := sessions[id]; st.checkpoint != nil {
+			if saveCheckpoint == nil {
+				saveCheckpoint = tx.StmtContext(ctx, s.stmts.checkpoint)
+			}
+			if _, err := saveCheckpoint.ExecContext(ctx, id, st.checkpoint.Seq, string(st.checkpoint.State)); err != nil {
+				return fmt.Errorf("session: commit: checkpoint of %q: %w", id, err)
+			}
 		}
 	}
 	for n := len(rows) / 6; n > 0; {
@@ -566,7 +625,7 @@ func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, ErrClosed
 	}
 	var last int64
-	err := s.db.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, id).Scan(&last)
+	err := s.db.QueryRowContext(ctx, `SELECT `+sqliteLastSeq+` FROM sessions WHERE id = ?`, id).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -600,9 +659,9 @@ func (s *SQLite) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoi
 	return Checkpoint{Seq: seq.Int64, State: state}, nil
 }
 
-// leaseExec runs a lease statement on the lease connection (synchronous=
-// NORMAL; see SQLite) under writeMu.
-func (s *SQLite) leaseExec(ctx context.Context, f func(q sqliteQuerier) error) error {
+// leaseExec runs a lease statement on the writer with synchronous=NORMAL
+// (see SQLite), under writeMu.
+func (s *SQLite) leaseExec(ctx context.Context, f func(q sqliteConn) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -611,14 +670,27 @@ func (s *SQLite) leaseExec(ctx context.Context, f func(q sqliteQuerier) error) e
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if s.leaseConn != nil {
-		return f(s.leaseConn)
+	if s.broken != nil {
+		return s.broken
 	}
-	return f(s.db)
+	if !s.writeFull {
+		return f(s.writer)
+	}
+	if _, err := s.writer.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return err
+	}
+	err := f(s.writer)
+	if _, rerr := s.writer.ExecContext(context.Background(), "PRAGMA synchronous = FULL"); rerr != nil {
+		// A writer that cannot flush its commits must not commit any.
+		s.broken = fmt.Errorf("session: restore synchronous=FULL: %w", rerr)
+		return errors.Join(err, s.broken)
+	}
+	return err
 }
 
-// sqliteQuerier is a *sql.DB or a *sql.Conn.
-type sqliteQuerier interface {
+// sqliteConn is a *sql.DB or a *sql.Conn.
+type sqliteConn interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
@@ -631,7 +703,7 @@ func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 	}
 	start := time.Now()
 	l := Lease{SessionID: sessionID, Owner: owner, Expires: start.Add(ttl)}
-	err := s.leaseExec(ctx, func(q sqliteQuerier) error {
+	err := s.leaseExec(ctx, func(q sqliteConn) error {
 		now := time.Now().UnixMicro()
 		err := q.QueryRowContext(ctx, `UPDATE sessions SET
 			lease_token = CASE WHEN lease_owner IS ?2 THEN lease_token ELSE lease_token + 1 END,
@@ -660,7 +732,7 @@ func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 
 // ReleaseLease implements Store.
 func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
-	err := s.leaseExec(ctx, func(q sqliteQuerier) error {
+	err := s.leaseExec(ctx, func(q sqliteConn) error {
 		res, err := q.ExecContext(ctx, `UPDATE sessions SET lease_owner = NULL, lease_expires = 0
 			WHERE id = ? AND lease_owner = ? AND lease_token = ?`, l.SessionID, l.Owner, l.Token)
 		if err != nil {
@@ -755,7 +827,10 @@ func (s *SQLite) deleteSessions(ctx context.Context, ids []string) (int, error) 
 }
 
 func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	if s.broken != nil {
+		return 0, s.broken
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -815,17 +890,17 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	var cond []string
 	var args []any
 	if r.MaxAge > 0 {
-		cond, args = append(cond, "updated_at < ?"), append(args, now.Add(-r.MaxAge).UnixMicro())
+		cond, args = append(cond, "updated < ?"), append(args, now.Add(-r.MaxAge).UnixMicro())
 	}
 	if r.MaxCount > 0 {
 		// Older than the MaxCount-th most recently updated session.
 		var updated int64
 		var id string
-		err := s.db.QueryRowContext(ctx, `SELECT updated_at, id FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1 OFFSET ?`,
+		err := s.db.QueryRowContext(ctx, `SELECT `+sqliteUpdatedAt+` AS updated, id FROM sessions ORDER BY updated DESC, id DESC LIMIT 1 OFFSET ?`,
 			r.MaxCount-1).Scan(&updated, &id)
 		switch {
 		case err == nil:
-			cond, args = append(cond, "(updated_at, id) < (?, ?)"), append(args, updated, id)
+			cond, args = append(cond, "(updated, id) < (?, ?)"), append(args, updated, id)
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, err
 		}
@@ -833,9 +908,9 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	if len(cond) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM sessions
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
 		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
-		ORDER BY updated_at, id LIMIT ?`, append(args, now.UnixMicro(), pruneChunk)...)
+		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), pruneChunk)...)
 	if err != nil {
 		return nil, err
 	}
@@ -920,8 +995,8 @@ func (s *SQLite) Close() error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.leaseConn != nil {
-		s.leaseConn.Close()
+	if conn, ok := s.writer.(*sql.Conn); ok {
+		conn.Close()
 	}
 	s.closeStmts()
 	return s.db.Close()

@@ -37,7 +37,7 @@ type Session struct {
 	// Kept by the store and ignored when a session is created:
 	// LastSeq is the seq of the session's last event, which is also its
 	// number of events (0 for none); UpdatedAt is the later of CreatedAt and
-	// the latest Time of its events.
+	// the Time of its last event.
 	LastSeq   int64
 	UpdatedAt time.Time
 }

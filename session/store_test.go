@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session/sessiontest"
 )
 
@@ -335,7 +335,7 @@ func TestUpgradeFromV1(t *testing.T) {
 			`INSERT INTO codemode_migrations VALUES (1, '0001_init.sql', 0)`,
 			fmt.Sprintf(`INSERT INTO sessions VALUES ('full', 'default', %d), ('empty', 'default', %d)`, created.UnixMicro(), created.UnixMicro()),
 			fmt.Sprintf(`INSERT INTO events VALUES ('full', 1, 'user/context', %d, NULL, '{}'), ('full', 2, 'user/context', %d, NULL, '{}'),
-				('full', 3, 'user/context', %d, NULL, '{}')`, created.UnixMicro(), eventTime.UnixMicro(), created.UnixMicro()),
+				('full', 3, 'user/context', %d, NULL, '{}')`, created.UnixMicro(), created.Add(2*time.Hour).UnixMicro(), eventTime.UnixMicro()),
 		} {
 			if _, err := db.Exec(q); err != nil {
 				t.Fatal(err)
@@ -368,8 +368,8 @@ func TestUpgradeFromV1(t *testing.T) {
 		if _, err := conn.Exec(ctx, `INSERT INTO sessions (id, scope, created_at, last_seq) VALUES ('full', 'default', $1, 3), ('empty', 'default', $1, 0)`, created); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conn.Exec(ctx, `INSERT INTO events VALUES ('full', 1, 'user/context', $1, NULL, '{}'), ('full', 2, 'user/context', $2, NULL, '{}'),
-			('full', 3, 'user/context', $1, NULL, '{}')`, created, eventTime); err != nil {
+		if _, err := conn.Exec(ctx, `INSERT INTO events VALUES ('full', 1, 'user/context', $1, NULL, '{}'), ('full', 2, 'user/context', $3, NULL, '{}'),
+			('full', 3, 'user/context', $2, NULL, '{}')`, created, eventTime, created.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		checkUpgraded(t, openPostgres(t, u), created, eventTime)
@@ -381,7 +381,7 @@ func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) 
 	ctx := context.Background()
 	full, err := s.GetSession(ctx, "full")
 	if err != nil || full.LastSeq != 3 || !full.UpdatedAt.Equal(eventTime) || !full.CreatedAt.Equal(created) {
-		t.Fatalf("upgraded session = %+v, %v; want LastSeq 3, UpdatedAt %v", full, err, eventTime)
+		t.Fatalf("upgraded session = %+v, %v; want LastSeq 3, UpdatedAt %v (its last event's time)", full, err, eventTime)
 	}
 	empty, err := s.GetSession(ctx, "empty")
 	if err != nil || empty.LastSeq != 0 || !empty.UpdatedAt.Equal(created) {
@@ -392,5 +392,42 @@ func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) 
 	}
 	if p, err := s.ListSessions(ctx, session.SessionFilter{}); err != nil || len(p.Sessions) != 2 {
 		t.Fatalf("ListSessions after the upgrade = %+v, %v", p, err)
+	}
+}
+
+// TestPostgresWriterSurvivesEndedConnections: the server ends the store's
+// connections (a restart, a failover, pg_terminate_backend); the next
+// writes commit on new ones, once each.
+func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
+	u := postgresSchema(t) + "&application_name=codemode-test-ended"
+	s := openPostgres(t, u)
+	ctx := context.Background()
+	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, strings.Replace(u, "codemode-test-ended", "codemode-test-killer", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for round := 1; round <= 3; round++ {
+		var killed int
+		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'codemode-test-ended' AND datname = current_database()`).Scan(&killed); err != nil {
+			t.Fatal(err)
+		}
+		if killed == 0 {
+			t.Fatal("no connection of the store was found to end")
+		}
+		got, err := s.Append(ctx, "s", ctxEvent(fmt.Sprint(round)))
+		if err != nil {
+			t.Fatalf("round %d: append after the server ended %d connections: %v", round, killed, err)
+		}
+		if got[0].Seq != int64(round) {
+			t.Fatalf("round %d: seq %d", round, got[0].Seq)
+		}
+	}
+	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 3 {
+		t.Fatalf("the log has %d events (%v), want 3: each write once", len(evs), err)
 	}
 }

@@ -40,9 +40,10 @@ type Write struct {
 // including Seq. A session has at most one; saving one that covers fewer
 // events than the saved one does nothing (the saved one is newer).
 type Checkpoint struct {
-	// Seq is the last event the state covers. In a Write with events, 0
-	// stands for the last of them; otherwise it must be at most the
-	// session's last seq.
+	// Seq is the last event the state covers. In a Write with events it
+	// must be 0, which stands for the last of them (a writer that does not
+	// wait cannot know their numbers); in a Write without events it must be
+	// at most the session's last seq.
 	Seq   int64
 	State json.RawMessage
 }
@@ -99,8 +100,8 @@ func (t *Ticket) resolve(events []Event, err error) {
 func FailedTicket(err error) *Ticket { return failed(err) }
 
 // NewTicket returns an unresolved ticket and the function that resolves it,
-// for a Store that wraps another and resolves its writes itself (a
-// later call of resolve does nothing).
+// for a Store that wraps another and resolves its writes itself (a later
+// call of resolve does nothing).
 func NewTicket() (t *Ticket, resolve func(events []Event, err error)) {
 	t = newTicket()
 	var once sync.Once
@@ -188,8 +189,11 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 		if !json.Valid(c.State) || !utf8.Valid(c.State) {
 			return nil, fmt.Errorf("session: checkpoint of %q: state is not UTF-8 JSON", w.SessionID)
 		}
-		if p.create != nil && c.Seq > int64(len(events)) {
-			return nil, fmt.Errorf("session: checkpoint of new session %q covers seq %d, past its %d events", w.SessionID, c.Seq, len(events))
+		if c.Seq != 0 && len(events) > 0 {
+			return nil, fmt.Errorf("session: checkpoint of %q names seq %d in a write with events: want 0, the last of them", w.SessionID, c.Seq)
+		}
+		if p.create != nil && c.Seq > 0 {
+			return nil, fmt.Errorf("session: checkpoint of new session %q covers seq %d, past its events", w.SessionID, c.Seq)
 		}
 		p.checkpoint = &Checkpoint{Seq: c.Seq, State: bytes.Clone(bytes.TrimSpace(c.State))}
 		p.size += len(c.State)

@@ -144,7 +144,7 @@ func testSubmitFailures(t *testing.T, s session.Store) {
 		{"stale lease", session.Write{SessionID: "a", Lease: &stale, Events: ev("lost")}, session.ErrLeaseLost},
 		{"other owner", session.Write{SessionID: "a", Lease: &session.Lease{Owner: "intruder", Token: lease.Token}, Events: ev("lost")}, session.ErrLeaseLost},
 		{"fenced ok", session.Write{SessionID: "a", Lease: &lease, Events: ev("ok 3")}, nil},
-		{"checkpoint past the log", session.Write{SessionID: "a", Events: ev("lost"), Checkpoint: &session.Checkpoint{Seq: 99, State: json.RawMessage(`{}`)}}, errAny},
+		{"checkpoint past the log", session.Write{SessionID: "a", Checkpoint: &session.Checkpoint{Seq: 99, State: json.RawMessage(`{}`)}}, errAny},
 		{"ok 4", session.Write{SessionID: "a", Events: ev("ok 4")}, nil},
 		{"create new", session.Write{SessionID: "n", Create: &session.Session{Scope: "s"}, Events: ev("new 1")}, nil},
 		{"create new again", session.Write{SessionID: "n", Create: &session.Session{}, Events: ev("lost")}, session.ErrExists},
@@ -205,6 +205,8 @@ func testSubmitMalformed(t *testing.T, s session.Store) {
 		{SessionID: "new", Create: &session.Session{Scope: "x"}, Lease: &session.Lease{Owner: "o", Token: 1}},
 		{SessionID: "", Create: &session.Session{}},
 		{SessionID: "new", Create: &session.Session{}, Events: []session.Event{contextEvent("1")}, Checkpoint: &session.Checkpoint{Seq: 2, State: json.RawMessage(`{}`)}},
+		{SessionID: "new", Create: &session.Session{}, Checkpoint: &session.Checkpoint{Seq: 1, State: json.RawMessage(`{}`)}},
+		{SessionID: "s", Events: []session.Event{contextEvent("ok")}, Checkpoint: &session.Checkpoint{Seq: 1, State: json.RawMessage(`{}`)}},
 	}
 	for i, w := range bad {
 		tk := s.Submit(ctx, w)
@@ -305,11 +307,39 @@ func testSessionHeader(t *testing.T, s session.Store) {
 	old.Time = created.Add(-24 * time.Hour)
 	mustAppend(t, s, "h", old)
 	if sess, _ = s.GetSession(ctx, "h"); sess.LastSeq != 1 || !sess.UpdatedAt.Equal(created) {
-		t.Fatalf("after an event older than the session: %+v, want UpdatedAt unchanged", sess)
+		t.Fatalf("after an event older than the session: %+v, want UpdatedAt = CreatedAt", sess)
 	}
 	got := mustAppend(t, s, "h", contextEvent("now"), contextEvent("now too"))
 	if sess, _ = s.GetSession(ctx, "h"); sess.LastSeq != 3 || !sess.UpdatedAt.Equal(got[1].Time) {
 		t.Fatalf("after two events: %+v, want LastSeq 3, UpdatedAt %v", sess, got[1].Time)
+	}
+	// In one burst, the last event of the last write sets it.
+	later, earlier := contextEvent("later"), contextEvent("earlier")
+	later.Time, earlier.Time = got[1].Time.Add(time.Hour), got[1].Time.Add(time.Minute)
+	t1 := s.Submit(ctx, session.Write{SessionID: "h", Events: []session.Event{later}})
+	t2 := s.Submit(ctx, session.Write{SessionID: "h", Events: []session.Event{earlier}})
+	for _, tk := range []*session.Ticket{t1, t2} {
+		if _, err := wait(t, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sess, _ = s.GetSession(ctx, "h"); sess.LastSeq != 5 || !sess.UpdatedAt.Equal(earlier.Time) {
+		t.Fatalf("after a burst: %+v, want UpdatedAt %v (the last event's)", sess, earlier.Time)
+	}
+	// Writes without events leave it, alone or in a burst.
+	for _, n := range []int{1, 3} {
+		var tickets []*session.Ticket
+		for i := 0; i < n; i++ {
+			tickets = append(tickets, s.Submit(ctx, session.Write{SessionID: "h", Checkpoint: &session.Checkpoint{Seq: 5, State: json.RawMessage(`5`)}}))
+		}
+		for _, tk := range tickets {
+			if _, err := wait(t, tk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sess, _ = s.GetSession(ctx, "h"); !sess.UpdatedAt.Equal(earlier.Time) {
+			t.Fatalf("after %d writes without events: UpdatedAt %v, want %v", n, sess.UpdatedAt, earlier.Time)
+		}
 	}
 }
 

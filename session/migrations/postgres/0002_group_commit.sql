@@ -1,6 +1,6 @@
 -- Group commit, leases, checkpoints and session lifecycle.
 --
--- updated_at is the later of created_at and its events' latest time;
+-- updated_at is the later of created_at and its last event's time;
 -- retention deletes by it. It has no index, so that the UPDATE every commit
 -- makes of a session row stays a HOT update; retention scans.
 --
@@ -14,7 +14,8 @@ ALTER TABLE sessions
     ADD COLUMN lease_token   bigint NOT NULL DEFAULT 0,
     ADD COLUMN lease_expires timestamptz;
 
-UPDATE sessions SET updated_at = GREATEST(created_at, (SELECT max(time) FROM events WHERE session_id = sessions.id));
+UPDATE sessions SET updated_at = GREATEST(created_at,
+    (SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1));
 ALTER TABLE sessions ALTER COLUMN updated_at SET NOT NULL;
 
 -- Listing, newest first, optionally by scope; ids compare bytewise.
