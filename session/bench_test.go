@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/codemode/codemode/session"
 	"github.com/codemode/codemode/internal/pgtest"
+	"github.com/codemode/codemode/session"
 )
 
 // The append benchmarks report the cost per event of the log (Append,

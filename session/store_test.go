@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/codemode/codemode/session"
 	"github.com/codemode/codemode/internal/pgtest"
+	"github.com/codemode/codemode/session"
 	"github.com/codemode/codemode/session/sessiontest"
 )
 
