@@ -11,20 +11,19 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/sdkgen"
 	"github.com/codemode/codemode/session"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("version", stderr)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "codemode %s\n", version)
+	fmt.Fprintf(stdout, "codemode %s\n", version.String())
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		fmt.Fprintf(stdout, "go: %s\n", bi.GoVersion)
 		for _, s := range bi.Settings {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/mcp"
 )
 
@@ -23,7 +24,7 @@ func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool
 		}
 		return nil, nil
 	}
-	ups, err := mcp.StartUpstreams(ctx, a, servers, mcp.UpstreamOptions{Logger: log, Version: version})
+	ups, err := mcp.StartUpstreams(ctx, a, servers, mcp.UpstreamOptions{Logger: log, Version: version.String()})
 	if err != nil {
 		return nil, usagef("config: %v", err)
 	}
@@ -101,7 +102,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer ups.Close()
 	log.Info("serving MCP on stdio", "scope", *scope)
-	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version, Upstreams: ups}); err != nil {
+	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version.String(), Upstreams: ups}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"net/url"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/version"
 	httpapi "github.com/codemode/codemode/http"
 	"github.com/codemode/codemode/mcp"
 	"github.com/codemode/codemode/playground"
@@ -77,7 +78,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		closeApp()
 		return err
 	}
-	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version, Upstreams: ups,
+	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version.String(), Upstreams: ups,
 		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) }})
 	// shutdown stops the MCP sessions and upstreams before the store closes.
 	shutdown := func() error {
