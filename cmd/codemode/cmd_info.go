@@ -17,7 +17,6 @@ import (
 	"github.com/codemode/codemode/session"
 )
 
-
 func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("version", stderr)
 	if _, err := parse(fs, args); err != nil {

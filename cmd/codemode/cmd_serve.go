@@ -9,8 +9,8 @@ import (
 	"net/url"
 
 	"github.com/codemode/codemode/config"
-	"github.com/codemode/codemode/internal/version"
 	httpapi "github.com/codemode/codemode/http"
+	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/mcp"
 	"github.com/codemode/codemode/playground"
 )
