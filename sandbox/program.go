@@ -141,6 +141,11 @@ func compile(source string, lang Lang) (p *Program, err error) {
 	if f != nil {
 		return nil, f
 	}
+	if lang == TypeScript {
+		if src, f = lowerNamespaces(src); f != nil {
+			return nil, f
+		}
+	}
 	pos := positions{userLines: strings.Count(source, "\n") + 1}
 	wrapped := wrapPrefix + src + wrapSuffix
 	// goja's compiler panics on internal errors it does not expect; a program must never
@@ -269,7 +274,7 @@ func lowerRegexLiterals(text string) string {
 	}
 	var b strings.Builder
 	last := 0
-	scanCode(text, func(token) {}, func(start, end int) {
+	scanCode(text, scanHooks{regex: func(start, end int) {
 		lit := text[start:end]
 		slash := strings.LastIndexByte(lit, '/')
 		if slash <= 0 {
@@ -286,7 +291,7 @@ func lowerRegexLiterals(text string) string {
 		b.WriteString(jsString(flags))
 		b.WriteString(")")
 		last = end
-	})
+	}})
 	if last == 0 {
 		return text
 	}

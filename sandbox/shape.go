@@ -73,11 +73,17 @@ type token struct {
 // scanWords calls fn for every identifier-like word of src outside comments, strings, template
 // text and regular-expression literals. Like checkNesting it is a scanner, not a parser: it
 // finds statement keywords reliably in the programs models write; the parser judges the rest.
-func scanWords(src string, fn func(t token)) { scanCode(src, fn, nil) }
+func scanWords(src string, fn func(t token)) { scanCode(src, scanHooks{word: fn}) }
 
-// scanCode is scanWords that also reports each regular-expression literal's extent to
-// onRegex (when set).
-func scanCode(src string, fn func(t token), onRegex func(start, end int)) {
+// scanHooks are what scanCode reports; each is optional.
+type scanHooks struct {
+	word  func(t token)        // an identifier-like word
+	regex func(start, end int) // a regular-expression literal's extent
+	close func(at, depth int)  // a closing bracket at offset at, with the depth after it
+}
+
+// scanCode is scanWords that also reports regular-expression literals and closing brackets.
+func scanCode(src string, h scanHooks) {
 	var stack []byte // '$' marks a template hole, '`' a template body, else a bracket
 	depth := 0
 	prev := byte(0)
@@ -162,8 +168,8 @@ func scanCode(src string, fn func(t token), onRegex func(start, end int)) {
 			for i < len(src) && isWordByte(src[i]) {
 				i++ // flags
 			}
-			if onRegex != nil && i <= len(src) {
-				onRegex(reStart, i)
+			if h.regex != nil && i <= len(src) {
+				h.regex(reStart, i)
 			}
 			prev = 'a'
 			continue
@@ -182,13 +188,18 @@ func scanCode(src string, fn func(t token), onRegex func(start, end int)) {
 					continue
 				}
 				depth--
+				if h.close != nil {
+					h.close(i, depth)
+				}
 			}
 		case isWordByte(c):
 			start := i
 			for i < len(src) && isWordByte(src[i]) {
 				i++
 			}
-			fn(token{start: start, end: i, depth: depth, prev: prev, newline: nl})
+			if h.word != nil {
+				h.word(token{start: start, end: i, depth: depth, prev: prev, newline: nl})
+			}
 			prev = 'a'
 			continue
 		}

@@ -158,3 +158,28 @@ func TestPositionsAreTheModelsOwn(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TypeScript allows namespaces only at a file's top level; a program is a function body, so
+// each top-level declaration is compiled on its own and the lines after it keep their numbers.
+func TestTypeScriptNamespaces(t *testing.T) {
+	ts := func(src string) Result { return runLang(t, src, TypeScript, nil, Options{}) }
+	tests := []struct{ name, src, want string }{
+		{"namespace", "namespace N { export const x = 1 }\nreturn N.x", `1`},
+		{"exported namespace with a function", "export namespace N {\n  export const x = 1\n  export function f(): number { return x + 1 }\n}\nreturn [N.f(), N.x]", `[2,1]`},
+		{"module keyword", "module M { export const y: number = 2 }; return M.y", `2`},
+		{"dotted name", "namespace A.B { export const c = 3 }\nreturn A.B.c", `3`},
+		{"ambient declaration", "declare namespace D { const q: number }\nreturn typeof D", `"undefined"`},
+		{"nested in a block stays a syntax error's business", "const module = {exports: 4}; return module.exports", `4`},
+		{"enum inside", "namespace E { export enum Color { Red, Green } }\nreturn E.Color.Green", `1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantValue(t, ts(tt.src), tt.want) })
+	}
+	// Positions after a declaration are the model's own.
+	wantFailure(t, ts("namespace N {\n  export const a = 1\n}\nthrow new Error('at four ' + N.a)"), KindRuntime, "at four 1", "line 4")
+	// A syntax error inside one names its own line.
+	_, err := Compile("const ok = 1\nnamespace N {\n  let y = \n}\nreturn ok", TypeScript)
+	if err == nil || !strings.Contains(err.Error(), "line 4:1") {
+		t.Fatalf("compile error = %v, want one at line 4:1", err)
+	}
+}
