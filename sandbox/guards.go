@@ -555,7 +555,14 @@ func (r *run) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Va
 	if len(call.Arguments) > 1 {
 		args = append(args, call.Arguments[1])
 	}
-	return callOrig(orig, call.This, args...)
+	v, err := orig(call.This, args...)
+	if err != nil {
+		if msg, ok := jsonDiagnosis(text); ok {
+			panic(r.newSyntaxError(msg)) // in Node's words, not Go's decoder's
+		}
+		must(err)
+	}
+	return v
 }
 
 // checkArrayArgs guards Array(n) and new Array(n). Lengths that are not valid array lengths

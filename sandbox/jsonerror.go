@@ -1,0 +1,270 @@
+package sandbox
+
+import (
+	"fmt"
+	"unicode/utf16"
+
+	"github.com/dop251/goja"
+)
+
+// JSON.parse errors in Node's words. goja's JSON.parse reports Go's decoder messages
+// ("invalid character 'b' looking for beginning of object key string"); a model knows V8's
+// ("Expected property name or '}' in JSON at position 1"). When the parse fails, jsonDiagnosis
+// reads the text the way V8's JSON parser does and names the first error as V8 would, with
+// positions in UTF-16 code units. It reports ok=false for text it finds valid (so a reviver's
+// own SyntaxError is never renamed).
+
+// jsonText is the text being diagnosed: a goja string read by UTF-16 code unit.
+type jsonText struct {
+	s   goja.String
+	n   int
+	pos int
+}
+
+// jsonDiag is a diagnosis; it unwinds the scan as a panic value.
+type jsonDiag struct{ msg string }
+
+const (
+	jsonContextChars    = 10 // characters of context on each side of an unexpected token
+	jsonMinContextInput = 21 // shorter texts are quoted whole
+)
+
+func jsonDiagnosis(s goja.String) (msg string, ok bool) {
+	t := &jsonText{s: s, n: s.Length()}
+	defer func() {
+		if x := recover(); x != nil {
+			d, isDiag := x.(jsonDiag)
+			if !isDiag {
+				panic(x)
+			}
+			msg, ok = d.msg, true
+		}
+	}()
+	t.space()
+	t.value()
+	t.space()
+	if t.pos < t.n {
+		panic(jsonDiag{fmt.Sprintf("Unexpected non-whitespace character after JSON at position %d", t.pos)})
+	}
+	return "", false
+}
+
+func (t *jsonText) at() int {
+	if t.pos >= t.n {
+		return -1
+	}
+	return int(t.s.CharAt(t.pos))
+}
+
+func (t *jsonText) space() {
+	for t.pos < t.n {
+		switch t.s.CharAt(t.pos) {
+		case ' ', '\t', '\n', '\r':
+			t.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (t *jsonText) failAt(what string) {
+	panic(jsonDiag{fmt.Sprintf("%s in JSON at position %d", what, t.pos)})
+}
+
+// unexpected is V8's message for the token at pos when no particular one was expected.
+func (t *jsonText) unexpected() {
+	c := t.at()
+	switch {
+	case c < 0:
+		panic(jsonDiag{"Unexpected end of JSON input"})
+	case c == '-' || c >= '0' && c <= '9':
+		t.failAt("Unexpected number")
+	case c == '"':
+		t.failAt("Unexpected string")
+	}
+	whole := t.s.String()
+	switch whole {
+	case "NaN", "Infinity", "undefined", "[object Object]":
+		panic(jsonDiag{fmt.Sprintf("%q is not valid JSON", whole)})
+	}
+	token := string(utf16.Decode([]uint16{uint16(c)}))
+	var quoted string
+	switch {
+	case t.n < jsonMinContextInput:
+		quoted = `"` + whole + `"`
+	case t.pos < jsonContextChars:
+		quoted = `"` + t.s.Substring(0, t.pos+jsonContextChars).String() + `"...`
+	case t.pos < t.n-jsonContextChars:
+		quoted = `..."` + t.s.Substring(t.pos-jsonContextChars, t.pos+jsonContextChars).String() + `"...`
+	default:
+		quoted = `..."` + t.s.Substring(t.pos-jsonContextChars, t.n).String() + `"`
+	}
+	panic(jsonDiag{fmt.Sprintf("Unexpected token '%s', %s is not valid JSON", token, quoted)})
+}
+
+func (t *jsonText) value() {
+	switch c := t.at(); {
+	case c == '"':
+		t.str()
+	case c == '-' || c >= '0' && c <= '9':
+		t.number()
+	case c == '{':
+		t.object()
+	case c == '[':
+		t.array()
+	case c == 't':
+		t.literal("true")
+	case c == 'f':
+		t.literal("false")
+	case c == 'n':
+		t.literal("null")
+	default:
+		t.unexpected()
+	}
+}
+
+func (t *jsonText) literal(word string) {
+	for i := 0; i < len(word); i++ {
+		if t.at() != int(word[i]) {
+			t.unexpected()
+		}
+		t.pos++
+	}
+}
+
+func (t *jsonText) digits() int {
+	start := t.pos
+	for c := t.at(); c >= '0' && c <= '9'; c = t.at() {
+		t.pos++
+	}
+	return t.pos - start
+}
+
+func (t *jsonText) number() {
+	if t.at() == '-' {
+		t.pos++
+		if c := t.at(); c < '0' || c > '9' {
+			t.failAt("No number after minus sign")
+		}
+	}
+	if t.at() == '0' {
+		t.pos++
+		if c := t.at(); c >= '0' && c <= '9' {
+			t.failAt("Unexpected number")
+		}
+	} else {
+		t.digits()
+	}
+	if t.at() == '.' {
+		t.pos++
+		if t.digits() == 0 {
+			t.failAt("Unterminated fractional number")
+		}
+	}
+	if c := t.at(); c == 'e' || c == 'E' {
+		t.pos++
+		if c := t.at(); c == '+' || c == '-' {
+			t.pos++
+		}
+		if t.digits() == 0 {
+			t.failAt("Exponent part is missing a number")
+		}
+	}
+}
+
+func (t *jsonText) str() {
+	t.pos++ // the opening quote
+	for {
+		c := t.at()
+		switch {
+		case c < 0:
+			t.failAt("Unterminated string")
+		case c == '"':
+			t.pos++
+			return
+		case c < 0x20:
+			t.failAt("Bad control character in string literal")
+		case c == '\\':
+			t.pos++
+			switch t.at() {
+			case -1:
+				panic(jsonDiag{"Unexpected end of JSON input"})
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for i := 0; i < 4; i++ {
+					t.pos++
+					if !isHex(t.at()) {
+						t.failAt("Bad Unicode escape")
+					}
+				}
+			default:
+				t.failAt("Bad escaped character")
+			}
+		}
+		t.pos++
+	}
+}
+
+func isHex(c int) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func (t *jsonText) object() {
+	t.pos++
+	t.space()
+	if t.at() == '}' {
+		t.pos++
+		return
+	}
+	for first := true; ; first = false {
+		if t.at() != '"' {
+			if first {
+				t.failAt("Expected property name or '}'")
+			}
+			t.failAt("Expected double-quoted property name")
+		}
+		t.str()
+		t.space()
+		if t.at() != ':' {
+			if first {
+				t.failAt("Expected ':' after property name")
+			}
+			t.unexpected() // V8 (Node 20) names only the token after a later key
+		}
+		t.pos++
+		t.space()
+		t.value()
+		t.space()
+		switch t.at() {
+		case ',':
+			t.pos++
+			t.space()
+		case '}':
+			t.pos++
+			return
+		default:
+			t.failAt("Expected ',' or '}' after property value")
+		}
+	}
+}
+
+func (t *jsonText) array() {
+	t.pos++
+	t.space()
+	if t.at() == ']' {
+		t.pos++
+		return
+	}
+	for {
+		t.value()
+		t.space()
+		switch t.at() {
+		case ',':
+			t.pos++
+			t.space()
+		case ']':
+			t.pos++
+			return
+		default:
+			t.failAt("Expected ',' or ']' after array element")
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// Messages recorded from Node 20's JSON.parse.
+func TestJSONParseErrorsInNodesWords(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"{bad", "Expected property name or '}' in JSON at position 1"},
+		{`{"a":1,}`, "Expected double-quoted property name in JSON at position 7"},
+		{"abc", `Unexpected token 'a', "abc" is not valid JSON`},
+		{"", "Unexpected end of JSON input"},
+		{"   ", "Unexpected end of JSON input"},
+		{"[1,]", `Unexpected token ']', "[1,]" is not valid JSON`},
+		{`{"a":1} x`, "Unexpected non-whitespace character after JSON at position 8"},
+		{`"abc`, "Unterminated string in JSON at position 4"},
+		{`{"a" 1}`, "Expected ':' after property name in JSON at position 5"},
+		{"[1 2]", "Expected ',' or ']' after array element in JSON at position 3"},
+		{`{"a":1 "b":2}`, "Expected ',' or '}' after property value in JSON at position 7"},
+		{`"\x"`, "Bad escaped character in JSON at position 2"},
+		{"\"a\nb\"", "Bad control character in string literal in JSON at position 2"},
+		{"-", "No number after minus sign in JSON at position 1"},
+		{"1.", "Unterminated fractional number in JSON at position 2"},
+		{"01", "Unexpected number in JSON at position 1"},
+		{"1e+", "Exponent part is missing a number in JSON at position 3"},
+		{`"\u12"`, "Bad Unicode escape in JSON at position 5"},
+		{"undefined", `"undefined" is not valid JSON`},
+		{"{", "Expected property name or '}' in JSON at position 1"},
+		{`{"a":1,"b" "c"}`, "Unexpected string in JSON at position 11"},
+		{`[{"a":1,"b" 2}]`, "Unexpected number in JSON at position 12"},
+		{`{"a":1,"b"`, "Unexpected end of JSON input"},
+		{"[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,x]", `Unexpected token 'x', ...",18,19,20,x]" is not valid JSON`},
+		{"[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,x,17,18,19,20,21,22,23]", `Unexpected token 'x', ...",13,14,15,x,17,18,19"... is not valid JSON`},
+		{"[x,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18]", `Unexpected token 'x', "[x,2,3,4,5,"... is not valid JSON`},
+		{"x                   ", `Unexpected token 'x', "x                   " is not valid JSON`},
+		{"x                    ", `Unexpected token 'x', "x         "... is not valid JSON`},
+		{"\"😀\"x", "Unexpected non-whitespace character after JSON at position 4"},
+		{"\"😀\u0001\"", "Bad control character in string literal in JSON at position 3"},
+	}
+	for _, tt := range tests {
+		src := "try { JSON.parse(" + jsString(tt.text) + "); return 'parsed' } catch (e) { return e.name + ': ' + e.message }"
+		wantValue(t, runJS(t, src, nil), jsonQuote(t, "SyntaxError: "+tt.want))
+	}
+	// A reviver's own SyntaxError is the reviver's, not renamed.
+	wantValue(t, runJS(t, `try { JSON.parse('{"a":1}', () => { throw new SyntaxError("mine") }) } catch (e) { return e.message }`, nil), `"mine"`)
+}
+
+func jsonQuote(t *testing.T, s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The diagnosis agrees with a JSON parser on what is valid, and never panics.
+func FuzzJSONDiagnosis(f *testing.F) {
+	for _, s := range []string{"{bad", `{"a":[1,2,{"b":null}]}`, "01", `"\u12"`, "[1,]", "tru", "-0.5e+3", "\"😀\""} {
+		f.Add(s)
+	}
+	rt := goja.New()
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError) {
+			return
+		}
+		msg, bad := jsonDiagnosis(rt.ToValue(s).(goja.String))
+		if valid := json.Valid([]byte(s)); valid == bad {
+			t.Fatalf("json.Valid(%q) = %v, but the diagnosis says %q", s, valid, msg)
+		}
+	})
+}
