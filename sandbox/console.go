@@ -564,7 +564,19 @@ func (r *run) describeThrown(v goja.Value) string {
 	return msg
 }
 
-func (r *run) describe(v goja.Value) string {
+func (r *run) describe(v goja.Value) string { return r.describeAt(v, 0) }
+
+// maxErrorNesting bounds how deep a description follows causes and an AggregateError's
+// errors; maxAggregated bounds how many of its errors it lists.
+const (
+	maxErrorNesting = 3
+	maxAggregated   = 10
+)
+
+// describeAt describes v as an error nested depth levels inside the one thrown: an Error's
+// own cause and an AggregateError's errors follow on lines of their own, indented, as Node
+// prints them ("[cause]: …", "[errors]: …").
+func (r *run) describeAt(v goja.Value, depth int) string {
 	o, ok := v.(*goja.Object)
 	if !ok {
 		if v != nil && goja.IsString(v) {
@@ -572,35 +584,60 @@ func (r *run) describe(v goja.Value) string {
 		}
 		return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
 	}
-	if o.ExportType() != proxyType && o.ClassName() == "Error" {
-		name, msg := "Error", ""
-		if n := o.Get("name"); n != nil && !goja.IsUndefined(n) {
-			name = n.String()
+	if o.ExportType() == proxyType || o.ClassName() != "Error" {
+		return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
+	}
+	name, msg := "Error", ""
+	if n := o.Get("name"); n != nil && !goja.IsUndefined(n) {
+		name = n.String()
+	}
+	if m := o.Get("message"); m != nil && !goja.IsUndefined(m) {
+		msg = m.String()
+	}
+	var text string
+	switch {
+	case name == "ToolCallError":
+		tool := ""
+		if t := o.Get("toolName"); t != nil && !goja.IsUndefined(t) {
+			tool = t.String()
 		}
-		if m := o.Get("message"); m != nil && !goja.IsUndefined(m) {
-			msg = m.String()
-		}
-		if name == "ToolCallError" {
-			tool := ""
-			if t := o.Get("toolName"); t != nil && !goja.IsUndefined(t) {
-				tool = t.String()
-			}
-			text := fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
-			if st := o.Get("stack"); st != nil && goja.IsString(st) {
-				text += r.errorLocation(st.String())
-			}
-			return text
-		}
-		text := name
-		if msg != "" {
-			text += ": " + msg + hostHint(name, msg)
-		}
-		if st := o.Get("stack"); st != nil && goja.IsString(st) {
-			text += r.errorLocation(st.String())
-		}
+		text = fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
+	case msg != "":
+		text = name + ": " + msg + hostHint(name, msg)
+	default:
+		text = name
+	}
+	if st := o.Get("stack"); st != nil && goja.IsString(st) {
+		text += r.errorLocation(st.String())
+	}
+	if depth >= maxErrorNesting {
 		return text
 	}
-	return r.formatLog([]goja.Value{v}, maxMessageBytes+1)
+	indent := strings.Repeat("  ", depth+1)
+	if errs, ok := o.Get("errors").(*goja.Object); ok && name == "AggregateError" && errs.ClassName() == "Array" {
+		n := int(errs.Get("length").ToInteger())
+		text += "\n" + indent + "[errors]:"
+		for i := 0; i < n && i < maxAggregated; i++ {
+			text += "\n" + indent + "  " + r.describeAt(errs.Get(strconv.Itoa(i)), depth+2)
+		}
+		if n > maxAggregated {
+			text += fmt.Sprintf("\n%s  … and %d more", indent, n-maxAggregated)
+		}
+	}
+	if o.GetOwnPropertyNames() != nil && hasOwn(o, "cause") {
+		text += "\n" + indent + "[cause]: " + r.describeAt(o.Get("cause"), depth+1)
+	}
+	return text
+}
+
+// hasOwn reports whether o has an own property named key.
+func hasOwn(o *goja.Object, key string) bool {
+	for _, k := range o.GetOwnPropertyNames() {
+		if k == key {
+			return true
+		}
+	}
+	return false
 }
 
 // stackFrame matches a frame of the program in a goja stack trace: program.js or program.ts

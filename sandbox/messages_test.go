@@ -117,3 +117,25 @@ func FuzzNoGoInternalsInMessages(f *testing.F) {
 		}
 	})
 }
+
+// An uncaught error's cause and an AggregateError's errors are part of its message, as Node
+// prints them, indented, with each one's own line.
+func TestThrownErrorsShowCauseAndErrors(t *testing.T) {
+	res := runJS(t, "const inner = new Error('inner')\nthrow new Error('outer', {cause: inner})", nil)
+	wantFailure(t, res, KindRuntime, "Error: outer (at line 2:7)\n  [cause]: Error: inner (at line 1:15)")
+	res = runJS(t, "throw new AggregateError([new TypeError('a'), 'b'], 'both failed')", nil)
+	wantFailure(t, res, KindRuntime, "AggregateError: both failed (at line 1:7)\n  [errors]:\n    TypeError: a (at line 1:27)\n    b")
+	res = runJS(t, "throw new Error('x', {cause: undefined})", nil)
+	wantFailure(t, res, KindRuntime, "Error: x (at line 1:7)\n  [cause]: undefined")
+	res = runJS(t, "throw new Error('no cause')", nil)
+	if strings.Contains(res.Err.Error(), "[cause]") {
+		t.Fatalf("an error without a cause shows one: %v", res.Err)
+	}
+	// Nesting and the number of errors listed are bounded.
+	res = runJS(t, "let e = new Error('e0'); for (let i = 1; i < 50; i++) e = new Error('e' + i, {cause: e}); throw e", nil)
+	if n := strings.Count(res.Err.Error(), "[cause]"); n != maxErrorNesting {
+		t.Fatalf("%d causes shown, want %d: %v", n, maxErrorNesting, res.Err)
+	}
+	res = runJS(t, "throw new AggregateError(Array.from({length: 25}, (_, i) => new Error('n' + i)))", nil)
+	wantFailure(t, res, KindRuntime, "n9", "… and 15 more")
+}
