@@ -255,7 +255,7 @@ type RunRequest struct {
 	Timeout     time.Duration
 }
 
-// RunResult is the run result of CONTRACT.md: the run_code result in its
+// RunResult is the run result of docs/contract.md: the run_code result in its
 // wire form, with its value and its settled SDK calls (each the payload of
 // its tool/code-dispatch event) in submission order.
 type RunResult struct {

@@ -1,4 +1,4 @@
-// Package config reads codemode's YAML configuration file (CONTRACT.md):
+// Package config reads codemode's YAML configuration file (docs/contract.md):
 // every key optional, unknown keys rejected, every error one line naming
 // the key. Flags override the file; Default is what `codemode serve` runs
 // with no file at all.

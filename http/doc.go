@@ -1,4 +1,4 @@
-// Package httpapi is codemode's HTTP service: the REST API of CONTRACT.md
+// Package httpapi is codemode's HTTP service: the REST API of docs/contract.md
 // over an assembled app.App, on a chi router.
 //
 // A request passes, in order: metrics and panic recovery; for /v1 the body

@@ -205,7 +205,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, status int, code 
 	return e.Error.Message
 }
 
-// runResult is the run result of CONTRACT.md as a client reads it.
+// runResult is the run result of docs/contract.md as a client reads it.
 type runResult struct {
 	SessionID string          `json:"session_id"`
 	CallID    string          `json:"call_id"`

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// checker is the runtime invariant of seed §18, mounted on every runtime the
+// checker is the runtime's invariant, mounted on every runtime the
 // tests build: per execution, stages begin in pipeline order (the body may
 // repeat under a retry wrapper), and every stage sees the same token and the
 // same frozen arguments.

@@ -11,7 +11,7 @@ import (
 	"github.com/codemode/codemode/internal/golden"
 )
 
-// demoTools is the demo tool pack of CONTRACT.md (examples/tools) as a registry view presents
+// demoTools is the demo tool pack (examples/tools, docs/contract.md) as a registry view presents
 // it to the SDK generator.
 func demoTools() []Tool {
 	pack := demo.New().Tools()

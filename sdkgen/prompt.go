@@ -40,7 +40,7 @@ const DefaultPlatform = "ES2024, Intl, URL, TextEncoder, atob, crypto.randomUUID
 func Prompt(s *Set) []byte { return PromptWith(s, PromptOptions{}) }
 
 // PromptWith renders what a model reads up front to use run_code: the program contract
-// (CONTRACT.md "Program", DESIGN.md §6) in as few words as it can be said — the program's
+// (docs/contract.md "The program") in as few words as it can be said — the program's
 // shape, what a call returns, when promises settle, how values cross, the limits, how failures
 // surface, what the runtime offers — one short example, and the set's declarations with each
 // tool on one line (its JSDoc summary, then its signature with property JSDoc inline). It has no

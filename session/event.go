@@ -13,7 +13,7 @@ import (
 	"github.com/codemode/codemode/runtime"
 )
 
-// The event types of the log (CONTRACT.md).
+// The event types of the log (docs/contract.md).
 const (
 	// TypeToolCall is appended before a top-level call runs; payload ToolCall.
 	TypeToolCall = "tool/call"
@@ -209,7 +209,7 @@ func checkData(data []byte) ([]byte, error) {
 // maxTypeLen bounds an event type; types are short identifiers like "tool/call".
 const maxTypeLen = 64
 
-// checkType accepts the CONTRACT types and any other short, printable, ASCII
+// checkType accepts the types above and any other short, printable, ASCII
 // identifier without spaces, so a newer writer's events still round-trip.
 func checkType(typ string) error {
 	if typ == "" {
