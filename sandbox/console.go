@@ -472,6 +472,17 @@ func (in *inspector) plain(o *goja.Object, cls string, depth int) {
 		prefix = cls + " "
 	}
 	keys := o.Keys()
+	switch prefix {
+	case "URL ":
+		if in.r.webClass(o, "URL") {
+			keys = urlInspectKeys
+		}
+	case "URLSearchParams ":
+		if pairs, ok := in.r.searchParamsPairs(o); ok {
+			in.searchParams(pairs, depth)
+			return
+		}
+	}
 	if len(keys) == 0 {
 		in.write(prefix + "{}")
 		return
@@ -486,6 +497,29 @@ func (in *inspector) plain(o *goja.Object, cls string, depth int) {
 	}
 	in.write(prefix)
 	in.properties(o, keys, depth)
+}
+
+// urlInspectKeys are the properties Node shows of a URL, in its order.
+var urlInspectKeys = []string{"href", "origin", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "searchParams", "hash"}
+
+// searchParams renders a URLSearchParams's pairs as Node does: URLSearchParams { 'a' => '1' }.
+func (in *inspector) searchParams(pairs [][2]string, depth int) {
+	if len(pairs) == 0 {
+		in.write("URLSearchParams {}")
+		return
+	}
+	in.write("URLSearchParams { ")
+	for i, p := range pairs {
+		if i == inspectItems || in.full {
+			in.write(fmt.Sprintf(", ... %d more items", len(pairs)-i))
+			break
+		}
+		if i > 0 {
+			in.write(", ")
+		}
+		in.write(quote(p[0]) + " => " + quote(p[1]))
+	}
+	in.write(" }")
 }
 
 func (in *inspector) properties(o *goja.Object, keys []string, depth int) {

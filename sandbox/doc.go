@@ -27,7 +27,7 @@
 //   - console.log/info/warn/error/debug: captured alike, formatted like Node's util.format
 //     (goja_nodejs's formatter prints objects as [object Object], so this package has its own).
 //   - setTimeout/clearTimeout: timers on the run's job queue, stopped when the run ends.
-//   - URL and URLSearchParams, from goja_nodejs's url module, built on first use.
+//   - URL and URLSearchParams (WHATWG URL Standard, parsed by github.com/nlnwa/whatwg-url), built on first use.
 //   - nothing else beyond ECMAScript built-ins: no require, process, file system or network.
 //
 // Importing this package sets regexp2's process-wide default match timeout (see
