@@ -155,6 +155,19 @@ const maxNoticeLine = 500
 
 func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
+// errorMessage is what the program's ToolCallError says of a failed call: the pipeline's
+// message and, for arguments the tool refused, the signature it expects (from the SDK), so
+// the fix is in the message.
+func (r *run) errorMessage(name string, res *runtime.Result) string {
+	msg := res.Error().Message
+	if res.Code() == registry.CodeInvalidArgs {
+		if sig, ok := Signature(r.view, name); ok {
+			msg += "; its signature: " + sig
+		}
+	}
+	return msg
+}
+
 // Has implements sandbox.Host: the tools of the view as the run started;
 // run_code is never one.
 func (r *run) Has(name string) bool { return r.view.HasSDKTool(name) }
@@ -219,7 +232,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 			r.mu.Unlock()
 			switch value := res.Value().Bytes(); {
 			case res.IsError():
-				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: string(res.Code()), Message: res.Error().Message}})
+				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: string(res.Code()), Message: r.errorMessage(c.Name, res)}})
 			case len(value) > r.maxValueBytes:
 				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: "LIMIT", Message: fmt.Sprintf(
 					"the tool's value is %s, over the %s a program may receive from one call (limits.max_sub_call_bytes): ask the tool for less (a page, a filter, fewer fields)",

@@ -11,6 +11,7 @@ import (
 	"github.com/codemode/codemode/internal/golden"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
+	"github.com/codemode/codemode/registry/schema"
 	"github.com/codemode/codemode/sandbox"
 )
 
@@ -81,5 +82,35 @@ func TestUnfinishedCallsAreInTheValue(t *testing.T) {
 	want := `"unfinished_calls":[{"tool":"hold","line":1,"state":"` + first + `"},{"tool":"hold","line":2,"state":"abandoned"}]`
 	if got := r.Value().String(); !strings.Contains(got, want) {
 		t.Fatalf("value %s, want %s", got, want)
+	}
+}
+
+// A call the tool's parameters refuse tells the program what the tool expects: the message of
+// its ToolCallError ends with the tool's signature from the SDK.
+func TestInvalidArgumentsShowTheSignature(t *testing.T) {
+	e := newEnv(t, bridge.Options{})
+	def := registry.MustDefine(registry.Definition{
+		Name:       "math_add",
+		Parameters: &schema.Node{Type: "object", Required: []string{"a", "b"}, Properties: map[string]*schema.Node{"a": {Type: "number"}, "b": {Type: "number"}}},
+		Output:     &schema.Node{Type: "number"},
+		Behavior:   registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return 0, nil }},
+	})
+	if _, err := e.reg.Register("s", def); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(context.Background(), `try { await tools.math_add({a: "1"}) } catch (err) { return [err.code, err.message] }`)
+	_, got := value(t, r)
+	for _, want := range []string{`"INVALID_ARGS"`, "; its signature: tools.math_add(args: { a: number; b: number; [key: string]: unknown }): Promise<number>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("result %s lacks %q", got, want)
+		}
+	}
+	// Other failures carry no signature.
+	e.tool("util_fail", false, func(context.Context, registry.Exec, frozen.Value) (any, error) {
+		return nil, registry.Errorf(registry.CodeToolFailed, "the disk is full")
+	})
+	_, got = value(t, e.run(context.Background(), `try { await tools.util_fail({}) } catch (err) { return err.message }`))
+	if strings.Contains(got, "signature") {
+		t.Errorf("a tool failure shows a signature: %s", got)
 	}
 }

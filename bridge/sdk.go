@@ -41,3 +41,14 @@ func SDK(v *registry.View) *sdkgen.Set {
 		return sdkgen.NewSet(in)
 	}).(*sdkgen.Set)
 }
+
+// Signature is the TypeScript signature of the view's tool name as the SDK declares it
+// (`tools.name(args: {…}): Promise<…>`); ok is false for a name outside the SDK.
+func Signature(v *registry.View, name string) (string, bool) {
+	for _, t := range SDK(v).Tools() {
+		if t.Name == name {
+			return "tools." + sdkgen.Signature(t), true
+		}
+	}
+	return "", false
+}
