@@ -162,6 +162,9 @@ func RedactURL(s string) string {
 	if err != nil {
 		return "(unparsable store URL)"
 	}
+	if _, has := u.User.Password(); !has {
+		return s
+	}
 	return u.Redacted()
 }
 
