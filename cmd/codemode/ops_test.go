@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/session"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -265,4 +268,59 @@ func TestServeLogFormatFlag(t *testing.T) {
 		t.Fatalf("no JSON listening line (found %v)", found)
 	}
 	cancel()
+}
+
+// TestRetentionPrunes: serve's background retention deletes beyond
+// max_count at once and again each interval, until its context ends.
+func TestRetentionPrunes(t *testing.T) {
+	st := session.NewMemory()
+	ctx := context.Background()
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if err := st.CreateSession(ctx, session.Session{ID: id, Scope: "default"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log bytes.Buffer
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pruneSessions(pctx, st, config.Retention{MaxCount: 1, Interval: config.Duration(time.Hour)}, slog.New(slog.NewTextHandler(&syncWriter{w: &log}, nil)))
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		page, err := st.ListSessions(ctx, session.SessionFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Sessions) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions left, want 1", len(page.Sessions))
+		}
+	}
+	cancel()
+	<-done
+	if got := log.String(); !strings.Contains(got, "max_count=1") || !strings.Contains(got, "deleted sessions") || !strings.Contains(got, "sessions=2") {
+		t.Errorf("log: %s", got)
+	}
+	// No limit: nothing is deleted, and the loop does not start.
+	finished := make(chan struct{})
+	go func() {
+		pruneSessions(ctx, st, config.Retention{Interval: config.Duration(time.Millisecond)}, slog.New(slog.DiscardHandler))
+		close(finished)
+	}()
+	<-finished
+}
+
+// syncWriter serializes writes to a buffer shared with the test.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
