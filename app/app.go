@@ -304,9 +304,10 @@ type RunRequest struct {
 	Timeout     time.Duration
 }
 
-// RunResult is the run result of CONTRACT.md: the run_code result in its
-// wire form, with its value and its settled SDK calls (each the payload of
-// its tool/code-dispatch event) in submission order.
+// RunResult is the result of POST /v1/run and codemode run --json: the
+// run_code result in its wire form, with its value and its settled SDK
+// calls (each the payload of its tool/code-dispatch event) in submission
+// order.
 type RunResult struct {
 	SessionID string                  `json:"session_id"`
 	CallID    string                  `json:"call_id"`

@@ -324,3 +324,16 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestStoreThatCannotOpen: one line naming the path and the fix, status 1,
+// from every command that opens the store.
+func TestStoreThatCannotOpen(t *testing.T) {
+	blocker := writeFile(t, "not-a-dir", "")
+	store := "sqlite://" + filepath.Join(blocker, "codemode.db")
+	for _, cmd := range [][]string{{"serve", "--addr", "127.0.0.1:0", "--store", store}, {"mcp", "--store", store}} {
+		code, _, errs := runCLI(t, "", cmd...)
+		if code != 1 || !strings.Contains(errs, "cannot open the session store "+blocker) || !strings.Contains(errs, "--store") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", cmd, code, errs)
+		}
+	}
+}
