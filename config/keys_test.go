@@ -154,3 +154,20 @@ func TestDefaultStore(t *testing.T) {
 		}
 	}
 }
+
+// FuzzApplyEnv: any value of any variable is applied or refused with an
+// error naming the variable; never a panic.
+func FuzzApplyEnv(f *testing.F) {
+	f.Add(0, "1.5")
+	f.Add(1, "[{tool: x, decision: ask}]")
+	f.Add(2, "{a: {parent: default}}")
+	f.Fuzz(func(t *testing.T, i int, val string) {
+		keys := Keys()
+		k := keys[(i%len(keys)+len(keys))%len(keys)]
+		c := Default()
+		err := c.ApplyEnv(lookupIn(map[string]string{k.Env: val}))
+		if err != nil && !strings.Contains(err.Error(), k.Env) {
+			t.Fatalf("%s=%q: error does not name the variable: %v", k.Env, val, err)
+		}
+	})
+}
