@@ -2,14 +2,28 @@
 GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
+# The version stamped into the binary (codemode version, --version): the
+# nearest tag, else the commit, "-dirty" when the tree has changes; "dev"
+# outside a git checkout.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/codemode/codemode/internal/version.value=$(VERSION)
+# pipefail: make test's status is go test's, not the summary's.
+SHELL := /bin/bash -o pipefail
 
-.PHONY: build test bench bench-table fuzz lint cover run load
+.PHONY: build install test bench bench-table fuzz lint cover run load
 
 build:
-	$(GO) build -o bin/codemode ./cmd/codemode
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/codemode ./cmd/codemode
 
+# Puts codemode on PATH: into $(go env GOBIN), else $(go env GOPATH)/bin.
+install:
+	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/codemode
+
+# Readable output (package lines, failing tests whole), then every skipped
+# test with its reason.
 test:
-	$(GO) test -race $(PKGS)
+	$(GO) build -o bin/testsummary ./cmd/testsummary
+	$(GO) test -race -json $(PKGS) | bin/testsummary
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -12,6 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -61,6 +64,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if err := a.buildScopes(); err != nil {
 		return nil, err
 	}
+	if err := a.checkGlobs(); err != nil {
+		return nil, err
+	}
 	a.Runtime = runtime.New(a.Registry, runtime.Options{})
 	a.Runtime.AddAround(runtime.Timeout(cfg.Limits.Timeout.Std()))
 	a.mountPolicies()
@@ -91,7 +97,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	store := opts.Store
 	if store == nil {
 		var err error
-		if store, err = session.Open(ctx, cfg.Store, session.Options{Durability: session.Durability(cfg.Durability)}); err != nil {
+		if store, err = openStore(ctx, cfg); err != nil {
 			a.closeWorkers()
 			return nil, err
 		}
@@ -117,6 +123,49 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	return a, nil
+}
+
+// StoreError is a store that could not be opened: one line naming the
+// store and the fix.
+type StoreError struct {
+	Store string // the URL, its password redacted
+	Err   error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("cannot open the session store %s: %v (point store, CODEMODE_STORE or --store at a writable file, a reachable database, or memory://)", e.Store, e.Err)
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// openStore opens the configured store, creating a SQLite file's
+// directories (with their parents) first.
+func openStore(ctx context.Context, cfg config.Config) (session.Store, error) {
+	if p, ok := config.SQLitePath(cfg.Store); ok {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, &StoreError{p, err}
+		}
+	}
+	st, err := session.Open(ctx, cfg.Store, session.Options{Durability: session.Durability(cfg.Durability)})
+	if err != nil {
+		return nil, &StoreError{RedactURL(cfg.Store), err}
+	}
+	return st, nil
+}
+
+// RedactURL hides a password in a store URL, for logs and errors.
+func RedactURL(s string) string {
+	if p, ok := config.SQLitePath(s); ok {
+		return p
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable store URL)"
+	}
+	if _, has := u.User.Password(); !has {
+		return s
+	}
+	return u.Redacted()
 }
 
 // sharedStore reports whether other processes may use the store at once.
@@ -169,7 +218,7 @@ func (a *App) buildScopes() error {
 			mode = a.scopeMode(sc.Parent)
 		}
 		if err := a.Registry.CreateScope(name, sc.Parent, registry.Mode(mode)); err != nil {
-			return fmt.Errorf("config: scopes.%s: %w", name, err)
+			return config.Errorf("scopes.%s: %v", name, err)
 		}
 	}
 	if cfg.DemoEnabled() {
@@ -184,7 +233,7 @@ func (a *App) buildScopes() error {
 			continue
 		}
 		if _, err := a.Registry.Restrict(name, registry.Filter{Allow: r.Allow, Deny: r.Deny}); err != nil {
-			return fmt.Errorf("config: scopes.%s.restrict: %w", name, err)
+			return config.Errorf("scopes.%s.restrict: %v", name, err)
 		}
 	}
 	return nil
@@ -255,9 +304,10 @@ type RunRequest struct {
 	Timeout     time.Duration
 }
 
-// RunResult is the run result of docs/contract.md: the run_code result in its
-// wire form, with its value and its settled SDK calls (each the payload of
-// its tool/code-dispatch event) in submission order.
+// RunResult is the result of POST /v1/run and codemode run --json: the
+// run_code result in its wire form, with its value and its settled SDK
+// calls (each the payload of its tool/code-dispatch event) in submission
+// order.
 type RunResult struct {
 	SessionID string                  `json:"session_id"`
 	CallID    string                  `json:"call_id"`

@@ -1,7 +1,3 @@
-// Package config reads codemode's YAML configuration file (docs/contract.md):
-// every key optional, unknown keys rejected, every error one line naming
-// the key. Flags override the file; Default is what `codemode serve` runs
-// with no file at all.
 package config
 
 import (
@@ -13,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,6 +36,29 @@ type Config struct {
 	Guards     []Guard                `yaml:"guards"`
 	MCPServers []MCPServer            `yaml:"mcp_servers"`
 	APIKeys    []APIKey               `yaml:"api_keys"`
+	Log        Log                    `yaml:"log"`
+	Sessions   Sessions               `yaml:"sessions"`
+}
+
+// Log configures the process's log (standard error).
+type Log struct {
+	Format string `yaml:"format"` // "text" (the default) or "json"
+	Level  string `yaml:"level"`  // "debug", "info" (the default), "warn" or "error"
+}
+
+// Sessions configures the sessions kept in the store.
+type Sessions struct {
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention is what `codemode serve` keeps of the session log: every
+// Interval it deletes the sessions not updated for MaxAge and those beyond
+// the MaxCount most recently updated. A zero MaxAge or MaxCount sets no
+// limit; with both zero nothing is deleted.
+type Retention struct {
+	MaxAge   Duration `yaml:"max_age"`
+	MaxCount int      `yaml:"max_count"`
+	Interval Duration `yaml:"interval"`
 }
 
 // Limits bound one run.
@@ -198,7 +219,7 @@ const DefaultScope = "default"
 func Default() Config {
 	return Config{
 		Listen:     "127.0.0.1:8080",
-		Store:      "sqlite://codemode.db",
+		Store:      DefaultStore(),
 		Durability: "full",
 		Mode:       "both",
 		Isolation:  "process",
@@ -233,39 +254,92 @@ func Default() Config {
 			IdleTTL:         Duration(24 * time.Hour),
 		},
 		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
+		Log:       Log{Format: "text", Level: "info"},
+		Sessions:  Sessions{Retention: Retention{Interval: Duration(10 * time.Minute)}},
 	}
+}
+
+// DefaultStore is the store of a configuration that names none: the
+// SQLite file codemode.db in the user's data directory,
+// $XDG_DATA_HOME/codemode, else ~/.local/share/codemode (created on
+// first use), else codemode.db in the working directory when there is no
+// home directory.
+func DefaultStore() string {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return "sqlite://codemode.db"
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return "sqlite://" + filepath.Join(dir, "codemode", "codemode.db")
+}
+
+// SQLitePath returns the file of a sqlite:// store URL; ok is false for
+// other stores and for an in-memory SQLite database.
+func SQLitePath(store string) (path string, ok bool) {
+	p, ok := strings.CutPrefix(store, "sqlite://")
+	if !ok || p == "" || p == ":memory:" {
+		return "", false
+	}
+	return p, true
 }
 
 // DemoEnabled reports whether the demo tool pack is served (default true).
 func (c *Config) DemoEnabled() bool { return c.Demo == nil || *c.Demo }
 
-// Load reads a file over the defaults; path "" means no file.
+// Load reads the configuration: the defaults, then the file (path "" means
+// none), then the CODEMODE_* environment variables (see Env); flags are the
+// caller's to apply over the result, and to validate again.
 func Load(file string) (Config, error) {
-	if file == "" {
-		c := Default()
-		return c, c.Validate()
+	c := Default()
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return Config{}, errorf("%v", err)
+		}
+		if c, err = decode(data); err != nil {
+			return Config{}, err
+		}
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+	if err := c.ApplyEnv(os.LookupEnv, os.Environ()...); err != nil {
+		return Config{}, err
 	}
-	defer f.Close()
-	return Parse(f)
+	return c, c.Validate()
 }
 
-// Parse reads YAML over the defaults and validates the result.
+// Parse reads YAML over the defaults and validates the result. It does not
+// read the environment.
 func Parse(r io.Reader) (Config, error) {
 	data, err := io.ReadAll(io.LimitReader(r, 4<<20))
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, errorf("%v", err)
 	}
+	c, err := decode(data)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, c.Validate()
+}
+
+// decode reads YAML over the defaults: unknown keys and values of the wrong
+// type (a fraction for an integer) are errors naming the key.
+func decode(data []byte) (Config, error) {
 	c := Default()
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Config{}, errorf("%s", yamlError(data, err))
+	}
+	if err := checkIntegers(&root, reflect.TypeOf(c), ""); err != nil {
+		return Config{}, errorf("%v", err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("config: %s", yamlError(data, err))
+		return Config{}, errorf("%s", yamlError(data, err))
 	}
-	return c, c.Validate()
+	return c, nil
 }
 
 var (
@@ -343,26 +417,66 @@ var (
 	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
-// Validate checks values and references; the error names the key.
+// Error is a configuration error: one line naming the key (or the
+// environment variable) and what is wrong. Every command exits with status
+// 2 on one.
+type Error struct{ msg string }
+
+func (e *Error) Error() string { return "config: " + e.msg }
+
+// errorf returns an *Error.
+func errorf(format string, args ...any) error {
+	return &Error{fmt.Sprintf(format, args...)}
+}
+
+// Errorf returns an *Error for a configuration problem found outside this
+// package (a glob that matches no tool, once the tools are known).
+func Errorf(format string, args ...any) error { return errorf(format, args...) }
+
+// bad is the error of one key.
+func bad(key, format string, args ...any) error {
+	return errorf("%s: %s", key, fmt.Sprintf(format, args...))
+}
+
+// Validate checks values and references, in the order of the file's
+// sections; the error (an *Error) names the first bad key.
 func (c *Config) Validate() error {
-	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...))
+	for _, check := range []func() error{
+		c.validateTop, c.validateLimits, c.validateServer, c.validateDemoState,
+		c.validateLog, c.validateSessions, c.validateScopes, c.validatePolicies,
+		c.validateMCPServers, c.validateAPIKeys,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	return nil
+}
+
+func (c *Config) validateTop() error {
+	switch {
+	case !validListen(c.Listen):
 		return bad("listen", "want HOST:PORT, got %q", c.Listen)
-	}
-	if !validStore(c.Store) {
+	case !validStore(c.Store):
 		return bad("store", "want sqlite://FILE, postgres://… or memory://, got %q", c.Store)
-	}
-	if c.Durability != "full" && c.Durability != "process" {
+	case c.Durability != "full" && c.Durability != "process":
 		return bad("durability", "want full or process, got %q", c.Durability)
-	}
-	if !validMode(c.Mode) {
+	case !validMode(c.Mode):
 		return bad("mode", "want native, code or both, got %q", c.Mode)
-	}
-	if c.Isolation != "inproc" && c.Isolation != "process" {
+	case c.Isolation != "inproc" && c.Isolation != "process":
 		return bad("isolation", "want process or inproc, got %q", c.Isolation)
+	case c.Approvals.Timeout <= 0:
+		return bad("approvals.timeout", "must be positive")
 	}
+	return nil
+}
+
+func validListen(s string) bool {
+	_, _, err := net.SplitHostPort(s)
+	return err == nil
+}
+
+func (c *Config) validateLimits() error {
 	l := c.Limits
 	switch {
 	case l.Timeout <= 0:
@@ -382,6 +496,10 @@ func (c *Config) Validate() error {
 	case l.Memory < 0:
 		return bad("limits.memory", "must not be negative")
 	}
+	return nil
+}
+
+func (c *Config) validateServer() error {
 	s := c.Server
 	switch {
 	case s.MaxBodyBytes <= 0:
@@ -406,8 +524,6 @@ func (c *Config) Validate() error {
 		return bad("server.max_streams_per_session", "must be positive")
 	case s.StreamWriteTimeout <= 0:
 		return bad("server.stream_write_timeout", "must be positive")
-	case c.Approvals.Timeout <= 0:
-		return bad("approvals.timeout", "must be positive")
 	}
 	for i, o := range s.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {
@@ -419,6 +535,10 @@ func (c *Config) Validate() error {
 			return bad(fmt.Sprintf("server.allowed_hosts[%d]", i), "want a host name or address without scheme or port, got %q", h)
 		}
 	}
+	return nil
+}
+
+func (c *Config) validateDemoState() error {
 	d := c.DemoState
 	switch {
 	case d.MaxSessions <= 0:
@@ -432,6 +552,35 @@ func (c *Config) Validate() error {
 	case d.MaxValueBytes <= 0:
 		return bad("demo_state.max_value_bytes", "must be positive")
 	}
+	return nil
+}
+
+func (c *Config) validateLog() error {
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return bad("log.format", "want text or json, got %q", c.Log.Format)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
+	}
+	return nil
+}
+
+func (c *Config) validateSessions() error {
+	r := c.Sessions.Retention
+	switch {
+	case r.MaxCount < 0:
+		return bad("sessions.retention.max_count", "must not be negative (0: no limit)")
+	case r.Interval <= 0:
+		return bad("sessions.retention.interval", "must be positive")
+	}
+	return nil
+}
+
+func (c *Config) validateScopes() error {
 	for _, name := range sortedKeys(c.Scopes) {
 		sc := c.Scopes[name]
 		key := "scopes." + name
@@ -454,9 +603,12 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if err := c.checkCycles(); err != nil {
-		return err
-	}
+	return c.checkCycles()
+}
+
+// validatePolicies checks policies and guards; whether their globs match a
+// tool is checked where the tools are known (package app).
+func (c *Config) validatePolicies() error {
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)
 		if p.Scope != "" && !c.HasScope(p.Scope) {
@@ -480,17 +632,23 @@ func (c *Config) Validate() error {
 			return bad(key+".tool", "%v", err)
 		}
 	}
+	return nil
+}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+func (c *Config) validateMCPServers() error {
 	seen := map[string]bool{}
 	for i, m := range c.MCPServers {
 		key := fmt.Sprintf("mcp_servers[%d]", i)
 		switch {
-		case !regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`).MatchString(m.Name):
+		case !serverNameRE.MatchString(m.Name):
 			return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", m.Name)
 		case seen[m.Name]:
 			return bad(key+".name", "duplicate server %q", m.Name)
 		case (len(m.Command) == 0) == (m.URL == ""):
 			return bad(key, "give exactly one of command and url")
-		case m.URL != "" && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://"):
+		case m.URL != "" && !isHTTPURL(m.URL):
 			return bad(key+".url", "want an http(s) URL, got %q", m.URL)
 		case m.Scope != "" && !c.HasScope(m.Scope):
 			return bad(key+".scope", "unknown scope %q", m.Scope)
@@ -503,35 +661,59 @@ func (c *Config) Validate() error {
 		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):
 			return bad(key, "transport, headers and auth apply to url upstreams only")
 		}
-		for _, h := range sortedKeys(m.Headers) {
-			if !headerNameRE.MatchString(h) {
-				return bad(key+".headers", "invalid header name %q", h)
-			}
-			if strings.EqualFold(h, "Mcp-Session-Id") || strings.EqualFold(h, "Mcp-Protocol-Version") {
-				return bad(key+".headers."+h, "is set by the MCP transport")
-			}
+		if err := checkHeaders(key, m); err != nil {
+			return err
 		}
-		if a := m.Auth; a != nil {
-			switch {
-			case (a.Bearer != "") == (a.ClientID != ""):
-				return bad(key+".auth", "give either bearer or client_id (with client_secret)")
-			case a.Bearer != "" && (a.ClientSecret != "" || a.TokenURL != "" || len(a.Scopes) > 0):
-				return bad(key+".auth", "bearer takes no client_secret, token_url or scopes")
-			case a.ClientID != "" && a.ClientSecret == "":
-				return bad(key+".auth.client_secret", "the client credentials grant needs a client secret")
-			case a.TokenURL != "" && !strings.HasPrefix(a.TokenURL, "http://") && !strings.HasPrefix(a.TokenURL, "https://"):
-				return bad(key+".auth.token_url", "want an http(s) URL, got %q", a.TokenURL)
-			case a.TokenURL == "" && m.Transport == TransportSSE:
-				return bad(key+".auth.token_url", "required with transport sse (discovery needs streamable HTTP)")
-			}
-			for _, h := range sortedKeys(m.Headers) {
-				if strings.EqualFold(h, "Authorization") {
-					return bad(key+".headers."+h, "conflicts with auth")
-				}
-			}
+		if err := checkAuth(key, m); err != nil {
+			return err
 		}
 		seen[m.Name] = true
 	}
+	return nil
+}
+
+func isHTTPURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func checkHeaders(key string, m MCPServer) error {
+	for _, h := range sortedKeys(m.Headers) {
+		if !headerNameRE.MatchString(h) {
+			return bad(key+".headers", "invalid header name %q", h)
+		}
+		if strings.EqualFold(h, "Mcp-Session-Id") || strings.EqualFold(h, "Mcp-Protocol-Version") {
+			return bad(key+".headers."+h, "is set by the MCP transport")
+		}
+	}
+	return nil
+}
+
+func checkAuth(key string, m MCPServer) error {
+	a := m.Auth
+	if a == nil {
+		return nil
+	}
+	switch {
+	case (a.Bearer != "") == (a.ClientID != ""):
+		return bad(key+".auth", "give either bearer or client_id (with client_secret)")
+	case a.Bearer != "" && (a.ClientSecret != "" || a.TokenURL != "" || len(a.Scopes) > 0):
+		return bad(key+".auth", "bearer takes no client_secret, token_url or scopes")
+	case a.ClientID != "" && a.ClientSecret == "":
+		return bad(key+".auth.client_secret", "the client credentials grant needs a client secret")
+	case a.TokenURL != "" && !isHTTPURL(a.TokenURL):
+		return bad(key+".auth.token_url", "want an http(s) URL, got %q", a.TokenURL)
+	case a.TokenURL == "" && m.Transport == TransportSSE:
+		return bad(key+".auth.token_url", "required with transport sse (discovery needs streamable HTTP)")
+	}
+	for _, h := range sortedKeys(m.Headers) {
+		if strings.EqualFold(h, "Authorization") {
+			return bad(key+".headers."+h, "conflicts with auth")
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateAPIKeys() error {
 	for i, k := range c.APIKeys {
 		key := fmt.Sprintf("api_keys[%d]", i)
 		if !hexRE.MatchString(strings.ToLower(k.SHA256)) {
@@ -586,7 +768,7 @@ func (c *Config) checkCycles() error {
 		seen := map[string]bool{}
 		for n := name; n != ""; n = c.Scopes[n].Parent {
 			if seen[n] {
-				return fmt.Errorf("config: scopes.%s.parent: scope parents form a cycle", name)
+				return bad("scopes."+name+".parent", "scope parents form a cycle")
 			}
 			seen[n] = true
 			if n == DefaultScope {

@@ -11,7 +11,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:8080" || c.Store != "sqlite://codemode.db" || c.Durability != "full" || c.Mode != "both" || !c.DemoEnabled() {
+	if c.Listen != "127.0.0.1:8080" || c.Store != DefaultStore() || c.Durability != "full" || c.Mode != "both" || !c.DemoEnabled() {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -117,6 +117,14 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"server:\n  allowed_origins: ['https://a.example/']", "server.allowed_origins[0]"},
 		{"server:\n  allowed_hosts: ['https://a.example']", "server.allowed_hosts[0]"},
 		{"server:\n  allowed_hosts: ['a.example:80']", "server.allowed_hosts[0]"},
+		{"limits:\n  max_sub_calls: 1.5", `limits.max_sub_calls: want an integer, got "1.5"`},
+		{"server: {max_streams: 1e3}", `server.max_streams: want an integer, got "1e3"`},
+		{"demo_state: {max_entries: many}", "demo_state.max_entries: want an integer"},
+		{"log: {format: xml}", "log.format: want text or json"},
+		{"log: {level: loud}", "log.level: want debug, info, warn or error"},
+		{"sessions: {retention: {max_count: -1}}", "sessions.retention.max_count: must not be negative"},
+		{"sessions: {retention: {interval: 0s}}", "sessions.retention.interval: must be positive"},
+		{"sessions: {retention: {max_age: ever}}", "sessions.retention.max_age: invalid duration"},
 	}
 	for _, tc := range cases {
 		_, err := Parse(strings.NewReader(tc.yaml))

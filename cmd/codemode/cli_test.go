@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/config"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -114,7 +115,7 @@ func TestConfigScopesReachTheCLI(t *testing.T) {
 func TestReplayPrintsTimeline(t *testing.T) {
 	dir := t.TempDir()
 	store := "sqlite://" + filepath.Join(dir, "log.db")
-	a, err := loadApp(context.Background(), "", store, &bytes.Buffer{})
+	a, err := loadApp(context.Background(), config.Default(), store, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -41,8 +42,12 @@ func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 
 // scopeView loads the configuration, starts its mcp_servers (unless
 // noUpstreams) and waits for their first attempt, and resolves a scope.
-func scopeView(ctx context.Context, configFile, scope string, noUpstreams bool, stderr io.Writer) (*app.App, *registry.View, func(), error) {
-	a, err := loadApp(ctx, configFile, "", stderr)
+func scopeView(ctx context.Context, com *common, scope string, noUpstreams bool, stderr io.Writer) (*app.App, *registry.View, func(), error) {
+	cfg, err := com.load(nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a, err := loadApp(ctx, cfg, "", stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -72,7 +77,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	fs := newFlags("sdk", stderr)
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	format := fs.String("format", "ts", "ts (TypeScript declarations), js (the same as JSDoc, for JavaScript readers) or prompt (model instructions)")
-	configFile := fs.String("config", "", "configuration file (YAML)")
+	com := addCommon(fs)
 	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -82,7 +87,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	default:
 		return usagef("--format: want ts, js or prompt, got %q", *format)
 	}
-	a, v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
+	a, v, done, err := scopeView(ctx, com, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
@@ -104,12 +109,12 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs := newFlags("tools", stderr)
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
-	configFile := fs.String("config", "", "configuration file (YAML)")
+	com := addCommon(fs)
 	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	_, v, done, err := scopeView(ctx, *configFile, *scope, *noUpstreams, stderr)
+	_, v, done, err := scopeView(ctx, com, *scope, *noUpstreams, stderr)
 	if err != nil {
 		return err
 	}
@@ -137,9 +142,17 @@ func firstLine(s string) string {
 	return s
 }
 
+// cmdReplay prints a session from the log of --store, else the configured
+// store (--config, CODEMODE_STORE), else the default one. It only reads: a
+// SQLite file that does not exist is an error, never a new empty database.
+// With --json it prints the events as JSON Lines, one event object per
+// line ({"seq", "type", "time", and the event's members}, as GET
+// /v1/sessions/{id}/events gives them), for jq and scripts.
 func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
-	store := fs.String("store", config.Default().Store, "session store URL")
+	com := addCommon(fs)
+	storeURL := fs.String("store", "", "session store URL (default: store, else "+config.Default().Store+")")
+	asJSON := fs.Bool("json", false, "print the events as JSON Lines: one JSON object per event")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -147,17 +160,56 @@ func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if len(pos) != 1 {
 		return usagef("want one SESSION id")
 	}
-	st, err := session.Open(ctx, *store)
+	cfg, err := com.load(func(cfg *config.Config) error {
+		if *storeURL != "" {
+			cfg.Store = *storeURL
+		}
+		return nil
+	})
 	if err != nil {
-		return usageError{err.Error()}
+		return err
+	}
+	newLogger(stderr, cfg.Log)
+	if p, ok := config.SQLitePath(cfg.Store); ok {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("no log at %s (set --config or --store, or the store key or CODEMODE_STORE, to the store serve or mcp wrote)", p)
+		}
+	}
+	st, err := session.Open(ctx, cfg.Store, session.Options{Durability: session.Durability(cfg.Durability)})
+	if err != nil {
+		return &app.StoreError{Store: app.RedactURL(cfg.Store), Err: err}
 	}
 	defer st.Close()
 	if _, err := st.GetSession(ctx, pos[0]); err != nil {
-		return fmt.Errorf("session %s: %w", pos[0], err)
+		return fmt.Errorf("session %s in %s: %w", pos[0], app.RedactURL(cfg.Store), err)
+	}
+	if *asJSON {
+		return writeJSONLines(ctx, stdout, st, pos[0])
 	}
 	events, err := st.Events(ctx, pos[0], 0, 0)
 	if err != nil {
 		return err
 	}
 	return session.WriteTimeline(stdout, events)
+}
+
+// writeJSONLines prints a session's events a page at a time.
+func writeJSONLines(ctx context.Context, w io.Writer, st session.Store, id string) error {
+	enc := json.NewEncoder(w)
+	var after int64
+	for {
+		events, err := st.Events(ctx, id, after, 1000)
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+			after = e.Seq
+		}
+		if len(events) < 1000 {
+			return nil
+		}
+	}
 }

@@ -60,14 +60,14 @@ func settleUpstreams(ctx context.Context, ups *mcp.Upstreams, log *slog.Logger) 
 // connect_timeout), so their tools are listed from the start. With
 // --no-upstreams none is started. Tool calls are logged like every other step,
 // one codemode session per MCP connection, in the store of --store, else
-// the configuration file's store, else sqlite://codemode.db in the working
-// directory (memory:// keeps nothing); `codemode replay` reads them back.
+// the configured store, else codemode.db in the user's data directory
+// (memory:// keeps nothing); `codemode replay` reads them back.
 func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	def := config.Default()
 	fs := newFlags("mcp", stderr)
-	configFile := fs.String("config", "", "configuration file (YAML)")
+	com := addCommon(fs)
 	scope := fs.String("scope", config.DefaultScope, "the scope whose tools are served")
-	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store from the config file, else "+def.Store+")")
+	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
 	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -76,22 +76,21 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q (mcp takes only flags)", pos[0])
 	}
-	cfg, err := config.Load(*configFile)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	if *storeURL != "" {
-		cfg.Store = *storeURL
-		if err := cfg.Validate(); err != nil {
-			return usageError{err.Error()}
+	cfg, err := com.load(func(cfg *config.Config) error {
+		if *storeURL != "" {
+			cfg.Store = *storeURL
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !cfg.HasScope(*scope) {
 		return usagef("--scope: unknown scope %q", *scope)
 	}
 
-	log := newLogger(stderr)
-	a, err := startApp(ctx, cfg, log)
+	log := newLogger(stderr, cfg.Log)
+	a, err := startApp(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -101,7 +100,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	defer ups.Close()
-	log.Info("serving MCP on stdio", "scope", *scope)
+	log.Info("serving MCP on stdio", "scope", *scope, "store", app.RedactURL(cfg.Store))
 	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version.String(), Upstreams: ups}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -13,30 +13,33 @@ import (
 	"github.com/codemode/codemode/session"
 )
 
-// loadApp builds an in-process app from --config, with an in-memory store
+// loadApp builds an in-process app from cfg, with an in-memory store
 // unless storeURL is set.
-func loadApp(ctx context.Context, configFile, storeURL string, stderr io.Writer) (*app.App, error) {
-	cfg, err := config.Load(configFile)
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
+func loadApp(ctx context.Context, cfg config.Config, storeURL string, stderr io.Writer) (*app.App, error) {
 	cfg.Isolation = "inproc"
-	opts := app.Options{Logger: newLogger(stderr)}
+	opts := app.Options{Logger: newLogger(stderr, cfg.Log)}
 	if storeURL == "" {
 		opts.Store = session.NewMemory()
 	} else {
 		cfg.Store = storeURL
 	}
-	return app.New(ctx, cfg, opts)
+	return startApp(ctx, cfg, opts)
 }
 
+// cmdRun runs one program. An ask of a policy is answered by --deny, then
+// --approve, then the person at the terminal (standard input, when it is
+// one and does not carry the program); with none of them it is denied at
+// once, saying how to answer.
 func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	scope := fs.String("scope", config.DefaultScope, "the scope whose tools the program can call")
-	configFile := fs.String("config", "", "configuration file (YAML)")
+	com := addCommon(fs)
 	asJSON := fs.Bool("json", false, "print the full run result as JSON")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit for the run (default: limits.timeout)")
 	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
+	var ap approvals
+	fs.Var(&ap.approve, "approve", "approve the asks of tools matching this glob (repeatable; '*' approves every ask)")
+	fs.Var(&ap.deny, "deny", "deny the asks of tools matching this glob (repeatable; wins over --approve)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -53,7 +56,11 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return usagef("read program: %v", err)
 	}
-	a, err := loadApp(ctx, *configFile, "", stderr)
+	cfg, err := com.load(nil)
+	if err != nil {
+		return err
+	}
+	a, err := loadApp(ctx, cfg, "", stderr)
 	if err != nil {
 		return err
 	}
@@ -67,7 +74,20 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer ups.Close()
 	settleUpstreams(ctx, ups, a.Logger)
-	res, err := a.Run(ctx, app.RunRequest{Code: string(code), Description: "codemode run " + pos[0], Scope: *scope, Timeout: *timeout})
+	s, err := a.NewSession(ctx, *scope)
+	if err != nil {
+		return err
+	}
+	ap.term, ap.stderr = findTerminal(stdin, stderr, pos[0] == "-"), stderr
+	actx, stopAnswering := context.WithCancel(ctx)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		ap.answer(actx, a, s.ID)
+	}()
+	res, err := a.Run(ctx, app.RunRequest{Code: string(code), Description: "codemode run " + pos[0], SessionID: s.ID, Timeout: *timeout})
+	stopAnswering()
+	<-answered
 	if err != nil {
 		return err
 	}

@@ -4,27 +4,32 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
+	"time"
 
+	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	httpapi "github.com/codemode/codemode/http"
 	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/mcp"
 	"github.com/codemode/codemode/playground"
+	"github.com/codemode/codemode/session"
 )
 
-// cmdServe runs the HTTP service until ctx ends (SIGINT or SIGTERM), then
-// shuts down gracefully and closes the store. Flags override the
-// configuration file; a bad flag or configuration is one line and exit 2.
+// cmdServe runs the HTTP service until ctx ends (the first SIGINT or
+// SIGTERM), then shuts down gracefully, logging what it waits for, and
+// closes the store; a second signal exits at once (see runMain). Flags
+// override the environment and the configuration file; a bad flag or
+// configuration is one line and exit 2.
 func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
 	def := config.Default()
 	fs := newFlags("serve", stderr)
-	addr := fs.String("addr", "", "listen address HOST:PORT (default: listen from the config file, else "+def.Listen+")")
-	configFile := fs.String("config", "", "configuration file (YAML)")
-	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store from the config file, else "+def.Store+")")
-	mode := fs.String("mode", "", "the default scope's mode: native, code or both (default: mode from the config file, else "+def.Mode+")")
+	addr := fs.String("addr", "", "listen address HOST:PORT (default: listen, else "+def.Listen+")")
+	com := addCommon(fs)
+	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
+	mode := fs.String("mode", "", "the default scope's mode: native, code or both (default: mode, else "+def.Mode+")")
 	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -33,35 +38,34 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q (serve takes only flags)", pos[0])
 	}
-	cfg, err := config.Load(*configFile)
+	cfg, err := com.load(func(cfg *config.Config) error {
+		if *addr != "" {
+			if _, _, err := net.SplitHostPort(*addr); err != nil {
+				return usagef("--addr: want HOST:PORT, got %q", *addr)
+			}
+			cfg.Listen = *addr
+		}
+		if *mode != "" {
+			if *mode != "native" && *mode != "code" && *mode != "both" {
+				return usagef("--mode: want native, code or both, got %q", *mode)
+			}
+			cfg.Mode = *mode
+		}
+		if *storeURL != "" {
+			cfg.Store = *storeURL
+		}
+		return nil
+	})
 	if err != nil {
-		return usageError{err.Error()}
-	}
-	if *addr != "" {
-		if _, _, err := net.SplitHostPort(*addr); err != nil {
-			return usagef("--addr: want HOST:PORT, got %q", *addr)
-		}
-		cfg.Listen = *addr
-	}
-	if *mode != "" {
-		if *mode != "native" && *mode != "code" && *mode != "both" {
-			return usagef("--mode: want native, code or both, got %q", *mode)
-		}
-		cfg.Mode = *mode
-	}
-	if *storeURL != "" {
-		cfg.Store = *storeURL
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	loopbackOnly, err := httpapi.CheckListen(cfg.Listen, cfg)
 	if err != nil {
 		return usageError{err.Error()}
 	}
 
-	log := newLogger(stderr)
-	a, err := startApp(ctx, cfg, log)
+	log := newLogger(stderr, cfg.Log)
+	a, err := startApp(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -100,14 +104,28 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		shutdown()
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "store", redactURL(cfg.Store), "mode", cfg.Mode, "api_keys", len(cfg.APIKeys))
+	log.Info("listening", "addr", ln.Addr().String(), "store", app.RedactURL(cfg.Store), "mode", cfg.Mode, "api_keys", len(cfg.APIKeys), "version", version.String())
 	switch {
 	case loopbackOnly:
 		log.Info("no api_keys configured: listening on loopback only")
 	case len(cfg.APIKeys) == 0:
 		log.Warn("no api_keys configured and server.allow_non_loopback is set: the API is open to anyone who can connect")
 	}
+	bg, stopBG := context.WithCancel(ctx)
+	defer stopBG()
+	go pruneSessions(bg, a.Store, cfg.Sessions.Retention, log)
+	served := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			runs, streams := srv.Pending()
+			log.Info("shutdown: waiting for the runs in flight and closing event streams",
+				"runs", runs, "streams", streams, "grace", cfg.Server.ShutdownGrace.Std().String())
+		case <-served:
+		}
+	}()
 	serveErr := srv.Serve(ctx, ln)
+	close(served)
 	closeErr := shutdown()
 	if serveErr != nil {
 		return serveErr
@@ -115,11 +133,30 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	return closeErr
 }
 
-// redactURL hides a password in a store URL for the log.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable store URL)"
+// pruneSessions applies the retention at once and then every interval
+// until ctx ends; with no limit set it does nothing.
+func pruneSessions(ctx context.Context, st session.Store, r config.Retention, log *slog.Logger) {
+	keep := session.Retention{MaxAge: r.MaxAge.Std(), MaxCount: r.MaxCount}
+	if keep.MaxAge <= 0 && keep.MaxCount <= 0 {
+		return
 	}
-	return u.Redacted()
+	log.Info("session retention", "max_age", keep.MaxAge.String(), "max_count", keep.MaxCount, "interval", r.Interval.Std().String())
+	t := time.NewTicker(r.Interval.Std())
+	defer t.Stop()
+	for {
+		n, err := st.Prune(ctx, keep)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Warn("session retention failed", "err", err)
+		case n > 0:
+			log.Info("session retention: deleted sessions", "sessions", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -19,6 +19,13 @@ var serveAddrRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // it returns the address from the "listening" log line.
 func startServe(t *testing.T, args ...string) (addr string, stop func() int) {
 	t.Helper()
+	addr, _, stop = startServeLine(t, args...)
+	return addr, stop
+}
+
+// startServeLine is startServe that also returns the "listening" line.
+func startServeLine(t *testing.T, args ...string) (addr, line string, stop func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	code := make(chan int, 1)
@@ -46,7 +53,7 @@ func startServe(t *testing.T, args ...string) (addr string, stop func() int) {
 				t.Fatalf("serve exited before listening (status %d)", <-code)
 			}
 			if m := serveAddrRE.FindStringSubmatch(l); m != nil {
-				addr = m[1]
+				addr, line = m[1], l
 			}
 		case <-timeout:
 			cancel()
@@ -64,7 +71,7 @@ func startServe(t *testing.T, args ...string) (addr string, stop func() int) {
 		return status
 	}
 	t.Cleanup(func() { stop() })
-	return addr, stop
+	return addr, line, stop
 }
 
 func TestServeRunsAndShutsDown(t *testing.T) {
@@ -103,17 +110,22 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	}
 }
 
-// TestServeDefaultStore: with no --store the log is codemode.db in the
-// working directory.
+// TestServeDefaultStore: with no --store the log is codemode.db in
+// $XDG_DATA_HOME/codemode, created with its parents, and named in the
+// start-up log.
 func TestServeDefaultStore(t *testing.T) {
 	dir := t.TempDir()
-	t.Chdir(dir)
-	_, stop := startServe(t, "--addr", "127.0.0.1:0")
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Chdir(t.TempDir())
+	_, line, stop := startServeLine(t, "--addr", "127.0.0.1:0")
 	if status := stop(); status != 0 {
 		t.Fatalf("exit status %d", status)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "codemode.db")); err != nil {
-		t.Fatalf("no codemode.db in the working directory: %v", err)
+	if want := "store=" + filepath.Join(dir, "data", "codemode", "codemode.db"); !strings.Contains(line, want) {
+		t.Errorf("the start-up log does not name the store (%s): %s", want, line)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "codemode", "codemode.db")); err != nil {
+		t.Fatalf("no codemode.db in the data directory: %v", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,7 +18,7 @@ const asCodemode = "CODEMODE_TEST_AS_CODEMODE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCodemode) != "" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(runMain(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }

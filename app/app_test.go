@@ -1,0 +1,83 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/config"
+)
+
+func parse(t *testing.T, yml string) config.Config {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader("isolation: inproc\nstore: memory://\n" + yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestGlobsMustMatchATool(t *testing.T) {
+	const scopes = "scopes:\n  ro: {parent: default, restrict: {deny: [kv_set]}}\n  empty: {parent: default, restrict: {allow: [math_add]}}\n"
+	bad := []struct{ yml, want string }{
+		{"policies:\n  - {tool: 'fils_*', decision: ask}", `policies[0].tool: "fils_*" matches no tool in any scope; nearest: files_edit, files_list, files_read`},
+		{"policies:\n  - {scope: default, tool: kv_sett, decision: deny}", `policies[0].tool: "kv_sett" matches no tool in scope default (and its descendants); nearest: kv_set`},
+		{"guards:\n  - {scope: empty, tool: 'util_*'}", `guards[0].tool: "util_*" matches no tool in scope empty`},
+		{"guards:\n  - {scope: ro, tool: kv_set}", `guards[0].tool: "kv_set" matches no tool in scope ro`},
+	}
+	for _, tc := range bad {
+		_, err := app.New(context.Background(), parse(t, scopes+tc.yml), app.Options{})
+		var ce *config.Error
+		if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\ngot  %v\nwant a config error with %s", tc.yml, err, tc.want)
+		}
+	}
+	good := []string{
+		"policies:\n  - {tool: 'files_*', decision: ask}",
+		// A policy of a parent binds tools only its descendants have.
+		"policies:\n  - {scope: default, tool: math_add, decision: deny}",
+		"guards:\n  - {scope: ro, tool: 'util_*'}",
+		// Tools of an upstream arrive when it connects.
+		"mcp_servers:\n  - {name: notes, command: [notes-server]}\npolicies:\n  - {tool: 'notes.*', decision: ask}\n  - {tool: notes.write, decision: deny}",
+	}
+	for _, yml := range good {
+		a, err := app.New(context.Background(), parse(t, scopes+yml), app.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", yml, err)
+			continue
+		}
+		a.Close()
+	}
+}
+
+func TestStoreDirectoriesAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := parse(t, "")
+	cfg.Store = "sqlite://" + filepath.Join(dir, "a", "b", "codemode.db")
+	a, err := app.New(context.Background(), cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if _, err := os.Stat(filepath.Join(dir, "a", "b", "codemode.db")); err != nil {
+		t.Fatal(err)
+	}
+	// A file where the directory should be: one line naming the path and the fix.
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = "sqlite://" + filepath.Join(blocker, "codemode.db")
+	_, err = app.New(context.Background(), cfg, app.Options{})
+	var se *app.StoreError
+	if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), blocker) || !strings.Contains(err.Error(), "CODEMODE_STORE or --store") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got %v", err)
+	}
+	if got := app.RedactURL("postgres://u:secret@h/db"); strings.Contains(got, "secret") {
+		t.Fatal(got)
+	}
+}
