@@ -40,3 +40,17 @@ func TestNewAndContext(t *testing.T) {
 		t.Fatalf("From(With(%q)) = %q", a, got)
 	}
 }
+
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{"abc", "", "a b", "\x00", strings.Repeat("y", 200)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if !Valid(id) {
+			return
+		}
+		if len(id) > MaxLen || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			t.Fatalf("Valid(%q) holds", id)
+		}
+	})
+}
