@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/codemode/codemode/internal/requestid"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
 )
@@ -88,7 +89,7 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 		last = events[len(events)-1].Seq
 	}
 	ours, err := a.appendEvents(ctx, sessionID, "approval/answered", entry{session.TypeApprovalAnswered, session.ApprovalAnswered{
-		ApprovalID: approvalID, CallID: ask.CallID, Decision: decision, Reason: reason,
+		ApprovalID: approvalID, CallID: ask.CallID, Decision: decision, Reason: reason, RequestID: requestid.From(ctx),
 	}})
 	if err != nil {
 		return err

@@ -116,7 +116,8 @@ func TestApprovalsEndToEnd(t *testing.T) {
 			default:
 			}
 
-			resp, b = ts.post("/v1/sessions/"+id+"/approvals/"+p.ID, map[string]any{"decision": tt.decision, "reason": tt.reason})
+			resp, b = ts.do(request{method: http.MethodPost, path: "/v1/sessions/" + id + "/approvals/" + p.ID,
+				body: map[string]any{"decision": tt.decision, "reason": tt.reason}, header: map[string]string{"X-Request-Id": "answer-" + tt.decision}})
 			if ans := decode[map[string]string](t, resp, b, http.StatusOK); ans["id"] != p.ID || ans["decision"] != tt.decision {
 				t.Errorf("answer response %s", b)
 			}
@@ -136,6 +137,18 @@ func TestApprovalsEndToEnd(t *testing.T) {
 			}
 			if tt.isError && (r.Error == nil || r.Error.Code != tt.code || !strings.Contains(r.Error.Message, tt.msgHas)) {
 				t.Errorf("error %+v, want %s with %q", r.Error, tt.code, tt.msgHas)
+			}
+
+			// The answer names the request that gave it.
+			resp, b = ts.get("/v1/sessions/" + id + "/events")
+			answered := false
+			for _, ev := range decode[struct{ Events []map[string]any }](t, resp, b, http.StatusOK).Events {
+				if ev["type"] == "approval/answered" {
+					answered = ev["request_id"] == "answer-"+tt.decision
+				}
+			}
+			if !answered {
+				t.Errorf("no approval/answered with the answer's request id: %s", b)
 			}
 
 			// Answered: no longer pending; answering again is a 409.

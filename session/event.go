@@ -397,4 +397,7 @@ type ApprovalAnswered struct {
 	CallID     string `json:"call_id"`
 	Decision   string `json:"decision"`
 	Reason     string `json:"reason,omitempty"`
+	// RequestID is the id of the API request that answered (its
+	// X-Request-Id), when one did.
+	RequestID string `json:"request_id,omitempty"`
 }
