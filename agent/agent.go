@@ -28,6 +28,9 @@ var (
 	ErrInvalidCalls = errors.New("agent: invalid tool calls")
 	// ErrNotFound: no pending approval has that id (unknown, or already answered).
 	ErrNotFound = errors.New("agent: approval not found")
+	// ErrAnswered: the approval was answered already. It is also an
+	// ErrNotFound (no pending approval has the id).
+	ErrAnswered = fmt.Errorf("%w: already answered", ErrNotFound)
 )
 
 // Options configure an Agent. The zero value works.

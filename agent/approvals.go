@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/codemode/codemode/internal/requestid"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
 )
@@ -53,9 +54,9 @@ func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingAppro
 // "allow" or "deny" and the reason; the waiting call resumes (dispatched, or
 // denied as APPROVAL_REJECTED with the reason), in whichever process it
 // waits. It fails with ErrNotFound when the session has no such pending
-// approval (unknown or already answered) and with session.ErrNotFound for an
-// unknown session. When answers race, the first in the log decides; a later
-// one fails with ErrNotFound.
+// approval (ErrAnswered, which is also an ErrNotFound, when it was answered
+// already) and with session.ErrNotFound for an unknown session. When answers
+// race, the first in the log decides; a later one fails with ErrAnswered.
 func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow bool, reason string) error {
 	a.answering.Lock()
 	defer a.answering.Unlock()
@@ -72,7 +73,7 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 			}
 		case *session.ApprovalAnswered:
 			if p.ApprovalID == approvalID {
-				return fmt.Errorf("%w: approval %q was already answered (%s)", ErrNotFound, approvalID, p.Decision)
+				return fmt.Errorf("%w: approval %q was already answered (%s)", ErrAnswered, approvalID, p.Decision)
 			}
 		}
 	}
@@ -88,7 +89,7 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 		last = events[len(events)-1].Seq
 	}
 	ours, err := a.appendEvents(ctx, sessionID, "approval/answered", entry{session.TypeApprovalAnswered, session.ApprovalAnswered{
-		ApprovalID: approvalID, CallID: ask.CallID, Decision: decision, Reason: reason,
+		ApprovalID: approvalID, CallID: ask.CallID, Decision: decision, Reason: reason, RequestID: requestid.From(ctx),
 	}})
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	// Another process may have answered between our read and our append.
 	first, err := a.firstAnswer(ctx, sessionID, approvalID, last, ours[0].Seq)
 	if err == nil && first.seq != ours[0].Seq {
-		return fmt.Errorf("%w: approval %q was already answered (%s)", ErrNotFound, approvalID, first.Decision)
+		return fmt.Errorf("%w: approval %q was already answered (%s)", ErrAnswered, approvalID, first.Decision)
 	}
 	return nil
 }

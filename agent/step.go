@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/internal/requestid"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
@@ -166,10 +167,11 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	logCtx := context.WithoutCancel(ctx)
 	r := &stepRun{
 		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, logCtx: logCtx,
-		w:       newLogWriter(a.store, sessionID, o.create, lease),
-		done:    make([]chan struct{}, len(calls)),
-		results: make([]*runtime.Result, len(calls)),
-		logged:  make([]bool, len(calls)),
+		requestID: requestid.From(ctx),
+		w:         newLogWriter(a.store, sessionID, o.create, lease),
+		done:      make([]chan struct{}, len(calls)),
+		results:   make([]*runtime.Result, len(calls)),
+		logged:    make([]bool, len(calls)),
 	}
 	// The contexts the last step's results carried open this one; they go
 	// with its first write.
@@ -231,6 +233,7 @@ type stepRun struct {
 	calls      []ToolCall
 	codeEntry  bool
 	logCtx     context.Context    // appends outlive the caller's cancellation
+	requestID  string             // recorded in every tool/call (requestid.From the caller's context)
 	abort      context.CancelFunc // cancels every call after a store failure
 	w          *logWriter         // the step's writes, in order
 
@@ -356,7 +359,7 @@ func (r *stepRun) finish(i int, res *runtime.Result) {
 }
 
 func (r *stepRun) callPayload(c ToolCall) session.ToolCall {
-	return session.ToolCall{Turn: r.turn, Step: r.step, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	return session.ToolCall{Turn: r.turn, Step: r.step, CallID: c.ID, Name: c.Name, Arguments: c.Arguments, RequestID: r.requestID}
 }
 
 // logResult appends call i's tool/result, unless its tool/call is not in

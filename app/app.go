@@ -302,6 +302,10 @@ type RunRequest struct {
 	Scope       string // for a new session: default "default"
 	SessionID   string // default: a new session
 	Timeout     time.Duration
+	// Ephemeral deletes the new session once the run has its result (the
+	// result still comes back, with SessionDeleted set). It applies only to
+	// the session a run without SessionID creates.
+	Ephemeral bool
 }
 
 // RunResult is the result of POST /v1/run and codemode run --json: the
@@ -309,13 +313,16 @@ type RunRequest struct {
 // calls (each the payload of its tool/code-dispatch event) in submission
 // order.
 type RunResult struct {
-	SessionID string                  `json:"session_id"`
-	CallID    string                  `json:"call_id"`
-	IsError   bool                    `json:"is_error"`
-	Value     json.RawMessage         `json:"value"`
-	Content   []registry.ContentBlock `json:"content"`
-	Error     *runtime.ErrorInfo      `json:"error"`
-	Calls     []session.CodeDispatch  `json:"calls"`
+	SessionID string `json:"session_id"`
+	// SessionDeleted reports that the session was deleted after the run
+	// (RunRequest.Ephemeral): SessionID names it only for the logs.
+	SessionDeleted bool                    `json:"session_deleted,omitempty"`
+	CallID         string                  `json:"call_id"`
+	IsError        bool                    `json:"is_error"`
+	Value          json.RawMessage         `json:"value"`
+	Content        []registry.ContentBlock `json:"content"`
+	Error          *runtime.ErrorInfo      `json:"error"`
+	Calls          []session.CodeDispatch  `json:"calls"`
 	// CallsTrimmed counts calls whose arguments or content were cut, and
 	// CallsOmitted calls left out of Calls, to keep the reply bounded; the
 	// session log has them whole.
@@ -331,7 +338,8 @@ var ErrUnknownScope = errors.New("unknown scope")
 // Run is a client's entry to Code Mode (POST /v1/run, codemode run): the
 // program runs in the session SessionID names (in its scope; Scope is then
 // ignored) or in a new session of Scope, logged like a model's run_code
-// call, and the result comes back in its wire form.
+// call, and the result comes back in its wire form. A run without SessionID
+// creates its session (unless Ephemeral, it stays, like any other).
 func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	sessionID := req.SessionID
 	var create *session.Session
@@ -368,6 +376,14 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	}
 	if !res.Value().IsZero() {
 		out.Value = res.Value().Bytes()
+	}
+	if req.Ephemeral && create != nil {
+		// The result is in hand: the session goes even if the caller left.
+		if err := a.Store.DeleteSession(context.WithoutCancel(ctx), sessionID); err != nil {
+			a.Logger.Warn("ephemeral run: delete its session", "session", sessionID, "err", err)
+		} else {
+			out.SessionDeleted = true
+		}
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/httprate"
@@ -86,6 +87,25 @@ func ScopeAllowed(ctx context.Context, scope string) bool {
 		return false
 	}
 	return id.key.scopes[scope]
+}
+
+// allowedScopes reports the scopes the request may use: all of them (any
+// is true) when the server has no API keys, else exactly its key's, sorted.
+func allowedScopes(ctx context.Context) (scopes []string, any bool) {
+	id, _ := ctx.Value(identityKey{}).(*identity)
+	switch {
+	case id == nil:
+		return nil, false
+	case id.open:
+		return nil, true
+	case id.key == nil:
+		return nil, false
+	}
+	for s := range id.key.scopes {
+		scopes = append(scopes, s)
+	}
+	slices.Sort(scopes)
+	return scopes, false
 }
 
 // identify records the request's identity for the rate limiter and the

@@ -67,14 +67,32 @@ func TestAuthentication(t *testing.T) {
 		{method: http.MethodGet, path: "/v1/sdk"},
 		{method: http.MethodGet, path: "/v1/sessions/x/events", header: map[string]string{"Accept": "text/event-stream"}},
 		{method: http.MethodPost, path: "/v1/sessions/x/approvals/y", body: `{"decision": "allow"}`},
+		{method: http.MethodGet, path: "/v1/sessions"},
+		{method: http.MethodDelete, path: "/v1/sessions/x"},
+		{method: http.MethodGet, path: "/metrics"},
+		{method: http.MethodGet, path: "/metrics", key: "not-a-key"},
 	} {
 		resp, b := ts.do(r)
 		wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
 	}
-	for _, p := range []string{"/healthz", "/metrics", "/"} {
+	// Health, readiness and the page do not; metrics take any key.
+	for _, p := range []string{"/healthz", "/readyz", "/"} {
 		if resp, _ := ts.get(p); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s without a key: %d", p, resp.StatusCode)
 		}
+	}
+	for _, key := range []string{keyA, keyB} {
+		if resp, _ := ts.do(request{method: http.MethodGet, path: "/metrics", key: key}); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /metrics with a key: %d", resp.StatusCode)
+		}
+	}
+}
+
+// TestMetricsOpenWithoutKeys: a server without keys serves /metrics to anyone.
+func TestMetricsOpenWithoutKeys(t *testing.T) {
+	ts := newTestServer(t, "")
+	if resp, b := ts.get("/metrics"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, b)
 	}
 }
 
@@ -93,7 +111,10 @@ func TestKeysAndScopes(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound || missingResp.StatusCode != http.StatusNotFound {
 			t.Fatalf("%s: %d %s / missing: %d %s", what, resp.StatusCode, b, missingResp.StatusCode, missingBody)
 		}
-		if strings.ReplaceAll(string(b), name, "X") != strings.ReplaceAll(string(missingBody), missingName, "X") {
+		// Each names its own request id.
+		got := strings.ReplaceAll(strings.ReplaceAll(string(b), name, "X"), resp.Header.Get("X-Request-Id"), "ID")
+		missing := strings.ReplaceAll(strings.ReplaceAll(string(missingBody), missingName, "X"), missingResp.Header.Get("X-Request-Id"), "ID")
+		if got != missing {
 			t.Errorf("%s: forbidden and missing differ:\n%s\n%s", what, b, missingBody)
 		}
 	}

@@ -21,7 +21,8 @@ const (
 	CodeHostNotAllowed       = "HOST_NOT_ALLOWED"       // 403: a Host that is not loopback, on a loopback server (DNS rebinding)
 	CodeUnknownScope         = "UNKNOWN_SCOPE"          // 404: no such scope, or not one the key may use
 	CodeUnknownSession       = "UNKNOWN_SESSION"        // 404: no such session, or in a scope the key may not use
-	CodeUnknownApproval      = "UNKNOWN_APPROVAL"       // 404: no such pending approval
+	CodeUnknownApproval      = "UNKNOWN_APPROVAL"       // 404: no such approval
+	CodeApprovalAnswered     = "APPROVAL_ANSWERED"      // 409: the approval was answered already
 	CodeNotFound             = "NOT_FOUND"              // 404: no such route
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
 	CodeBodyTooLarge         = "BODY_TOO_LARGE"         // 413
@@ -39,6 +40,9 @@ type apiError struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// RequestID is the request's X-Request-Id, so that a client can quote
+	// it and an operator find the request's log lines.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
@@ -84,9 +88,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(data)
 }
 
-// writeError writes e as {"error":{"code","message"}} and counts it.
+// writeError writes e as {"error":{"code","message","request_id"}} and
+// counts it. The request id is the one instrument set on the response.
 func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
 	s.metrics.apiErrors.WithLabelValues(e.Code).Inc()
+	if e.RequestID == "" {
+		c := *e
+		c.RequestID = w.Header().Get(headerRequestID)
+		e = &c
+	}
 	writeJSON(w, e.Status, struct {
 		Error *apiError `json:"error"`
 	}{e})
@@ -181,7 +191,7 @@ func (s *Server) internal(r *http.Request, what string, err error) *apiError {
 	if errors.Is(err, session.ErrClosed) || s.isStopping() {
 		return errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
-	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "what", what, "err", err)
+	s.logFor(r).Error("request failed", "method", r.Method, "path", r.URL.Path, "what", what, "err", err)
 	return errorf(http.StatusInternalServerError, CodeInternal, "internal error (%s)", what)
 }
 

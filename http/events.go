@@ -94,8 +94,10 @@ func acceptsEventStream(r *http.Request) bool {
 	return false
 }
 
-// eventsJSON serves the JSON form; limit (optional, positive) caps the
-// number of events returned.
+// eventsJSON serves the JSON form: {"events":[…],"more","next_after"?}, at
+// most limit events (default defaultEventsPage, at most maxEventsPage; fewer
+// once they pass maxEventsPageBytes). When more is true, next_after is the
+// seq to pass as ?after= for the next page.
 func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
@@ -122,10 +124,15 @@ func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, s.storeError(r, sess.ID, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Events []session.Event `json:"events"`
-		More   bool            `json:"more"`
-	}{page, more})
+	resp := struct {
+		Events    []session.Event `json:"events"`
+		More      bool            `json:"more"`
+		NextAfter int64           `json:"next_after,omitempty"`
+	}{Events: page, More: more}
+	if more {
+		resp.NextAfter = page[len(page)-1].Seq
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // eventsPage reads up to limit events after a seq, stopping early once they

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -75,7 +74,7 @@ func memoryBudgetFor(cfg config.Config) (*admission.Budget, error) {
 
 // refuseMemory writes the 503 of a reservation the memory budget refused.
 func (s *Server) refuseMemory(w http.ResponseWriter, r *http.Request, what string, err error) {
-	s.log.Log(r.Context(), slog.LevelWarn, "refused: memory budget", "what", what, "reason", err)
+	s.logFor(r).Warn("refused: memory budget", "what", what, "reason", err)
 	w.Header().Set("Retry-After", "1")
 	s.writeError(w, errorf(http.StatusServiceUnavailable, CodeOverloaded,
 		"the server's memory budget (server.memory_budget, %s) cannot take this %s now: %s of it are reserved by the runs and requests in flight; retry later",

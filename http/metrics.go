@@ -3,17 +3,18 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"runtime/debug"
-	"strconv"
+	goruntime "runtime"
+	"strings"
+	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
 )
 
 // The outcomes of a run (label "outcome" of codemode_runs_total).
@@ -28,16 +29,22 @@ const (
 type metrics struct {
 	reg            *prometheus.Registry
 	runs           *prometheus.CounterVec   // entry (run|step), outcome
-	runDuration    *prometheus.HistogramVec // entry
+	runDuration    *prometheus.HistogramVec // entry, outcome, kind
 	subCalls       prometheus.Counter
-	resultErrors   *prometheus.CounterVec // code: failed results, top-level and nested
+	callDuration   *prometheus.HistogramVec // tool, outcome: SDK sub-calls
+	resultErrors   *prometheus.CounterVec   // code, kind: failed results, top-level and nested
 	inflight       prometheus.Gauge
 	queued         prometheus.Gauge
 	streams        prometheus.Gauge
 	streamsDropped prometheus.Counter
-	requests       *prometheus.CounterVec // route, method, status
-	apiErrors      *prometheus.CounterVec // code: API error responses
+	requests       *prometheus.CounterVec   // route, method, status
+	httpDuration   *prometheus.HistogramVec // route, method, code
+	apiErrors      *prometheus.CounterVec   // code: API error responses
 }
+
+// durationBuckets are the buckets of the duration histograms, in seconds:
+// from a cached SDK call to a run at a generous limits.timeout.
+var durationBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 
 func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error) {
 	m := &metrics{
@@ -48,17 +55,22 @@ func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error)
 		}, []string{"entry", "outcome"}),
 		runDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "codemode_run_duration_seconds",
-			Help:    "Wall-clock time of admitted runs and steps, from admission to result.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
-		}, []string{"entry"}),
+			Help:    "Wall-clock time of admitted runs and steps, from admission to result, by outcome (ok, error, failed) and, for errors, kind: the program's failure kind (syntax, runtime, timeout, limit, cancelled) or the lower-cased result code.",
+			Buckets: durationBuckets,
+		}, []string{"entry", "outcome", "kind"}),
 		subCalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemode_sub_calls_total",
 			Help: "SDK calls made by run_code programs (settled, whatever their outcome).",
 		}),
+		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "codemode_tool_call_duration_seconds",
+			Help:    "Wall-clock time of the SDK calls of run_code programs, from entering the pipeline to the result (approval waits included), by tool and outcome (ok, error).",
+			Buckets: durationBuckets,
+		}, []string{"tool", "outcome"}),
 		resultErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemode_errors_total",
-			Help: "Failed tool results (top-level calls and SDK sub-calls) by result code.",
-		}, []string{"code"}),
+			Help: "Failed tool results (top-level calls and SDK sub-calls) by result code and, for CODE_RUN_FAILED, the program's failure kind.",
+		}, []string{"code", "kind"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "codemode_runs_in_flight",
 			Help: "Runs and steps holding a run slot.",
@@ -79,11 +91,21 @@ func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error)
 			Name: "codemode_http_requests_total",
 			Help: "HTTP requests by route pattern, method and status.",
 		}, []string{"route", "method", "status"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "codemode_http_request_duration_seconds",
+			Help:    "Time to serve HTTP requests, until the handler returned (an event stream: until it ended), by route pattern, method and status code.",
+			Buckets: durationBuckets,
+		}, []string{"route", "method", "code"}),
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemode_http_errors_total",
 			Help: "API error responses by error code.",
 		}, []string{"code"}),
 	}
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "codemode_build_info",
+		Help: "Always 1: the version of codemode and of Go it was built with.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(version.String(), goruntime.Version()).Set(1)
 	budgetLimit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "codemode_memory_budget_bytes",
 		Help: "The service-wide memory budget (server.memory_budget) that runs and request bodies reserve from.",
@@ -92,7 +114,7 @@ func newMetrics(reg *prometheus.Registry, budget memoryBudget) (*metrics, error)
 		Name: "codemode_memory_reserved_bytes",
 		Help: "Bytes of the memory budget reserved now: limits.memory per run in flight, plus the bodies of requests being served.",
 	}, func() float64 { return float64(budget.InUse()) })
-	for _, c := range []prometheus.Collector{budgetLimit, budgetInUse, m.runs, m.runDuration, m.subCalls, m.resultErrors, m.inflight, m.queued, m.streams, m.streamsDropped, m.requests, m.apiErrors} {
+	for _, c := range []prometheus.Collector{budgetLimit, budgetInUse, buildInfo, m.runs, m.runDuration, m.subCalls, m.callDuration, m.resultErrors, m.inflight, m.queued, m.streams, m.streamsDropped, m.requests, m.httpDuration, m.apiErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -139,61 +161,66 @@ var knownCodes = map[registry.Code]bool{
 	registry.CodeCodeRunFailed: true, registry.CodeInternal: true,
 }
 
-// observe is a runtime observer: it counts sub-calls and failed results of
-// every execution, whatever entry started it (runs, steps, MCP).
+// knownKinds bounds the failure kinds of CODE_RUN_FAILED in labels.
+var knownKinds = map[string]bool{
+	sandbox.KindSyntax: true, sandbox.KindRuntime: true, sandbox.KindTimeout: true,
+	sandbox.KindLimit: true, sandbox.KindCancelled: true,
+}
+
+// errorLabels are the bounded code and kind labels of a failed result: kind
+// is the program's failure kind for CODE_RUN_FAILED, else "".
+func errorLabels(e *runtime.ErrorInfo) (code, kind string) {
+	if e == nil {
+		return "", ""
+	}
+	code = string(e.Code)
+	if !knownCodes[e.Code] {
+		code = "OTHER"
+	}
+	if e.Kind != "" {
+		kind = e.Kind
+		if !knownKinds[kind] {
+			kind = "other"
+		}
+	}
+	return code, kind
+}
+
+// failureKind is the "kind" label of a failed run's duration: the
+// program's failure kind, else its result code in lower case (e.g.
+// "aborted"); "" for a run that did not fail.
+func failureKind(e *runtime.ErrorInfo) string {
+	code, kind := errorLabels(e)
+	if kind != "" || code == "" {
+		return kind
+	}
+	return strings.ToLower(code)
+}
+
+// observe is a runtime observer: it counts and times the sub-calls and
+// counts the failed results of every execution, whatever entry started it
+// (runs, steps, MCP).
 func (m *metrics) observe(c runtime.Call, r *runtime.Result) {
 	if c.Nested() {
 		m.subCalls.Inc()
+		// Tool names come from the registry; a name that resolved to no
+		// tool came from the program and is not a label.
+		tool, outcome := "unknown", outcomeOK
+		if c.Tool != nil {
+			tool = c.Name
+		}
+		if r.IsError() {
+			outcome = outcomeError
+		}
+		if !c.Started.IsZero() {
+			m.callDuration.WithLabelValues(tool, outcome).Observe(time.Since(c.Started).Seconds())
+		}
 	}
 	if r.IsError() {
-		code := r.Code()
-		if !knownCodes[code] {
-			code = "OTHER"
-		}
-		m.resultErrors.WithLabelValues(string(code)).Inc()
+		m.resultErrors.WithLabelValues(errorLabels(r.Error())).Inc()
 	}
 }
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-var knownMethods = map[string]bool{
-	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
-	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
-}
-
-// instrument counts every request by route pattern, method and status, and
-// turns a handler panic into a logged 500 (http.ErrAbortHandler is passed on:
-// it is how a handler aborts a response on purpose).
-func (s *Server) instrument(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		defer func() {
-			p := recover()
-			if p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
-				if ww.Status() == 0 {
-					s.writeError(ww, errorf(http.StatusInternalServerError, CodeInternal, "internal error"))
-				}
-			}
-			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-				route = rc.RoutePattern()
-			}
-			method := r.Method
-			if !knownMethods[method] {
-				method = "OTHER"
-			}
-			status := ww.Status()
-			if status == 0 {
-				status = http.StatusOK
-			}
-			s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-		}()
-		next.ServeHTTP(ww, r)
-	})
 }

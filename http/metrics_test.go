@@ -1,15 +1,20 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
+	goruntime "runtime"
 	"strings"
 	"testing"
+
+	"github.com/codemode/codemode/internal/version"
 )
 
 func TestMetrics(t *testing.T) {
 	ts := newTestServer(t, "")
 	ts.runOK(map[string]any{"code": "await tools.math_add({a: 1, b: 2}); await tools.util_echo({value: 1}); return 1"})
 	ts.post("/v1/run", `{"code": "await tools.util_fail({message: 'x'})"}`)
+	ts.post("/v1/run", `{"code": "return (("}`)
 	ts.post("/v1/run", `{"code": 5}`)
 	id := ts.newSession("", "")
 	ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "c1", "name": "math_add", "arguments": "{\"a\":1,\"b\":1}"}]}`)
@@ -21,17 +26,27 @@ func TestMetrics(t *testing.T) {
 	text := string(body)
 	for _, want := range []string{
 		`codemode_runs_total{entry="run",outcome="ok"} 1`,
-		`codemode_runs_total{entry="run",outcome="error"} 1`,
+		`codemode_runs_total{entry="run",outcome="error"} 2`,
 		`codemode_runs_total{entry="step",outcome="ok"} 1`,
 		`codemode_sub_calls_total 3`,
-		`codemode_errors_total{code="TOOL_FAILED"} 1`,
-		`codemode_errors_total{code="CODE_RUN_FAILED"} 1`,
-		`codemode_run_duration_seconds_count{entry="run"} 2`,
-		`codemode_run_duration_seconds_count{entry="step"} 1`,
+		`codemode_errors_total{code="TOOL_FAILED",kind=""} 1`,
+		`codemode_errors_total{code="CODE_RUN_FAILED",kind="runtime"} 1`,
+		`codemode_errors_total{code="CODE_RUN_FAILED",kind="syntax"} 1`,
+		`codemode_run_duration_seconds_count{entry="run",kind="",outcome="ok"} 1`,
+		`codemode_run_duration_seconds_count{entry="run",kind="runtime",outcome="error"} 1`,
+		`codemode_run_duration_seconds_count{entry="run",kind="syntax",outcome="error"} 1`,
+		`codemode_run_duration_seconds_count{entry="step",kind="",outcome="ok"} 1`,
+		`codemode_tool_call_duration_seconds_count{outcome="ok",tool="math_add"} 1`,
+		`codemode_tool_call_duration_seconds_count{outcome="ok",tool="util_echo"} 1`,
+		`codemode_tool_call_duration_seconds_count{outcome="error",tool="util_fail"} 1`,
+		`codemode_http_request_duration_seconds_count{code="200",method="POST",route="/v1/run"} 3`,
+		`codemode_http_request_duration_seconds_count{code="400",method="POST",route="/v1/run"} 1`,
+		`codemode_http_request_duration_seconds_count{code="200",method="POST",route="/v1/sessions/{id}/steps"} 1`,
+		fmt.Sprintf(`codemode_build_info{goversion=%q,version=%q} 1`, goruntime.Version(), version.String()),
 		`codemode_runs_in_flight 0`,
 		`codemode_runs_queued 0`,
 		`codemode_event_streams 0`,
-		`codemode_http_requests_total{method="POST",route="/v1/run",status="200"} 2`,
+		`codemode_http_requests_total{method="POST",route="/v1/run",status="200"} 3`,
 		`codemode_http_requests_total{method="POST",route="/v1/run",status="400"} 1`,
 		`codemode_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`,
 		`codemode_http_errors_total{code="INVALID_REQUEST"} 1`,

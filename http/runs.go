@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -31,11 +30,16 @@ type runRequest struct {
 	Scope       string `json:"scope"`
 	SessionID   string `json:"session_id"`
 	TimeoutMS   *int64 `json:"timeout_ms"`
+	Ephemeral   bool   `json:"ephemeral"`
 }
 
 // run serves POST /v1/run: a client's program, run in Code Mode in any
-// scope whatever its mode, logged in a session (a new one unless session_id
-// names one) like a model's run_code call. A failed program is a 200 with
+// scope whatever its mode, logged in a session like a model's run_code call.
+// Without session_id it creates a new session of scope and logs the run
+// there (the reply's session_id names it); with "ephemeral": true that
+// session is deleted once the run has its result, and the reply says
+// "session_deleted": true (ephemeral with session_id is a 400: it never
+// deletes a session the client named). A failed program is a 200 with
 // is_error; timeout_ms (0: the configured limit) is capped at limits.timeout.
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	var req runRequest
@@ -60,6 +64,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	scope := req.Scope
+	if req.Ephemeral && req.SessionID != "" {
+		s.writeError(w, badRequest("ephemeral deletes the session a run creates: leave session_id out, or ephemeral"))
+		return
+	}
 	if req.SessionID != "" {
 		sess, e := s.session(r, req.SessionID)
 		if e != nil {
@@ -88,26 +96,28 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	res, err := s.app.Run(r.Context(), app.RunRequest{
 		Code: req.Code, Description: req.Description, Scope: scope, SessionID: req.SessionID, Timeout: timeout,
+		Ephemeral: req.Ephemeral,
 	})
 	elapsed := time.Since(start)
-	s.metrics.runDuration.WithLabelValues(entryRun).Observe(elapsed.Seconds())
 	if err != nil {
+		s.metrics.runDuration.WithLabelValues(entryRun, outcomeFailed, "").Observe(elapsed.Seconds())
 		s.metrics.runs.WithLabelValues(entryRun, outcomeFailed).Inc()
 		e := s.runError(r, "run", err)
-		s.log.Warn("run", "session", req.SessionID, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
+		s.logFor(r).Warn("run", "session", req.SessionID, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
 		s.writeError(w, e)
 		return
 	}
-	outcome := outcomeOK
+	outcome, kind := outcomeOK, ""
 	attrs := []any{"session", res.SessionID, "call_id", res.CallID, "duration", elapsed, "sub_calls", len(res.Calls)}
 	if res.IsError {
-		outcome = outcomeError
+		outcome, kind = outcomeError, failureKind(res.Error)
 		if res.Error != nil {
-			attrs = append(attrs, "code", string(res.Error.Code))
+			attrs = append(attrs, "code", string(res.Error.Code), "kind", res.Error.Kind)
 		}
 	}
+	s.metrics.runDuration.WithLabelValues(entryRun, outcome, kind).Observe(elapsed.Seconds())
 	s.metrics.runs.WithLabelValues(entryRun, outcome).Inc()
-	s.log.Info("run", append(attrs, "outcome", outcome)...)
+	s.logFor(r).Info("run", append(attrs, "outcome", outcome)...)
 	writeJSON(w, http.StatusOK, res)
 }
 
@@ -165,15 +175,15 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	out, err := s.app.Agent.Step(r.Context(), sess.ID, calls)
 	elapsed := time.Since(start)
-	s.metrics.runDuration.WithLabelValues(entryStep).Observe(elapsed.Seconds())
 	ids := make([]string, len(calls))
 	for i, c := range calls {
 		ids[i] = c.ID
 	}
 	if err != nil {
+		s.metrics.runDuration.WithLabelValues(entryStep, outcomeFailed, "").Observe(elapsed.Seconds())
 		s.metrics.runs.WithLabelValues(entryStep, outcomeFailed).Inc()
 		e := s.runError(r, "step", err)
-		s.log.Warn("step", "session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
+		s.logFor(r).Warn("step", "session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
 		s.writeError(w, e)
 		return
 	}
@@ -181,23 +191,26 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 	if resp.Contexts == nil {
 		resp.Contexts = []registry.Context{}
 	}
-	outcome := outcomeOK
+	outcome, kind := outcomeOK, ""
 	var codes []string
 	for i, cr := range out.Results {
 		sr := stepResult{ToolCallID: cr.ToolCallID, Result: session.ResultOf(cr.Result)}
 		sr.Contexts = nil // the step's contexts are listed once, below
 		if sr.IsError {
-			outcome = outcomeError
+			if outcome == outcomeOK { // the first failure names the kind
+				outcome, kind = outcomeError, failureKind(cr.Result.Error())
+			}
 			codes = append(codes, string(cr.Result.Code()))
 		}
 		resp.Results[i] = sr
 	}
+	s.metrics.runDuration.WithLabelValues(entryStep, outcome, kind).Observe(elapsed.Seconds())
 	s.metrics.runs.WithLabelValues(entryStep, outcome).Inc()
 	attrs := []any{"session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcome}
 	if len(codes) > 0 {
 		attrs = append(attrs, "codes", codes)
 	}
-	s.log.Info("step", attrs...)
+	s.logFor(r).Info("step", attrs...)
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -290,7 +303,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string, mem
 	default:
 		e = errorf(http.StatusServiceUnavailable, CodeRequestTimeout, "no run slot became free before the request ended")
 	}
-	s.log.Log(r.Context(), slog.LevelWarn, "run refused", "entry", entry, "reason", err)
+	s.logFor(r).Warn("run refused", "entry", entry, "reason", err)
 	s.writeError(w, e)
 	return nil, false
 }

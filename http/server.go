@@ -45,7 +45,8 @@ type Options struct {
 	// Heartbeat is the comment interval of idle event streams. Default
 	// DefaultHeartbeat.
 	Heartbeat time.Duration
-	// Upstreams, when set, is what GET /v1/upstreams reports.
+	// Upstreams, when set, is what GET /v1/upstreams reports; GET /readyz
+	// waits for each to be ready.
 	Upstreams Upstreams
 }
 
@@ -76,6 +77,7 @@ type Server struct {
 	heartbeat   time.Duration
 	router      http.Handler
 	crossSite   *crossSite // immutable
+	upstreams   Upstreams  // may be nil
 	// loopback is set by Serve when its listener is on loopback: every
 	// request must then name a loopback host (see checkHost).
 	loopback atomic.Bool
@@ -158,6 +160,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		metrics:     m,
 		heartbeat:   opts.Heartbeat,
 		crossSite:   cross,
+		upstreams:   opts.Upstreams,
 		budget:      budget,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
@@ -196,7 +199,9 @@ func (s *Server) routes(opts Options) http.Handler {
 	})
 
 	r.Get("/healthz", s.healthz)
-	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+	r.Get("/readyz", s.readyz)
+	// With API keys, metrics need one (any key: they are not per scope).
+	r.With(s.identify, s.authenticate).Method(http.MethodGet, "/metrics", s.metrics.handler())
 	if opts.Playground != nil {
 		r.Method(http.MethodGet, "/", opts.Playground)
 	} else {
@@ -223,8 +228,10 @@ func (s *Server) routes(opts Options) http.Handler {
 			r.Get("/tools", s.tools)
 			r.Get("/sdk", s.sdk)
 			r.Post("/run", s.run)
+			r.Get("/sessions", s.listSessions)
 			r.Post("/sessions", s.createSession)
 			r.Get("/sessions/{id}", s.getSession)
+			r.Delete("/sessions/{id}", s.deleteSession)
 			r.Post("/sessions/{id}/steps", s.steps)
 			r.Get("/sessions/{id}/messages", s.messages)
 			r.Get("/sessions/{id}/approvals", s.approvals)
@@ -236,10 +243,6 @@ func (s *Server) routes(opts Options) http.Handler {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
-
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
 
 // Serve accepts connections on ln until ctx ends, then shuts down
 // gracefully: it stops accepting, ends event streams, refuses queued and new

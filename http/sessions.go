@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -27,11 +28,109 @@ func (s *Server) session(r *http.Request, id string) (session.Session, *apiError
 	return sess, nil
 }
 
-// sessionJSON is a session's header.
+// sessionJSON is a session's header: what GET /v1/sessions/{id} answers and
+// GET /v1/sessions lists. LastSeq is the seq of its last event (0: none);
+// UpdatedAt the time of that event (CreatedAt when there is none).
 type sessionJSON struct {
 	ID        string    `json:"id"`
 	Scope     string    `json:"scope"`
 	CreatedAt time.Time `json:"created_at"`
+	LastSeq   int64     `json:"last_seq"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func sessionOf(s session.Session) sessionJSON {
+	updated := s.UpdatedAt
+	if updated.IsZero() {
+		updated = s.CreatedAt
+	}
+	return sessionJSON{ID: s.ID, Scope: s.Scope, CreatedAt: s.CreatedAt, LastSeq: s.LastSeq, UpdatedAt: updated}
+}
+
+// maxListScans bounds the store pages one GET /v1/sessions reads when it
+// filters by the key's scopes itself.
+const maxListScans = 8
+
+// listSessions serves GET /v1/sessions?scope=&limit=&cursor=:
+// {"sessions":[…],"next_cursor"?}, newest first, limit per page (default
+// session.DefaultPageSize, at most session.MaxPageSize). next_cursor, absent
+// on the last page, continues the listing; a page may hold fewer than limit
+// sessions before the last one (when a key's scopes filter it), so only its
+// absence marks the end. A key lists only the sessions of its scopes, and a
+// scope it may not use is a 404 UNKNOWN_SCOPE like one that does not exist;
+// a bad cursor is a 400.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := session.SessionFilter{Scope: q.Get("scope"), Cursor: q.Get("cursor"), Limit: session.DefaultPageSize}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			s.writeError(w, badRequest("limit: want a positive integer, got %q", v))
+			return
+		}
+		f.Limit = min(n, session.MaxPageSize)
+	}
+	// keep filters the store's pages when the key has several scopes and
+	// the request names none; otherwise the store filters.
+	var keep map[string]bool
+	scopes, all := allowedScopes(r.Context())
+	switch {
+	case f.Scope != "":
+		if !ScopeAllowed(r.Context(), f.Scope) {
+			s.writeError(w, unknownScope(f.Scope))
+			return
+		}
+	case all:
+	case len(scopes) == 1:
+		f.Scope = scopes[0]
+	default:
+		keep = make(map[string]bool, len(scopes))
+		for _, sc := range scopes {
+			keep[sc] = true
+		}
+	}
+	out := []sessionJSON{}
+	for scans := 0; ; scans++ {
+		page, err := s.app.Store.ListSessions(r.Context(), f)
+		switch {
+		case errors.Is(err, session.ErrBadCursor):
+			s.writeError(w, badRequest("cursor: not one a page of this listing returned"))
+			return
+		case err != nil:
+			s.writeError(w, s.internal(r, "list sessions", err))
+			return
+		}
+		for _, sess := range page.Sessions {
+			if keep == nil || keep[sess.Scope] {
+				out = append(out, sessionOf(sess))
+			}
+		}
+		f.Cursor = page.Next
+		if keep == nil || len(out) > 0 || page.Next == "" || scans+1 >= maxListScans {
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Sessions   []sessionJSON `json:"sessions"`
+		NextCursor string        `json:"next_cursor,omitempty"`
+	}{out, f.Cursor})
+}
+
+// deleteSession serves DELETE /v1/sessions/{id}: 204 once the session and
+// its log are gone; 404 for an unknown session (or one in a scope the key
+// may not use). A run still writing to it fails.
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	sess, e := s.session(r, chi.URLParam(r, "id"))
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	if err := s.app.Store.DeleteSession(r.Context(), sess.ID); err != nil {
+		s.writeError(w, s.storeError(r, sess.ID, err))
+		return
+	}
+	s.logFor(r).Info("session deleted", "session", sess.ID)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // createSession serves POST /v1/sessions {"scope"?}: 201 with the new
@@ -59,7 +158,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
-	writeJSON(w, http.StatusCreated, sessionJSON{sess.ID, sess.Scope, sess.CreatedAt})
+	writeJSON(w, http.StatusCreated, sessionOf(sess))
 }
 
 // getSession serves GET /v1/sessions/{id}: the session's header.
@@ -69,7 +168,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionJSON{sess.ID, sess.Scope, sess.CreatedAt})
+	writeJSON(w, http.StatusOK, sessionOf(sess))
 }
 
 // messages serves GET /v1/sessions/{id}/messages: {"messages":[...]}, the
@@ -111,7 +210,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 }
 
 // approvals serves GET /v1/sessions/{id}/approvals: the pending asks,
-// oldest first, as a JSON array of {"id","tool","arguments","reason",…}.
+// oldest first, as {"approvals":[{"id","tool","arguments","reason",…}]}.
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
@@ -126,7 +225,9 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 	if pending == nil {
 		pending = []agent.PendingApproval{}
 	}
-	writeJSON(w, http.StatusOK, pending)
+	writeJSON(w, http.StatusOK, struct {
+		Approvals []agent.PendingApproval `json:"approvals"`
+	}{pending})
 }
 
 // answerRequest is the body of POST /v1/sessions/{id}/approvals/{aid}.
@@ -137,7 +238,8 @@ type answerRequest struct {
 
 // answer serves POST /v1/sessions/{id}/approvals/{aid}: allow or deny a
 // pending ask; the waiting call resumes in whichever replica it waits. An
-// approval that is unknown or already answered is a 404.
+// unknown approval is a 404 UNKNOWN_APPROVAL; one answered already (by
+// anyone, or by its timeout) a 409 APPROVAL_ANSWERED.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
@@ -161,6 +263,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	aid := chi.URLParam(r, "aid")
 	err := s.app.Agent.Answer(r.Context(), sess.ID, aid, allow, req.Reason)
 	switch {
+	case errors.Is(err, agent.ErrAnswered):
+		s.writeError(w, errorf(http.StatusConflict, CodeApprovalAnswered, "approval %q in session %q was answered already", aid, sess.ID))
+		return
 	case errors.Is(err, agent.ErrNotFound):
 		s.writeError(w, errorf(http.StatusNotFound, CodeUnknownApproval, "no pending approval %q in session %q", aid, sess.ID))
 		return
@@ -168,7 +273,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, s.storeError(r, sess.ID, err))
 		return
 	}
-	s.log.Info("approval answered", "session", sess.ID, "approval_id", aid, "decision", req.Decision)
+	s.logFor(r).Info("approval answered", "session", sess.ID, "approval_id", aid, "decision", req.Decision)
 	writeJSON(w, http.StatusOK, struct {
 		ID       string `json:"id"`
 		Decision string `json:"decision"`

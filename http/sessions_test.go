@@ -56,6 +56,11 @@ policies:
   - {scope: default, tool: files_write, decision: ask, reason: "writes need a person"}
 `
 
+// approvalsJSON is GET …/approvals.
+type approvalsJSON struct {
+	Approvals []pendingJSON `json:"approvals"`
+}
+
 type pendingJSON struct {
 	ID        string          `json:"id"`
 	Tool      string          `json:"tool"`
@@ -69,7 +74,7 @@ func (ts *testServer) waitApproval(id, key string) pendingJSON {
 	var got []pendingJSON
 	eventually(ts.t, "a pending approval", func() bool {
 		resp, b := ts.do(request{method: http.MethodGet, path: "/v1/sessions/" + id + "/approvals", key: key})
-		got = decode[[]pendingJSON](ts.t, resp, b, http.StatusOK)
+		got = decode[approvalsJSON](ts.t, resp, b, http.StatusOK).Approvals
 		return len(got) > 0
 	})
 	if len(got) != 1 {
@@ -95,7 +100,7 @@ func TestApprovalsEndToEnd(t *testing.T) {
 		t.Run(tt.decision, func(t *testing.T) {
 			id := ts.newSession("", "")
 			resp, b := ts.get("/v1/sessions/" + id + "/approvals")
-			if string(b) != "[]\n" || resp.StatusCode != http.StatusOK {
+			if string(b) != `{"approvals":[]}`+"\n" || resp.StatusCode != http.StatusOK {
 				t.Fatalf("approvals of a fresh session: %d %q", resp.StatusCode, b)
 			}
 			done := ts.sendAsync(request{method: http.MethodPost, path: "/v1/sessions/" + id + "/steps",
@@ -111,7 +116,8 @@ func TestApprovalsEndToEnd(t *testing.T) {
 			default:
 			}
 
-			resp, b = ts.post("/v1/sessions/"+id+"/approvals/"+p.ID, map[string]any{"decision": tt.decision, "reason": tt.reason})
+			resp, b = ts.do(request{method: http.MethodPost, path: "/v1/sessions/" + id + "/approvals/" + p.ID,
+				body: map[string]any{"decision": tt.decision, "reason": tt.reason}, header: map[string]string{"X-Request-Id": "answer-" + tt.decision}})
 			if ans := decode[map[string]string](t, resp, b, http.StatusOK); ans["id"] != p.ID || ans["decision"] != tt.decision {
 				t.Errorf("answer response %s", b)
 			}
@@ -133,13 +139,27 @@ func TestApprovalsEndToEnd(t *testing.T) {
 				t.Errorf("error %+v, want %s with %q", r.Error, tt.code, tt.msgHas)
 			}
 
-			// Answered: no longer pending; answering again is a 404.
+			// The answer names the request that gave it.
+			resp, b = ts.get("/v1/sessions/" + id + "/events")
+			answered := false
+			for _, ev := range decode[struct{ Events []map[string]any }](t, resp, b, http.StatusOK).Events {
+				if ev["type"] == "approval/answered" {
+					answered = ev["request_id"] == "answer-"+tt.decision
+				}
+			}
+			if !answered {
+				t.Errorf("no approval/answered with the answer's request id: %s", b)
+			}
+
+			// Answered: no longer pending; answering again is a 409.
 			resp, b = ts.get("/v1/sessions/" + id + "/approvals")
-			if pending := decode[[]pendingJSON](t, resp, b, http.StatusOK); len(pending) != 0 {
+			if pending := decode[approvalsJSON](t, resp, b, http.StatusOK).Approvals; len(pending) != 0 {
 				t.Errorf("still pending: %s", b)
 			}
 			resp, b = ts.post("/v1/sessions/"+id+"/approvals/"+p.ID, `{"decision": "allow"}`)
-			wantError(t, resp, b, http.StatusNotFound, CodeUnknownApproval)
+			if msg := wantError(t, resp, b, http.StatusConflict, CodeApprovalAnswered); !strings.Contains(msg, p.ID) {
+				t.Errorf("second answer: %q does not name the approval", msg)
+			}
 		})
 	}
 }

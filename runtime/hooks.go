@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"time"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
@@ -36,6 +37,9 @@ type Call struct {
 	SessionID string
 	Args      frozen.Value
 	Tool      *registry.Tool // the definition resolved when the call started
+	// Started is when the call entered the pipeline (its identity stage):
+	// an observer's time.Since(Started) is the call's whole duration.
+	Started time.Time
 }
 
 // Nested reports whether the call is an SDK sub-call.

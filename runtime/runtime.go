@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
@@ -298,6 +299,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 			Name:      req.Name,
 			Scope:     req.Scope,
 			SessionID: req.SessionID,
+			Started:   time.Now(),
 		},
 	}
 	e.call.Token = Token{p: &e.token}

@@ -299,6 +299,9 @@ type ToolCall struct {
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// RequestID is the id of the API request that made the call (its
+	// X-Request-Id), when one did.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // ToolResult is the payload of tool/result: the durable result of a call.
@@ -394,4 +397,7 @@ type ApprovalAnswered struct {
 	CallID     string `json:"call_id"`
 	Decision   string `json:"decision"`
 	Reason     string `json:"reason,omitempty"`
+	// RequestID is the id of the API request that answered (its
+	// X-Request-Id), when one did.
+	RequestID string `json:"request_id,omitempty"`
 }

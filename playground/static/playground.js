@@ -934,7 +934,7 @@
     try {
       const list = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + "/approvals");
       if (state.session !== sess) return;
-      state.approvals = list;
+      state.approvals = list.approvals;
       renderApprovals();
     } catch (err) {
       reportError(err, "Listing approvals");
