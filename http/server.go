@@ -196,6 +196,7 @@ func (s *Server) routes(opts Options) http.Handler {
 	})
 
 	r.Get("/healthz", s.healthz)
+	r.Get("/openapi.json", s.openAPI)
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	if opts.Playground != nil {
 		r.Method(http.MethodGet, "/", opts.Playground)
