@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,7 +22,12 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/mcp"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/session"
 )
 
 // Routes, reply shapes and headers the document describes ahead of the
@@ -703,4 +709,116 @@ func TestOpenAPIServed(t *testing.T) {
 	if resp.StatusCode != http.StatusNotModified || len(b) != 0 {
 		t.Errorf("with If-None-Match: %d %q", resp.StatusCode, b)
 	}
+}
+
+// TestOpenAPIFields: the documented members of each body are exactly the
+// JSON fields of the Go type that encodes or decodes it, and, for replies,
+// the required ones are exactly those always sent (no omitempty).
+func TestOpenAPIFields(t *testing.T) {
+	o := loadOpenAPI(t)
+	// Members documented ahead of the change that adds them (see
+	// pendingRoutes), and members of a type that a reply never carries.
+	pendingFields := []string{"RunRequest.ephemeral"}
+	neverSent := map[string]string{"StepResult.contexts": "a step lists its contexts once, beside its results"}
+	tests := []struct {
+		schema string
+		v      any
+		reply  bool
+	}{
+		{"RunRequest", runRequest{}, false},
+		{"RunResult", app.RunResult{}, true},
+		{"SubCall", session.CodeDispatch{}, true},
+		{"ResultError", runtime.ErrorInfo{}, true},
+		{"ContentBlock", registry.ContentBlock{}, true},
+		{"Resource", registry.Resource{}, true},
+		{"Context", registry.Context{}, true},
+		{"Session", sessionJSON{}, true},
+		{"StepRequest", stepRequest{}, false},
+		{"StepCall", stepCall{}, false},
+		{"StepResult", stepResult{}, true},
+		{"StepReply", stepResponse{}, true},
+		{"Message", session.Message{}, true},
+		{"MessageToolCall", session.MessageToolCall{}, true},
+		{"PendingApproval", agent.PendingApproval{}, true},
+		{"AnswerRequest", answerRequest{}, false},
+		{"Tool", registry.ModelSchema{}, true},
+		{"Scope", scopeJSON{}, true},
+		{"Upstream", mcp.UpstreamState{}, true},
+		{"UpstreamServerInfo", mcp.ServerInfo{}, true},
+		{"ToolCallEvent", session.ToolCall{}, true},
+		{"ToolResultEvent", session.ToolResult{}, true},
+		{"CodeDispatchStartEvent", session.CodeDispatchStart{}, true},
+		{"UserContextEvent", session.UserContext{}, true},
+		{"ApprovalAskedEvent", session.ApprovalAsked{}, true},
+		{"ApprovalAnsweredEvent", session.ApprovalAnswered{}, true},
+		{"ToolNoticeEvent", session.ToolNotice{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schema, func(t *testing.T) {
+			ptr := "/components/schemas/" + tt.schema
+			props, _ := o.at(ptr + "/properties").(map[string]any)
+			if props == nil {
+				t.Fatalf("%s has no properties", tt.schema)
+			}
+			required := map[string]bool{}
+			if req, ok := o.at(ptr + "/required").([]any); ok {
+				for _, r := range req {
+					required[r.(string)] = true
+				}
+			}
+			fields := jsonFields(reflect.TypeOf(tt.v))
+			for name, omitempty := range fields {
+				key := tt.schema + "." + name
+				if _, ok := neverSent[key]; ok {
+					continue
+				}
+				if props[name] == nil {
+					t.Errorf("%s: the Go field is not documented", key)
+					continue
+				}
+				if tt.reply && required[name] == omitempty {
+					t.Errorf("%s: required is %v, but the field is always sent: %v", key, required[name], !omitempty)
+				}
+			}
+			for name := range props {
+				_, inGo := fields[name]
+				pending := slices.Contains(pendingFields, tt.schema+"."+name)
+				switch {
+				case inGo && pending:
+					t.Errorf("%s.%s is in the Go type now: remove it from pendingFields", tt.schema, name)
+				case !inGo && !pending:
+					t.Errorf("%s.%s is documented but the Go type has no such field", tt.schema, name)
+				}
+			}
+		})
+	}
+}
+
+// jsonFields maps the JSON member names of a struct type (embedded structs
+// flattened) to whether they are omitted when empty.
+func jsonFields(rt reflect.Type) map[string]bool {
+	out := map[string]bool{}
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			for k, v := range jsonFields(ft) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = slices.Contains(strings.Split(opts, ","), "omitempty")
+	}
+	return out
 }
