@@ -822,3 +822,40 @@ func jsonFields(rt reflect.Type) map[string]bool {
 	}
 	return out
 }
+
+// TestOpenAPIErrorReplies: the replies of the guards in front of the
+// handlers (keys, body limit, rate limit, origin) and of /mcp match the
+// document too.
+func TestOpenAPIErrorReplies(t *testing.T) {
+	o := loadOpenAPI(t)
+	ts := newOpenAPIServer(t, keysYAML+"server: {max_body_bytes: 1KiB, rate_limit: 4, rate_window: 1m}")
+
+	resp, b := ts.get("/v1/scopes")
+	wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
+	o.checkReply(t, "GET", "/v1/scopes", resp, b)
+	resp, b = ts.do(request{method: http.MethodPost, path: "/v1/run", key: keyA, body: map[string]any{"code": strings.Repeat("x", 2048)}})
+	wantError(t, resp, b, http.StatusRequestEntityTooLarge, CodeBodyTooLarge)
+	o.checkReply(t, "POST", "/v1/run", resp, b)
+	resp, b = ts.do(request{method: http.MethodPost, path: "/v1/sessions", key: keyA, body: "{}", header: map[string]string{"Origin": "https://example.com", "Sec-Fetch-Site": "cross-site"}})
+	wantError(t, resp, b, http.StatusForbidden, CodeCrossOrigin)
+	o.checkReply(t, "POST", "/v1/sessions", resp, b)
+
+	// MCP: initialize, then end the session.
+	init := `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}`
+	resp, b = ts.do(request{method: http.MethodPost, path: "/mcp", key: keyA, body: init, header: map[string]string{"Accept": "application/json, text/event-stream"}})
+	o.checkReply(t, "POST", "/mcp", resp, b)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, b)
+	}
+	resp, b = ts.do(request{method: http.MethodDelete, path: "/mcp", key: keyA, header: map[string]string{"Mcp-Session-Id": sid}})
+	o.checkReply(t, "DELETE", "/mcp", resp, b)
+	resp, b = ts.do(request{method: http.MethodGet, path: "/mcp", key: keyA, header: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}})
+	o.checkReply(t, "GET", "/mcp", resp, b)
+
+	for range 4 {
+		resp, b = ts.do(request{method: http.MethodGet, path: "/v1/scopes", key: keyA})
+	}
+	wantError(t, resp, b, http.StatusTooManyRequests, CodeRateLimited)
+	o.checkReply(t, "GET", "/v1/scopes", resp, b)
+}
