@@ -269,7 +269,7 @@ func (o *openAPI) checkReply(t *testing.T, method, path string, resp *http.Respo
 	}
 	content, _ := o.at(ptr + "/content").(map[string]any)
 	if len(content) == 0 {
-		if len(bytes.TrimSpace(body)) > 0 && resp.StatusCode != http.StatusBadRequest {
+		if len(bytes.TrimSpace(body)) > 0 {
 			t.Errorf("%s %s: a body %q where none is documented", op, status, body)
 		}
 		return
@@ -622,6 +622,25 @@ func TestOpenAPIReplies(t *testing.T) {
 		resp, b = ts.get("/v1/sessions/" + id + "/messages")
 		check("GET", "/v1/sessions/{id}/messages", resp, b)
 	}
+	// The live form: each event's data is an Event.
+	if o.at("/paths/~1v1~1sessions~1{id}~1events/get/responses/200/content/text~1event-stream") == nil {
+		t.Error("the event stream is not documented")
+	}
+	eventSchema, err := o.schema("/components/schemas/Event")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := ts.openStream("/v1/sessions/"+run.SessionID+"/events", nil)
+	for _, ev := range stream.until("tool/result") {
+		var v any
+		if err := json.Unmarshal(ev.data, &v); err != nil {
+			t.Fatalf("stream event %s: %v", ev.data, err)
+		}
+		if err := eventSchema.Validate(v); err != nil {
+			t.Errorf("stream event %s does not match Event: %v", ev.data, err)
+		}
+	}
+	stream.close()
 	resp, b = ts.get("/v1/sessions/" + sess.ID + "/events?limit=0")
 	wantError(t, resp, b, http.StatusBadRequest, CodeInvalidRequest)
 	check("GET", "/v1/sessions/{id}/events", resp, b)
