@@ -171,8 +171,12 @@ func TestOpenAPIRoutes(t *testing.T) {
 	ts := newOpenAPIServer(t, scopesYAML)
 	documented := o.operations()
 
+	router, ok := ts.srv.router.(chi.Routes)
+	if !ok {
+		t.Fatalf("the router is a %T, not a chi router", ts.srv.router)
+	}
 	served := map[string][]string{} // path → methods
-	err := chi.Walk(ts.srv.router.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+	err := chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		served[route] = append(served[route], method)
 		return nil
 	})
@@ -811,6 +815,24 @@ func TestOpenAPIFields(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenAPIEventsLimit: the documented default and maximum of the events
+// page are the handler's.
+func TestOpenAPIEventsLimit(t *testing.T) {
+	o := loadOpenAPI(t)
+	for i := range o.at("/paths/~1v1~1sessions~1{id}~1events/get/parameters").([]any) {
+		pm := o.at(o.deref("/paths/~1v1~1sessions~1{id}~1events/get/parameters/" + strconv.Itoa(i))).(map[string]any)
+		if pm["name"] != "limit" {
+			continue
+		}
+		s := pm["schema"].(map[string]any)
+		if s["default"] != float64(defaultEventsPage) || s["maximum"] != float64(maxEventsPage) {
+			t.Errorf("limit %v (parameter %d), want default %d and maximum %d", s, i, defaultEventsPage, maxEventsPage)
+		}
+		return
+	}
+	t.Error("the limit parameter of the events is not documented")
 }
 
 // jsonFields maps the JSON member names of a struct type (embedded structs
