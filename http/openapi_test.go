@@ -506,8 +506,10 @@ func TestOpenAPIExamples(t *testing.T) {
 				}
 			}
 			for k, e := range x {
-				sub := ptr + "/" + escape(k)
-				walk(sub, e, inSchema || k == "schema" || sub == "/components/schemas/"+escape(k) && ptr == "/components/schemas")
+				if inSchema && slices.Contains([]string{"example", "examples", "const", "enum", "default"}, k) {
+					continue // values, not schemas
+				}
+				walk(ptr+"/"+escape(k), e, inSchema || k == "schema")
 			}
 		case []any:
 			for i, e := range x {
