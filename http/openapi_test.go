@@ -147,13 +147,14 @@ func (o *openAPI) operations() []string {
 	return out
 }
 
-// newOpenAPIServer serves the whole API: /v1, /mcp and the rest.
-func newOpenAPIServer(t *testing.T, yml string) *testServer {
+// newOpenAPIServer serves the whole API: /v1, /mcp and the rest, with
+// these upstreams.
+func newOpenAPIServer(t *testing.T, yml string, ups Upstreams) *testServer {
 	t.Helper()
 	a, logs := newTestApp(t, yml, nil)
 	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: discardLogger()})
 	t.Cleanup(func() { mh.Close() })
-	srv, err := New(a, Options{Logger: discardLogger(), MCP: mh})
+	srv, err := New(a, Options{Logger: discardLogger(), MCP: mh, Upstreams: ups})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func newOpenAPIServer(t *testing.T, yml string) *testServer {
 // a status the document lists and a body that matches it.
 func TestOpenAPIRoutes(t *testing.T) {
 	o := loadOpenAPI(t)
-	ts := newOpenAPIServer(t, scopesYAML)
+	ts := newOpenAPIServer(t, scopesYAML, nil)
 	documented := o.operations()
 
 	router, ok := ts.srv.router.(chi.Routes)
@@ -570,7 +571,15 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 // responses.
 func TestOpenAPIReplies(t *testing.T) {
 	o := loadOpenAPI(t)
-	ts := newOpenAPIServer(t, approvalYAML)
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	retry := since.Add(time.Minute)
+	ts := newOpenAPIServer(t, approvalYAML, fakeUpstreams{
+		{Name: "notes", Scope: "default", Transport: "stdio", State: mcp.StateReady, Since: since, Tools: 3, Restarts: 1,
+			Server:  &mcp.ServerInfo{Name: "notes", Version: "1.0", ProtocolVersion: "2025-06-18", Capabilities: []string{"tools"}, Instructions: "be brief"},
+			Renamed: []mcp.RenamedTool{{Tool: "read-note", As: "read_note", Why: "not a JavaScript identifier"}}},
+		{Name: "remote", Scope: "default", Transport: "streamable-http", State: mcp.StateFailed, Since: since, LastError: "connect: connection refused",
+			Attempts: 4, NextRetry: &retry, Rejected: []mcp.RejectedTool{{Tool: "long_job", Reason: "requires task-augmented calls"}}},
+	})
 	check := func(method, path string, resp *http.Response, body []byte) {
 		t.Helper()
 		o.checkReply(t, method, path, resp, body)
@@ -871,11 +880,16 @@ func jsonFields(rt reflect.Type) map[string]bool {
 // document too.
 func TestOpenAPIErrorReplies(t *testing.T) {
 	o := loadOpenAPI(t)
-	ts := newOpenAPIServer(t, keysYAML+"server: {max_body_bytes: 1KiB, rate_limit: 4, rate_window: 1m}")
+	ts := newOpenAPIServer(t, keysYAML+"server: {max_body_bytes: 1KiB, rate_limit: 4, rate_window: 1m}", nil)
 
 	resp, b := ts.get("/v1/scopes")
 	wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
 	o.checkReply(t, "GET", "/v1/scopes", resp, b)
+	resp, b = ts.get("/openapi.json") // open, keys or not
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /openapi.json on a server with keys: %d %s", resp.StatusCode, b)
+	}
+	o.checkReply(t, "GET", "/openapi.json", resp, b)
 	resp, b = ts.do(request{method: http.MethodPost, path: "/v1/run", key: keyA, body: map[string]any{"code": strings.Repeat("x", 2048)}})
 	wantError(t, resp, b, http.StatusRequestEntityTooLarge, CodeBodyTooLarge)
 	o.checkReply(t, "POST", "/v1/run", resp, b)
