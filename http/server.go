@@ -202,6 +202,7 @@ func (s *Server) routes(opts Options) http.Handler {
 	r.Get("/readyz", s.readyz)
 	// With API keys, metrics need one (any key: they are not per scope).
 	r.With(s.identify, s.authenticate).Method(http.MethodGet, "/metrics", s.metrics.handler())
+	r.Get("/openapi.json", s.openAPI)
 	if opts.Playground != nil {
 		r.Method(http.MethodGet, "/", opts.Playground)
 	} else {
