@@ -1264,10 +1264,15 @@
     state.events = [];
     state.lastSeq = 0;
     state.approvals = [];
-    state.lastRun = null;
     $("session-id").textContent = "—";
     renderMessages([]);
-    clearResult("Run a program to see its result and logs here.");
+    // The last run belongs to the session it ran in; a run being started
+    // (which opens its session first) keeps its pending view.
+    if (!state.running) {
+      state.lastRun = null;
+      clearResult("Run a program to see its result and logs here.");
+      setRunStatus("");
+    }
     renderTimeline();
     $("events").replaceChildren(h("li", { className: "empty", textContent: "Events of the session appear here as they are logged." }));
     setStreamState("no session");
