@@ -217,7 +217,9 @@ func TestBrowser(t *testing.T) {
 // stubSessionList serves GET /v1/sessions?scope= from mux when srv does not
 // (a build without the session list): it lists, newest first, the sessions
 // created through mux's POST /v1/sessions, in the shape of the real route.
-// It reports whether it did, so that the browser test can say so.
+// POST /test/sessions-list/off makes it answer 404 as a server without the
+// route does (and .../on lists again), for the page's fallback. It reports
+// whether it stubbed, so that the browser test can say so.
 func stubSessionList(t *testing.T, srv http.Handler, mux *http.ServeMux) bool {
 	t.Helper()
 	probe := httptest.NewRequest(http.MethodGet, "/v1/sessions?scope=default", nil)
@@ -236,7 +238,14 @@ func stubSessionList(t *testing.T, srv http.Handler, mux *http.ServeMux) bool {
 	var (
 		mu      sync.Mutex
 		created []header
+		off     bool
 	)
+	mux.HandleFunc("POST /test/sessions-list/{state}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		off = r.PathValue("state") == "off"
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("POST /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, r)
@@ -256,6 +265,13 @@ func stubSessionList(t *testing.T, srv http.Handler, mux *http.ServeMux) bool {
 		scope := r.URL.Query().Get("scope")
 		list := []header{}
 		mu.Lock()
+		if off {
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":{"code":"NOT_FOUND","message":"no route GET /v1/sessions"}}`)
+			return
+		}
 		for i := len(created) - 1; i >= 0; i-- {
 			if scope == "" || created[i].Scope == scope {
 				list = append(list, created[i])

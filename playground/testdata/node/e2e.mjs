@@ -50,11 +50,13 @@ const context = await chromium.launchPersistentContext(env("USER_DATA_DIR"), {
 // failed requests, except the 401s the first step provokes on purpose.
 const problems = [];
 let expect401 = true;
+let expect404 = false; // while the session list is turned off
 const page = context.pages()[0] ?? (await context.newPage());
 page.on("pageerror", (err) => problems.push("page error: " + err.message));
 page.on("console", (msg) => {
   if (msg.type() !== "error") return;
   if (expect401 && /status of 401/.test(msg.text())) return;
+  if (expect404 && /status of 404/.test(msg.text())) return;
   problems.push("console error: " + msg.text());
 });
 
@@ -256,6 +258,20 @@ try {
     await page.locator('#messages-list li[data-role="tool"]').waitFor(WAIT);
     check((await page.locator('#messages-list li[data-role="assistant"]').innerText()).includes("run_code"), "the assistant message");
     check((await text("#messages-count")) === "2", "two messages");
+  });
+
+  await step("a server without GET /v1/sessions: the list says so, attaching by id still works", async () => {
+    if (!sessionsStubbed) {
+      console.log("skip: this build serves GET /v1/sessions, so its 404 fallback is not exercised here");
+      return;
+    }
+    expect404 = true;
+    check((await fetch(url + "/test/sessions-list/off", { method: "POST" })).ok, "turning the list off");
+    await page.click("#sessions-refresh");
+    await page.locator("#sessions-list li", { hasText: "does not list sessions" }).waitFor(WAIT);
+    check(await page.locator("#alert").isHidden(), "no alert for a missing list");
+    check((await fetch(url + "/test/sessions-list/on", { method: "POST" })).ok, "turning the list on");
+    expect404 = false;
   });
 
   await step("a session is attached to by id (switching scope), and a reload keeps scope, session and program", async () => {
