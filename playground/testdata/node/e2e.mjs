@@ -336,6 +336,16 @@ try {
     await page.screenshot({ path: screenshot.replace(/\.png$/, "-390.png"), fullPage: true });
   });
 
+  await step("dark mode follows the system's color scheme", async () => {
+    const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const light = await bg();
+    await page.emulateMedia({ colorScheme: "dark" });
+    const dark = await bg();
+    check(light === "rgb(245, 246, 248)" && dark === "rgb(15, 18, 23)", `backgrounds ${light} → ${dark}`);
+    await page.screenshot({ path: screenshot.replace(/\.png$/, "-390-dark.png"), fullPage: false });
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
   check(problems.length === 0, "the page reported problems:\n  " + problems.join("\n  "));
   console.log("PASS: the playground works end to end; screenshot at " + screenshot);
 } catch (err) {
