@@ -199,6 +199,7 @@ try {
       check(/waits .* for an approval/.test(await row.locator(".track").getAttribute("aria-label")), tool + ": the track's label");
     }
     check(/waiting for approval/.test(await text("#calls-summary")), "the summary totals the waits");
+    await page.locator("#calls").screenshot({ path: screenshot.replace(/\.png$/, "-waits.png") });
   });
 
   await step("a direct tool call asks, and a denial reaches the step's result", async () => {
