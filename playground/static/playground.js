@@ -640,6 +640,7 @@
     const before = text.slice(0, caret);
     let m = /\btools\.([A-Za-z_$][\w$]*)?$/.exec(before);
     if (m) {
+      // A name that is not an identifier goes in brackets: the "." goes too.
       const word = m[1] || "";
       const items = [...state.members.keys()].filter((n) => n.startsWith(word) && n !== word);
       return items.length ? { from: caret - word.length, word, items, kind: "tool" } : null;
@@ -647,9 +648,10 @@
     // Inside the argument object of the last call: the object is still open (its
     // braces balance after the opening one) and the caret is where a key
     // starts (after "{" or "," and spaces).
-    m = /^[^]*\btools\.([A-Za-z_$][\w$]*)\(\s*\{([^]*)$/.exec(before);
-    if (!m || !state.members.has(m[1])) return null;
-    const inside = m[2];
+    m = /^[^]*\btools(?:\.([A-Za-z_$][\w$]*)|\[("(?:[^"\\]|\\.)*")\])\(\s*\{([^]*)$/.exec(before);
+    const tool = m && (m[1] || parseJSON(m[2]));
+    if (!m || !state.members.has(tool)) return null;
+    const inside = m[3];
     let depth = 0;
     for (const ch of inside) {
       if (ch === "{" || ch === "[" || ch === "(") depth++;
@@ -661,7 +663,7 @@
     if (!k) return null;
     const word = k[1] || "";
     const used = new Set([...inside.matchAll(/(?:^|[,{])\s*([A-Za-z_$][\w$]*)\s*:/g)].map((x) => x[1]));
-    const items = state.members.get(m[1]).filter((n) => n.startsWith(word) && n !== word && !used.has(n));
+    const items = state.members.get(tool).filter((n) => n.startsWith(word) && n !== word && !used.has(n));
     return items.length ? { from: caret - word.length, word, items, kind: "key" } : null;
   }
 
@@ -711,8 +713,16 @@
     };
     const accept = () => {
       const name = cur.items[sel];
-      const insert = cur.kind === "key" ? name + ": " : name;
-      ta.setRangeText(insert, cur.from, ta.selectionStart, "end");
+      const plain = /^[A-Za-z_$][\w$]*$/.test(name);
+      let from = cur.from;
+      let insert;
+      if (cur.kind === "key") insert = (plain ? name : JSON.stringify(name)) + ": ";
+      else if (plain) insert = name;
+      else {
+        insert = "[" + JSON.stringify(name) + "]";
+        from--; // the "." of "tools."
+      }
+      ta.setRangeText(insert, from, ta.selectionStart, "end");
       close();
       paint();
       writeHashSoon();

@@ -129,8 +129,15 @@ try {
     await page.click("#editor");
     await page.keyboard.press("Control+A");
     await page.keyboard.press("Delete");
-    await page.keyboard.type("const r = await tools.math_");
     const list = page.locator("#completions");
+    await page.keyboard.type('await tools.files_edit({ path: "a{b}", ');
+    await list.waitFor({ state: "visible", ...WAIT });
+    check(JSON.stringify(await list.locator("[role=option]").allInnerTexts()) === '["new","old"]', "keys left after path: " + (await list.innerText()));
+    await page.keyboard.press("Escape");
+    check(await list.isHidden(), "Escape closes the list");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.type("const r = await tools.math_");
     await list.waitFor({ state: "visible", ...WAIT });
     check(JSON.stringify(await list.locator("[role=option]").allInnerTexts()) === '["math_add"]', "tool names: " + (await list.innerText()));
     await page.keyboard.press("Enter");
