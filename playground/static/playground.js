@@ -39,6 +39,7 @@
     lastRun: null,
     exampleName: "",
     sessionsCursor: "", // next_cursor of GET /v1/sessions
+    runAfter: 0, // while a run is pending: the last seq before it started
   };
 
   // ---------------------------------------------------------------- DOM
@@ -845,6 +846,7 @@
     // The previous run's result goes at once: what shows while this one
     // waits is this run's own calls, from the log.
     state.lastRun = null;
+    state.runAfter = state.lastSeq;
     clearResult("Running… the result appears here when the run ends.");
     renderTimeline();
     try {
@@ -932,7 +934,10 @@
     const run = state.lastRun;
     if (run) return { calls: run.res.calls || [], callId: run.res.call_id };
     let callId = null;
-    for (const e of state.events) if (e.type === "tool/call" && e.name === "run_code") callId = e.call_id;
+    // While a run is pending, only its own run_code call (logged after it
+    // started), never the one before it.
+    const after = state.running ? state.runAfter : 0;
+    for (const e of state.events) if (e.type === "tool/call" && e.name === "run_code" && e.seq > after) callId = e.call_id;
     if (!callId) return null;
     const calls = new Map(); // sub-call id → call, in start order
     for (const e of state.events) {

@@ -172,7 +172,9 @@ try {
 
   await step("a run waits for approvals, answered from the page", async () => {
     await page.click('[data-example="files_diff.ts"]');
+    check((await page.locator('#timeline .call[data-tool="math_add"]').count()) === 2, "the last run's calls before the next starts");
     await page.click("#run");
+    check((await page.locator('#timeline .call[data-tool="math_add"]').count()) === 0, "the last run's calls go when the next starts");
     const order = [];
     for (const tool of ["files_write", "files_edit", "files_read", "files_list"]) {
       const card = page.locator(".approval", { hasText: tool });
