@@ -228,6 +228,7 @@ func (s *Server) routes(opts Options) http.Handler {
 			r.Get("/upstreams", upstreams(opts.Upstreams))
 			r.Get("/tools", s.tools)
 			r.Get("/sdk", s.sdk)
+			r.Get("/sdk/tokens", s.sdkTokenCounts)
 			r.Post("/run", s.run)
 			r.Get("/sessions", s.listSessions)
 			r.Post("/sessions", s.createSession)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +20,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,6 +185,7 @@ func TestBrowser(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	stubbed := stubSessionList(t, srv, mux)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 
@@ -202,9 +206,80 @@ func TestBrowser(t *testing.T) {
 		"CHROMIUM=" + chromium,
 		"USER_DATA_DIR=" + t.TempDir(),
 		"SCREENSHOT=" + shot,
+		"SESSIONS_STUBBED=" + strconv.FormatBool(stubbed),
 	}, "e2e.mjs")
 	if _, err := os.Stat(shot); err != nil {
 		t.Fatalf("no screenshot: %v", err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// stubSessionList serves GET /v1/sessions?scope= from mux when srv does not
+// (a build without the session list): it lists, newest first, the sessions
+// created through mux's POST /v1/sessions, in the shape of the real route.
+// POST /test/sessions-list/off makes it answer 404 as a server without the
+// route does (and .../on lists again), for the page's fallback. It reports
+// whether it stubbed, so that the browser test can say so.
+func stubSessionList(t *testing.T, srv http.Handler, mux *http.ServeMux) bool {
+	t.Helper()
+	probe := httptest.NewRequest(http.MethodGet, "/v1/sessions?scope=default", nil)
+	probe.Header.Set("Authorization", "Bearer "+browserKey)
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, probe)
+	if rec.Code != http.StatusNotFound && rec.Code != http.StatusMethodNotAllowed {
+		return false
+	}
+	t.Log("GET /v1/sessions is not served by this build: the browser test lists sessions from a stub")
+	type header struct {
+		ID        string `json:"id"`
+		Scope     string `json:"scope"`
+		CreatedAt string `json:"created_at"`
+	}
+	var (
+		mu      sync.Mutex
+		created []header
+		off     bool
+	)
+	mux.HandleFunc("POST /test/sessions-list/{state}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		off = r.PathValue("state") == "off"
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		var h header
+		if rec.Code == http.StatusCreated && json.Unmarshal(rec.Body.Bytes(), &h) == nil {
+			mu.Lock()
+			created = append(created, h)
+			mu.Unlock()
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+	mux.HandleFunc("GET /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		scope := r.URL.Query().Get("scope")
+		list := []header{}
+		mu.Lock()
+		if off {
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":{"code":"NOT_FOUND","message":"no route GET /v1/sessions"}}`)
+			return
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			if scope == "" || created[i].Scope == scope {
+				list = append(list, created[i])
+			}
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"sessions": list, "next_cursor": ""})
+	})
+	return true
 }

@@ -24,6 +24,8 @@
     mode: "",
     tools: [], // /v1/tools of the scope
     sdk: { ts: null, prompt: null }, // {etag, text} of each format
+    tokens: null, // GET /v1/sdk/tokens of the SDK shown, or null (estimated)
+    members: new Map(), // tool name → argument keys, from the declarations
     format: "ts", // the SDK tab shown
     changes: [], // newest first: {time, from, to, diffs: {ts, prompt}, stats}
     gen: 0, // bumped on each scope change; stale async work checks it
@@ -36,6 +38,8 @@
     running: false,
     lastRun: null,
     exampleName: "",
+    sessionsCursor: "", // next_cursor of GET /v1/sessions
+    runAfter: 0, // while a run is pending: the last seq before it started
   };
 
   // ---------------------------------------------------------------- DOM
@@ -97,6 +101,11 @@
   const numberFormat = new Intl.NumberFormat("en-US");
   function fmtInt(n) {
     return numberFormat.format(n);
+  }
+
+  // signed writes a difference with its sign: +12, −3, ±0.
+  function signed(n) {
+    return n > 0 ? "+" + fmtInt(n) : n < 0 ? "−" + fmtInt(-n) : "±0";
   }
 
   function fmtMs(ms) {
@@ -190,6 +199,30 @@
     return "?" + new URLSearchParams(params).toString();
   }
 
+  // ---------------------------------------------------------------- URL state
+
+  // The page's state lives in the URL's fragment, so that a reload (or a
+  // shared link) keeps it: #scope=…&session=…&code=… (never the API key).
+  function readHash() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    return { scope: p.get("scope") || "", session: p.get("session") || "", code: p.get("code") };
+  }
+
+  let hashTimer = 0;
+  function writeHash() {
+    clearTimeout(hashTimer);
+    hashTimer = 0;
+    const p = new URLSearchParams();
+    p.set("scope", state.scope);
+    if (state.session) p.set("session", state.session.id);
+    p.set("code", $("editor").value);
+    history.replaceState(null, "", "#" + p.toString());
+  }
+
+  function writeHashSoon() {
+    if (!hashTimer) hashTimer = setTimeout(writeHash, 300);
+  }
+
   // ---------------------------------------------------------------- alerts
 
   function showAlert(message) {
@@ -235,11 +268,11 @@
       } catch {
         // storage unavailable
       }
-      reload();
+      reload(state.session ? state.session.id : readHash().session);
     });
   }
 
-  async function reload() {
+  async function reload(attachID) {
     clearAlert();
     try {
       await loadScopes();
@@ -248,6 +281,7 @@
       return;
     }
     await selectScope(state.scope);
+    if (attachID) await attachSession(attachID);
   }
 
   async function loadScopes() {
@@ -275,20 +309,36 @@
     $("scope").value = name;
     clearTimeout(state.pollTimer);
     state.sdk = { ts: null, prompt: null };
+    state.tokens = null;
     state.tools = [];
     state.changes = [];
     closeSession();
+    writeHash();
     renderSDK();
     renderChanges();
+    listSessions(false);
     try {
-      const [tools, ts, prompt] = await Promise.all([fetchTools(), fetchSDK("ts"), fetchSDK("prompt")]);
+      const [tools, ts, prompt, tokens] = await Promise.all([fetchTools(), fetchSDK("ts"), fetchSDK("prompt"), fetchTokens()]);
       if (gen !== state.gen) return;
       state.sdk = { ts, prompt };
+      state.tokens = tokens;
       applyTools(tools);
     } catch (err) {
       if (gen === state.gen) reportError(err, "Loading scope " + name);
     }
     if (gen === state.gen) schedulePoll(gen);
+  }
+
+  // fetchTokens gets the token counts of the scope's SDK, counted by the
+  // server with a real tokenizer; null from a server without them (the
+  // page then estimates).
+  async function fetchTokens() {
+    try {
+      return await apiJSON("GET", "/v1/sdk/tokens" + q({ scope: state.scope }));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.code !== "UNKNOWN_SCOPE") return null;
+      throw err;
+    }
   }
 
   function fetchTools() {
@@ -306,6 +356,7 @@
     sel.replaceChildren(...state.tools.map((t) => h("option", { value: t.name, textContent: t.name })));
     if (state.tools.some((t) => t.name === previous)) sel.value = previous;
     fillStepArgs();
+    state.members = state.sdk.ts ? Sdk.members(state.sdk.ts.text) : new Map();
     renderSDK();
   }
 
@@ -330,10 +381,11 @@
       if (!document.hidden && state.sdk.ts) {
         const ts = await fetchSDK("ts", state.sdk.ts.etag);
         if (ts && gen === state.gen) {
-          const [prompt, tools] = await Promise.all([fetchSDK("prompt"), fetchTools()]);
+          const [prompt, tools, tokens] = await Promise.all([fetchSDK("prompt"), fetchTools(), fetchTokens()]);
           if (gen !== state.gen) return;
-          recordChange(state.sdk, { ts, prompt });
+          recordChange(state.sdk, { ts, prompt }, state.tokens, tokens);
           state.sdk = { ts, prompt };
+          state.tokens = tokens;
           applyTools(tools);
         }
       }
@@ -348,14 +400,23 @@
     return (etag || "").replace(/^W\//, "").replace(/^"|"$/g, "").replace(/-(ts|js|prompt)$/, "");
   }
 
-  function recordChange(before, after) {
+  function recordChange(before, after, tokensBefore, tokensAfter) {
     const from = versionOf(before.ts.etag);
     const to = versionOf(after.ts.etag);
     const ops = Diff.diffLines(Diff.splitLines(before.ts.text), Diff.splitLines(after.ts.text));
+    // The token difference of each format: counted when the server counts,
+    // else estimated from the bytes.
+    const count = (sdk, tokens, format) => (tokens ? tokens[format].total : Sdk.tokens(Sdk.bytes(sdk[format].text)));
+    const exact = Boolean(tokensBefore && tokensAfter);
     state.changes.unshift({
       time: new Date(),
       from,
       to,
+      exact,
+      tokens: {
+        ts: count(after, exact && tokensAfter, "ts") - count(before, exact && tokensBefore, "ts"),
+        prompt: count(after, exact && tokensAfter, "prompt") - count(before, exact && tokensBefore, "prompt"),
+      },
       stats: Diff.stats(ops),
       diffs: {
         ts: Diff.unified("sdk.d.ts@" + from.slice(0, 8), "sdk.d.ts@" + to.slice(0, 8), before.ts.text, after.ts.text),
@@ -379,13 +440,18 @@
     renderSizes();
   }
 
-  function sizeStat(label, n, id) {
+  // tokenText is a token count as shown: counted, or estimated (≈).
+  function tokenText(counted, bytes) {
+    return counted === undefined ? "≈ " + fmtInt(Sdk.tokens(bytes)) + " tokens" : fmtInt(counted) + " tokens";
+  }
+
+  function sizeStat(label, n, counted, id) {
     return h(
       "div",
       { className: "stat", id },
       h("span", { className: "stat-label", textContent: label }),
       h("span", { className: "stat-value", textContent: fmtInt(n) + " B" }),
-      h("span", { className: "stat-sub", textContent: "≈ " + fmtInt(Sdk.tokens(n)) + " tokens" }),
+      h("span", { className: "stat-sub", textContent: tokenText(counted, n) }),
     );
   }
 
@@ -402,24 +468,37 @@
     const promptParts = Sdk.perTool(prompt.text);
     const native = new Map(state.tools.map((t) => [t.name, Sdk.nativeBytes(t)]));
     const nativeTotal = [...native.values()].reduce((a, b) => a + b, 0);
+    // Counts of the SDK shown (the server's, for this tool set only).
+    const tk = state.tokens && state.tokens.version === versionOf(ts.etag) ? state.tokens : null;
     box.replaceChildren(
-      sizeStat("Declarations", tsParts.total, "size-ts"),
-      sizeStat("Prompt", promptParts.total, "size-prompt"),
+      sizeStat("Declarations", tsParts.total, tk ? tk.ts.total : undefined, "size-ts"),
+      sizeStat("Prompt", promptParts.total, tk ? tk.prompt.total : undefined, "size-prompt"),
       h(
         "div",
         { className: "stat" },
         h("span", { className: "stat-label", textContent: "Tools" }),
         h("span", { className: "stat-value", textContent: String(tsParts.tools.size) }),
-        h("span", { className: "stat-sub", textContent: "tokens ≈ bytes ÷ 4" }),
+        h("span", { className: "stat-sub", id: "token-source", textContent: tk ? "tokens: " + tk.encoding : "tokens ≈ bytes ÷ 4" }),
       ),
     );
     const names = [...new Set([...tsParts.tools.keys(), ...native.keys()])].sort();
-    const cell = (n) => (n === undefined ? h("td", { className: "num muted", textContent: "—" }) : h("td", { className: "num" }, fmtInt(n), h("span", { className: "tok", textContent: " ≈" + fmtInt(Sdk.tokens(n)) })));
+    const cell = (n, counted) =>
+      n === undefined
+        ? h("td", { className: "num muted", textContent: "—" })
+        : h("td", { className: "num" }, fmtInt(n) + " B", h("span", { className: "tok", textContent: counted === undefined ? " ≈" + fmtInt(Sdk.tokens(n)) + " tok" : " " + fmtInt(counted) + " tok" }));
+    const at = (split, name) => (tk ? tk[split].tools[name] || 0 : undefined);
     const rows = names.map((name) =>
-      h("tr", { "data-tool": name }, h("th", { scope: "row" }, h("code", { textContent: name })), cell(tsParts.tools.get(name)), cell(promptParts.tools.get(name)), cell(native.get(name))),
+      h(
+        "tr",
+        { "data-tool": name },
+        h("th", { scope: "row" }, h("code", { textContent: name })),
+        cell(tsParts.tools.get(name), tsParts.tools.has(name) ? at("ts", name) : undefined),
+        cell(promptParts.tools.get(name), promptParts.tools.has(name) ? at("prompt", name) : undefined),
+        cell(native.get(name), native.has(name) ? at("native", name) : undefined),
+      ),
     );
-    rows.push(h("tr", { className: "shared" }, h("th", { scope: "row", textContent: "Shared (header, types, instructions)" }), cell(tsParts.shared), cell(promptParts.shared), cell(undefined)));
-    rows.push(h("tr", { className: "total" }, h("th", { scope: "row", textContent: "Total" }), cell(tsParts.total), cell(promptParts.total), cell(native.size ? nativeTotal : undefined)));
+    rows.push(h("tr", { className: "shared" }, h("th", { scope: "row", textContent: "Shared (header, types, instructions)" }), cell(tsParts.shared, tk ? tk.ts.shared : undefined), cell(promptParts.shared, tk ? tk.prompt.shared : undefined), cell(undefined)));
+    rows.push(h("tr", { className: "total" }, h("th", { scope: "row", textContent: "Total" }), cell(tsParts.total, tk ? tk.ts.total : undefined), cell(promptParts.total, tk ? tk.prompt.total : undefined), cell(native.size ? nativeTotal : undefined, tk && native.size ? tk.native.total : undefined)));
     body.replaceChildren(...rows);
   }
 
@@ -447,6 +526,11 @@
             " ",
             h("span", { className: "removed", textContent: "−" + c.stats.removed }),
             " lines",
+          ),
+          h(
+            "p",
+            { className: "token-delta", "data-ts": String(c.tokens.ts), "data-prompt": String(c.tokens.prompt) },
+            (c.exact ? "" : "≈ ") + signed(c.tokens.ts) + " tokens in the declarations, " + signed(c.tokens.prompt) + " in the prompt",
           ),
           c.diffs[state.format] ? diffBlock(c.diffs[state.format], "changes of the SDK") : empty("No change in this format."),
         ),
@@ -506,15 +590,20 @@
       // The trailing space keeps a final empty line as tall as the textarea's.
       Hl.render(view, Hl.code(ta.value + "\n "));
     };
+    const complete = initCompletion(ta, paint);
     ta.addEventListener("input", () => {
       if (!pending) pending = requestAnimationFrame(paint);
+      writeHashSoon();
+      complete.update();
     });
     ta.addEventListener("scroll", () => {
       pre.scrollTop = ta.scrollTop;
       pre.scrollLeft = ta.scrollLeft;
+      complete.close();
     });
     let escaped = false;
     ta.addEventListener("keydown", (e) => {
+      if (complete.keydown(e)) return;
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         run();
@@ -531,12 +620,146 @@
       }
       escaped = false;
     });
-    ta.addEventListener("blur", () => (escaped = false));
+    ta.addEventListener("blur", () => {
+      escaped = false;
+      complete.close();
+    });
+    ta.addEventListener("click", () => complete.close());
     ta.setValue = (text) => {
       ta.value = text;
       ta.scrollTop = 0;
       paint();
+      writeHashSoon();
     };
+  }
+
+  // completionAt says what the text before the caret is completing, from
+  // the SDK's declarations: a tool name after "tools.", or an argument key
+  // inside "tools.name({ …" where a key may start. It returns {from, word,
+  // items} (from: where the word starts) or null.
+  function completionAt(text, caret) {
+    const before = text.slice(0, caret);
+    let m = /\btools\.([A-Za-z_$][\w$]*)?$/.exec(before);
+    if (m) {
+      // A name that is not an identifier goes in brackets: the "." goes too.
+      const word = m[1] || "";
+      const items = [...state.members.keys()].filter((n) => n.startsWith(word) && n !== word);
+      return items.length ? { from: caret - word.length, word, items, kind: "tool" } : null;
+    }
+    // Inside the argument object of the last call: the object is still open (its
+    // braces balance after the opening one) and the caret is where a key
+    // starts (after "{" or "," and spaces).
+    m = /^[^]*\btools(?:\.([A-Za-z_$][\w$]*)|\[("(?:[^"\\]|\\.)*")\])\(\s*\{([^]*)$/.exec(before);
+    const tool = m && (m[1] || parseJSON(m[2]));
+    if (!m || !state.members.has(tool)) return null;
+    const inside = m[3];
+    let depth = 0;
+    for (const ch of inside) {
+      if (ch === "{" || ch === "[" || ch === "(") depth++;
+      else if (ch === "}" || ch === "]" || ch === ")") depth--;
+      if (depth < 0) return null;
+    }
+    if (depth !== 0) return null;
+    const k = /(?:^|[,{])\s*([A-Za-z_$][\w$]*)?$/.exec(inside);
+    if (!k) return null;
+    const word = k[1] || "";
+    const used = new Set([...inside.matchAll(/(?:^|[,{])\s*([A-Za-z_$][\w$]*)\s*:/g)].map((x) => x[1]));
+    const items = state.members.get(tool).filter((n) => n.startsWith(word) && n !== word && !used.has(n));
+    return items.length ? { from: caret - word.length, word, items, kind: "key" } : null;
+  }
+
+  // initCompletion attaches the completion list to the editor: it opens as
+  // the user types, ArrowUp/ArrowDown move, Enter or Tab insert, Escape
+  // closes.
+  function initCompletion(ta, paint) {
+    const box = $("completions");
+    let cur = null; // {from, items, kind} shown
+    let sel = 0;
+    const close = () => {
+      cur = null;
+      box.hidden = true;
+      box.replaceChildren();
+      ta.removeAttribute("aria-activedescendant");
+      ta.setAttribute("aria-expanded", "false");
+    };
+    const show = () => {
+      box.replaceChildren(
+        ...cur.items.map((name, i) =>
+          h("li", {
+            role: "option",
+            id: "completion-" + i,
+            className: "completion" + (i === sel ? " selected" : ""),
+            "aria-selected": String(i === sel),
+            textContent: name,
+            onmousedown: (e) => {
+              e.preventDefault(); // keep the editor's focus
+              sel = i;
+              accept();
+            },
+          }),
+        ),
+      );
+      ta.setAttribute("aria-activedescendant", "completion-" + sel);
+      ta.setAttribute("aria-expanded", "true");
+      // Place the list under the caret: the editor's font is monospaced.
+      const lines = ta.value.slice(0, ta.selectionStart).split("\n");
+      const style = getComputedStyle(ta);
+      const lineHeight = parseFloat(style.lineHeight) || 20;
+      const charWidth = measureChar(style.font);
+      const top = parseFloat(style.paddingTop) + lines.length * lineHeight - ta.scrollTop;
+      const left = parseFloat(style.paddingLeft) + lines[lines.length - 1].length * charWidth - ta.scrollLeft;
+      box.style.top = Math.max(0, Math.min(top, ta.clientHeight - lineHeight)) + "px";
+      box.style.left = Math.max(0, Math.min(left, ta.clientWidth - 160)) + "px";
+      box.hidden = false;
+    };
+    const accept = () => {
+      const name = cur.items[sel];
+      const plain = /^[A-Za-z_$][\w$]*$/.test(name);
+      let from = cur.from;
+      let insert;
+      if (cur.kind === "key") insert = (plain ? name : JSON.stringify(name)) + ": ";
+      else if (plain) insert = name;
+      else {
+        insert = "[" + JSON.stringify(name) + "]";
+        from--; // the "." of "tools."
+      }
+      ta.setRangeText(insert, from, ta.selectionStart, "end");
+      close();
+      paint();
+      writeHashSoon();
+    };
+    return {
+      update() {
+        cur = completionAt(ta.value, ta.selectionStart);
+        sel = 0;
+        if (cur && ta.selectionStart === ta.selectionEnd) show();
+        else close();
+      },
+      close,
+      keydown(e) {
+        if (!cur) return false;
+        if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+          sel = (sel + (e.key === "ArrowDown" ? 1 : cur.items.length - 1)) % cur.items.length;
+          show();
+        } else if (e.key === "Enter" || e.key === "Tab") {
+          accept();
+        } else if (e.key === "Escape") {
+          close();
+        } else return false;
+        e.preventDefault();
+        return true;
+      },
+    };
+  }
+
+  let charWidths = new Map();
+  function measureChar(font) {
+    if (!charWidths.has(font)) {
+      const ctx = document.createElement("canvas").getContext("2d");
+      ctx.font = font;
+      charWidths.set(font, ctx.measureText("0000000000").width / 10 || 8);
+    }
+    return charWidths.get(font);
   }
 
   // indent inserts two spaces at the caret, or (shift) removes up to two
@@ -577,8 +800,10 @@
         }),
       ),
     );
+    const fromURL = readHash().code;
     const first = list.find((ex) => ex.name === "chain.ts") || list[0];
-    if (first) loadExample(first);
+    if (fromURL !== null) $("editor").setValue(fromURL);
+    else if (first) loadExample(first);
     else $("editor").setValue('const a = await tools.math_add({ a: 2, b: 3 })\nreturn a\n');
   }
 
@@ -618,6 +843,12 @@
     button.textContent = "Running…";
     setRunStatus("Running…", "busy");
     const scope = state.scope;
+    // The previous run's result goes at once: what shows while this one
+    // waits is this run's own calls, from the log.
+    state.lastRun = null;
+    state.runAfter = state.lastSeq;
+    clearResult("Running… the result appears here when the run ends.");
+    renderTimeline();
     try {
       const sess = await ensureSession();
       const started = performance.now();
@@ -639,6 +870,11 @@
       button.removeAttribute("aria-busy");
       button.textContent = "Run";
     }
+  }
+
+  function clearResult(text) {
+    $("result-badge").hidden = true;
+    $("result-body").replaceChildren(h("p", { className: "empty", textContent: text }));
   }
 
   function renderResult() {
@@ -690,37 +926,102 @@
     return box;
   }
 
+  // timelineSource is what the time line shows: the last run's calls, as
+  // its result lists them; else (while a run is pending, or in a session
+  // attached to) the latest run of the log, its calls as they start and
+  // settle.
+  function timelineSource() {
+    const run = state.lastRun;
+    if (run) return { calls: run.res.calls || [], callId: run.res.call_id };
+    let callId = null;
+    // While a run is pending, only its own run_code call (logged after it
+    // started), never the one before it.
+    const after = state.running ? state.runAfter : 0;
+    for (const e of state.events) if (e.type === "tool/call" && e.name === "run_code" && e.seq > after) callId = e.call_id;
+    if (!callId) return null;
+    const calls = new Map(); // sub-call id → call, in start order
+    for (const e of state.events) {
+      if (e.root_call_id !== callId) continue;
+      if (e.type === "tool/code-dispatch-start" && !calls.has(e.sub_call_id)) calls.set(e.sub_call_id, Object.assign({}, e, { started_at: e.time, pending: true }));
+      else if (e.type === "tool/code-dispatch") calls.set(e.sub_call_id, e);
+    }
+    return { calls: [...calls.values()], callId };
+  }
+
+  // approvalWaits maps a call id (a sub-call's, for a program's SDK call)
+  // to the times it waited for a person: {from, to} in ms, to NaN while
+  // unanswered.
+  function approvalWaits() {
+    const byCall = new Map();
+    const byID = new Map();
+    for (const e of state.events) {
+      if (e.type === "approval/asked") {
+        const w = { from: timeMs(e.time), to: NaN };
+        byID.set(e.approval_id, w);
+        if (!byCall.has(e.call_id)) byCall.set(e.call_id, []);
+        byCall.get(e.call_id).push(w);
+      } else if (e.type === "approval/answered" && byID.has(e.approval_id)) {
+        byID.get(e.approval_id).to = timeMs(e.time);
+      }
+    }
+    return byCall;
+  }
+
   // runSpan is the run's wall-clock span: from its tool/call event to its
-  // tool/result event in the session log, widened to cover every nested
-  // call (the whole span of the calls when the events are not in yet).
-  function runSpan(res) {
+  // tool/result event in the session log (now, while it runs), widened to
+  // cover every nested call (the whole span of the calls when the events
+  // are not in yet).
+  function runSpan(src, now) {
     let start = Infinity;
     let end = -Infinity;
+    let ended = false;
     for (const ev of state.events) {
-      if (ev.call_id !== res.call_id) continue;
+      if (ev.call_id !== src.callId) continue;
       if (ev.type === "tool/call") start = timeMs(ev.time);
-      if (ev.type === "tool/result") end = timeMs(ev.time);
+      if (ev.type === "tool/result") {
+        end = timeMs(ev.time);
+        ended = true;
+      }
     }
-    for (const c of res.calls) {
+    if (!ended && !state.lastRun) end = now;
+    for (const c of src.calls) {
       start = Math.min(start, timeMs(c.started_at));
-      end = Math.max(end, timeMs(c.ended_at));
+      end = Math.max(end, c.pending ? now : timeMs(c.ended_at));
     }
     if (!Number.isFinite(start) || !Number.isFinite(end) || end <= start) return { start: 0, span: 1 };
     return { start, span: end - start };
   }
 
+  let timelineFrame = 0;
+  function renderTimelineSoon() {
+    if (!timelineFrame) timelineFrame = requestAnimationFrame(() => {
+      timelineFrame = 0;
+      renderTimeline();
+    });
+  }
+
   function renderTimeline() {
-    const { res } = state.lastRun;
     const box = $("timeline");
-    const calls = res.calls || [];
-    if (calls.length === 0) {
+    const src = timelineSource();
+    if (!src) {
       $("calls-summary").textContent = "";
-      box.replaceChildren(empty("The program made no tool calls."));
+      box.replaceChildren(empty(state.running ? "The run's tool calls appear here as they are made." : "The tool calls a program makes appear here, on a time line scaled to the run."));
       return;
     }
-    const { start, span } = runSpan(res);
+    const calls = src.calls;
+    if (calls.length === 0) {
+      $("calls-summary").textContent = "";
+      box.replaceChildren(empty(state.lastRun ? "The program made no tool calls." : "The run has made no tool call yet."));
+      return;
+    }
+    const now = Date.now();
+    const { start, span } = runSpan(src, now);
+    const waits = approvalWaits();
     const failed = calls.filter((c) => c.is_error).length;
-    $("calls-summary").textContent = calls.length + " call" + (calls.length === 1 ? "" : "s") + (failed ? ", " + failed + " failed" : "") + " · run " + fmtMs(span);
+    let waited = 0;
+    for (const c of calls) for (const w of waits.get(c.sub_call_id) || []) waited += (Number.isNaN(w.to) ? now : w.to) - w.from;
+    $("calls-summary").textContent =
+      calls.length + " call" + (calls.length === 1 ? "" : "s") + (failed ? ", " + failed + " failed" : "") + " · run " + fmtMs(span) + (waited ? " · " + fmtMs(waited) + " waiting for approval" : "");
     const axis = h(
       "div",
       { className: "axis", "aria-hidden": "true" },
@@ -734,31 +1035,59 @@
     const open = new Set([...box.querySelectorAll(".call > details[open]")].map((d) => d.parentElement.dataset.sub));
     const list = h("ol", { className: "calls" });
     calls.forEach((c, i) => {
-      const row = callRow(c, i, start, span);
+      const row = callRow(c, i, start, span, waits.get(c.sub_call_id) || [], now);
       if (open.has(c.sub_call_id)) row.firstElementChild.open = true;
       list.appendChild(row);
     });
     box.replaceChildren(axis, list);
   }
 
-  function callRow(c, i, t0, span) {
-    const s = timeMs(c.started_at);
-    const e = timeMs(c.ended_at);
-    const dur = Math.max(0, e - s);
-    const left = Math.min(100, Math.max(0, ((s - t0) / span) * 100));
-    const width = Math.min(100 - left, Math.max(0.6, (dur / span) * 100));
-    const bar = h("span", { className: "bar" + (c.is_error ? " err" : "") });
+  // segment is a bar on a call's track, from a to b (ms).
+  function segment(cls, a, b, t0, span) {
+    const left = Math.min(100, Math.max(0, ((a - t0) / span) * 100));
+    const width = Math.min(100 - left, Math.max(0.6, ((b - a) / span) * 100));
+    const bar = h("span", { className: cls });
     bar.style.left = left + "%";
     bar.style.width = width + "%";
-    const outcome = c.is_error ? badge((c.error && c.error.code) || "error", "err") : badge("ok", "ok");
-    outcome.title = c.is_error && c.error ? c.error.code + ": " + c.error.message : "succeeded";
+    return bar;
+  }
+
+  // callRow draws one call: its time waiting for a person (hatched, apart)
+  // and its own time (solid), which is the rest of its span.
+  function callRow(c, i, t0, span, waits, now) {
+    const spans = waits.map((w) => ({ from: w.from, to: Number.isNaN(w.to) ? now : w.to })).sort((a, b) => a.from - b.from);
+    // A call's span covers its waits, however its own times were taken.
+    const s = Math.min(timeMs(c.started_at), ...spans.map((w) => w.from));
+    const e = Math.max(c.pending ? now : timeMs(c.ended_at), ...spans.map((w) => w.to));
+    const dur = Math.max(0, e - s);
+    let waitMs = 0;
+    const tool = []; // [a, b] pieces of the call's span outside its waits
+    let cur = s;
+    for (const w of spans) {
+      const a = Math.max(s, w.from);
+      const b = Math.min(e, w.to);
+      if (b > a) {
+        waitMs += b - a;
+        if (a > cur) tool.push([cur, a]);
+        cur = Math.max(cur, b);
+      }
+    }
+    if (e > cur || tool.length === 0) tool.push([cur, Math.max(cur, e)]);
+    const toolMs = Math.max(0, dur - waitMs);
+    const bars = [
+      ...spans.map((w) => segment("bar wait", w.from, w.to, t0, span)),
+      ...tool.map(([a, b]) => segment("bar" + (c.is_error ? " err" : "") + (c.pending ? " pending" : ""), a, b, t0, span)),
+    ];
+    const label = "starts at " + fmtMs(s - t0) + ", takes " + fmtMs(toolMs) + (waitMs ? " and waits " + fmtMs(waitMs) + " for an approval" : "") + ", of the run's " + fmtMs(span);
+    const outcome = c.pending ? badge(spans.some((w) => w.to === now) ? "waiting" : "running", "warn") : c.is_error ? badge((c.error && c.error.code) || "error", "err") : badge("ok", "ok");
+    outcome.title = c.pending ? "not settled yet" : c.is_error && c.error ? c.error.code + ": " + c.error.message : "succeeded";
     const summary = h(
       "summary",
       {},
       h("span", { className: "idx", textContent: String(i + 1) }),
       h("span", { className: "call-name" }, h("code", { textContent: c.name }), h("span", { className: "call-args", textContent: truncate(compactJSON(c.arguments), 60) })),
-      h("span", { className: "track", role: "img", "aria-label": "starts at " + fmtMs(s - t0) + ", takes " + fmtMs(dur) + " of the run's " + fmtMs(span) }, bar),
-      h("span", { className: "num dur", textContent: fmtMs(dur) }),
+      h("span", { className: "track", role: "img", "aria-label": label }, ...bars),
+      h("span", { className: "num dur" }, fmtMs(toolMs), waitMs ? h("span", { className: "wait-dur", textContent: "+" + fmtMs(waitMs) + " approval" }) : null),
       outcome,
     );
     const body = h("div", { className: "call-body" });
@@ -777,8 +1106,12 @@
       body.appendChild(h("h4", { textContent: "Presentation" }));
       body.appendChild(pres);
     }
-    body.appendChild(h("p", { className: "small muted" }, "sub-call ", h("code", { textContent: c.sub_call_id }), " · " + fmtClock(c.started_at) + " → " + fmtClock(c.ended_at)));
-    return h("li", { className: "call" + (c.is_error ? " is-error" : ""), "data-tool": c.name, "data-sub": c.sub_call_id }, h("details", {}, summary, body));
+    body.appendChild(h("p", { className: "small muted" }, "sub-call ", h("code", { textContent: c.sub_call_id }), " · " + fmtClock(c.started_at) + " → " + (c.pending ? "…" : fmtClock(c.ended_at))));
+    return h(
+      "li",
+      { className: "call" + (c.is_error ? " is-error" : ""), "data-tool": c.name, "data-sub": c.sub_call_id, "data-wait-ms": String(Math.round(waitMs)), "data-tool-ms": String(Math.round(toolMs)) },
+      h("details", {}, summary, body),
+    );
   }
 
   // presentation renders what a tool's presentationMeta would show, for the
@@ -810,11 +1143,133 @@
     const gen = state.gen;
     const sess = await apiJSON("POST", "/v1/sessions", { scope: state.scope });
     if (gen !== state.gen) throw new Error("the scope changed while the session was being created");
+    openSession(sess);
+    listSessions(false);
+    return state.session;
+  }
+
+  // attachSession shows an existing session, whoever created it (an MCP
+  // client, another tab, a script): its events from the start, its
+  // messages, and its pending approvals, which the page can answer. A
+  // session of another scope the key may use switches the scope first.
+  async function attachSession(id) {
+    id = id.trim();
+    if (!id) return;
+    let sess;
+    try {
+      sess = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(id));
+    } catch (err) {
+      reportError(err, "Attaching to session " + id);
+      return;
+    }
+    if (sess.scope !== state.scope) {
+      if (!state.scopes.some((s) => s.name === sess.scope)) {
+        showAlert("Session " + id + " is in scope " + sess.scope + ", which this page does not list.");
+        return;
+      }
+      await selectScope(sess.scope);
+    }
+    openSession(sess);
+  }
+
+  function openSession(sess) {
     closeSession();
     state.session = { id: sess.id, scope: sess.scope };
     $("session-id").textContent = sess.id;
+    $("attach-id").value = "";
+    writeHash();
+    markListedSession();
     followSession();
-    return state.session;
+    refreshApprovals();
+    refreshMessages();
+  }
+
+  // listSessions fills the list of the scope's sessions from GET
+  // /v1/sessions?scope= (more, with the cursor of the last page). A server
+  // without that route still lets a session be attached by its id.
+  async function listSessions(more) {
+    const gen = state.gen;
+    const box = $("sessions-list");
+    const params = { scope: state.scope };
+    if (more && state.sessionsCursor) params.cursor = state.sessionsCursor;
+    let body;
+    try {
+      body = await apiJSON("GET", "/v1/sessions" + q(params));
+    } catch (err) {
+      if (gen !== state.gen) return;
+      $("sessions-more").hidden = true;
+      if (err instanceof ApiError && (err.status === 404 || err.status === 405) && err.code !== "UNKNOWN_SCOPE") {
+        box.replaceChildren(h("li", { className: "empty small", textContent: "This server does not list sessions; attach to one by its id." }));
+      } else if (!(err instanceof ApiError && err.status === 401)) {
+        box.replaceChildren(h("li", { className: "empty small", textContent: "Listing sessions failed: " + err.message }));
+      }
+      return;
+    }
+    if (gen !== state.gen) return;
+    const list = Array.isArray(body) ? body : body.sessions || [];
+    state.sessionsCursor = (!Array.isArray(body) && body.next_cursor) || "";
+    if (!more) box.replaceChildren();
+    for (const sess of list) {
+      if (box.querySelector('[data-session="' + CSS.escape(sess.id) + '"]')) continue;
+      box.appendChild(
+        h(
+          "li",
+          { "data-session": sess.id },
+          h("button", { type: "button", className: "link session-link", onclick: () => attachSession(sess.id) }, h("code", { textContent: sess.id })),
+          sess.created_at ? h("span", { className: "muted small", textContent: " " + new Date(timeMs(sess.created_at)).toLocaleString("en-GB", { hour12: false }) }) : null,
+        ),
+      );
+    }
+    if (!box.children.length) box.appendChild(h("li", { className: "empty small", textContent: "No session in this scope yet." }));
+    $("sessions-more").hidden = !state.sessionsCursor;
+    markListedSession();
+  }
+
+  function markListedSession() {
+    for (const li of $("sessions-list").querySelectorAll("li[data-session]")) {
+      li.classList.toggle("current", Boolean(state.session && li.dataset.session === state.session.id));
+    }
+  }
+
+  // refreshMessages shows the session's conversation as a model sees it.
+  async function refreshMessages() {
+    const sess = state.session;
+    if (!sess) return;
+    try {
+      const body = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + "/messages");
+      if (state.session !== sess) return;
+      renderMessages(body.messages || []);
+    } catch (err) {
+      if (state.session === sess) reportError(err, "Reading the session's messages");
+    }
+  }
+
+  let messagesTimer = 0;
+  function refreshMessagesSoon() {
+    clearTimeout(messagesTimer);
+    messagesTimer = setTimeout(refreshMessages, 200);
+  }
+
+  function renderMessages(msgs) {
+    $("messages-count").textContent = String(msgs.length);
+    const box = $("messages-list");
+    if (!msgs.length) {
+      box.replaceChildren(h("li", { className: "empty small", textContent: "No messages yet." }));
+      return;
+    }
+    box.replaceChildren(
+      ...msgs.map((m) => {
+        let text;
+        if (m.tool_calls) text = m.tool_calls.map((c) => c.name + " " + truncate(c.arguments || "", 200)).join("\n");
+        else text = (m.content || []).map((c) => (c.type === "text" ? c.text : "[" + c.type + "]")).join("\n");
+        return h(
+          "li",
+          { className: "msg" + (m.is_error ? " is-error" : ""), "data-role": m.role },
+          h("span", { className: "msg-role", textContent: m.role + (m.source ? " · " + m.source : "") }),
+          h("span", { className: "msg-text", textContent: truncate(text || "(empty)", 400) }),
+        );
+      }),
+    );
   }
 
   function closeSession() {
@@ -825,6 +1280,15 @@
     state.lastSeq = 0;
     state.approvals = [];
     $("session-id").textContent = "—";
+    renderMessages([]);
+    // The last run belongs to the session it ran in; a run being started
+    // (which opens its session first) keeps its pending view.
+    if (!state.running) {
+      state.lastRun = null;
+      clearResult("Run a program to see its result and logs here.");
+      setRunStatus("");
+    }
+    renderTimeline();
     $("events").replaceChildren(h("li", { className: "empty", textContent: "Events of the session appear here as they are logged." }));
     setStreamState("no session");
     renderApprovals();
@@ -871,9 +1335,10 @@
     while (list.children.length > MAX_EVENT_ROWS) list.firstElementChild.remove();
     if (stick) list.scrollTop = list.scrollHeight;
     if (e.type === "approval/asked" || e.type === "approval/answered") refreshApprovals();
-    // The run's result may arrive before its own events: once they are in,
-    // the time line is scaled to the run's span in the log.
-    if (e.type === "tool/result" && state.lastRun && e.call_id === state.lastRun.res.call_id) renderTimeline();
+    if (e.type === "tool/result" || e.type === "user/context") refreshMessagesSoon();
+    // The time line follows the log: a run's calls and approval waits as
+    // they happen, and its span once its result is in.
+    if (e.type.startsWith("tool/") || e.type.startsWith("approval/")) renderTimelineSoon();
   }
 
   const eventLabels = {
@@ -932,9 +1397,10 @@
     const sess = state.session;
     if (!sess) return;
     try {
-      const list = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + "/approvals");
+      const body = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + "/approvals");
       if (state.session !== sess) return;
-      state.approvals = list.approvals;
+      // {"approvals": [...]}, or a bare array from older servers.
+      state.approvals = Array.isArray(body) ? body : body.approvals || [];
       renderApprovals();
     } catch (err) {
       reportError(err, "Listing approvals");
@@ -1044,6 +1510,8 @@
   // ---------------------------------------------------------------- start
 
   function start() {
+    const initial = readHash();
+    if (initial.scope) state.scope = initial.scope;
     initKey();
     initTabs();
     initEditor();
@@ -1051,6 +1519,12 @@
     initSteps();
     $("run").addEventListener("click", run);
     $("scope").addEventListener("change", (e) => selectScope(e.target.value));
+    $("attach-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      attachSession($("attach-id").value);
+    });
+    $("sessions-refresh").addEventListener("click", () => listSessions(false));
+    $("sessions-more").addEventListener("click", () => listSessions(true));
     $("new-session").addEventListener("click", async () => {
       try {
         await newSession();
@@ -1058,7 +1532,7 @@
         reportError(err, "Creating a session");
       }
     });
-    reload();
+    reload(initial.session);
   }
 
   start();

@@ -79,5 +79,40 @@
     return bytes(JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters }));
   }
 
-  root.PlaygroundSDK = { bytes, tokens, perTool, nativeBytes };
+  // argKeyRe matches a property of a member's argument object in the
+  // declarations: "    name?: type;" (quoted when not an identifier).
+  const argKeyRe = /^ {4}("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)\??:/;
+
+  // members reads the tools of the TypeScript declarations, for the
+  // editor's completion: a Map from each tool's name to the property names
+  // of its argument object (top level only), in declaration order.
+  function members(text) {
+    const out = new Map();
+    let inSection = false;
+    let entry = null; // the tool whose argument object is open
+    for (const line of text.split("\n")) {
+      if (!inSection) {
+        if (/^declare const tools\b/.test(line) && !/\};$/.test(line)) inSection = true;
+        continue;
+      }
+      if (/^\}/.test(line)) break;
+      if (entry !== null) {
+        if (/^ {2}\S/.test(line)) {
+          entry = null; // the argument object closed: "  }): Promise<…"
+          continue;
+        }
+        const m = argKeyRe.exec(line);
+        if (m) out.get(entry).push(m[1][0] === '"' ? JSON.parse(m[1]) : m[1]);
+        continue;
+      }
+      const m = memberRe.exec(line);
+      if (!m) continue;
+      const name = m[1][0] === '"' ? JSON.parse(m[1]) : m[1];
+      out.set(name, []);
+      if (/\(args\??: \{$/.test(line)) entry = name;
+    }
+    return out;
+  }
+
+  root.PlaygroundSDK = { bytes, tokens, perTool, nativeBytes, members };
 })(globalThis);

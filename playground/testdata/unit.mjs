@@ -115,6 +115,16 @@ test("sdk: the parts per tool add up to the whole", () => {
   assert.equal(S.bytes("é"), 2);
 });
 
+test("sdk: members lists each tool's argument keys", () => {
+  const m = S.members(readFileSync(process.env.SDK_TS, "utf8"));
+  assert.deepEqual(m.get("math_add"), ["a", "b"]);
+  assert.deepEqual(m.get("files_edit"), ["new", "old", "path"]);
+  assert.deepEqual(m.get("files_list"), ["prefix"]);
+  assert.ok(!m.has("run_code"));
+  const exotic = S.members('declare const tools: {\n  "my-server.tool"(args: {\n    /** Q. */\n    q: string;\n    "a-b"?: {\n      deep: number;\n    };\n  }): Promise<void>;\n  b(): Promise<Y>;\n};\n');
+  assert.deepEqual([...exotic.entries()], [["my-server.tool", ["q", "a-b"]], ["b", []]]);
+});
+
 test("sse: events parse however the stream is chunked", () => {
   const stream =
     ": session s1\n\nid: 1\nevent: tool/call\ndata: {\"seq\":1}\n\n: heartbeat\n\n" +
