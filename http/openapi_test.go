@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -27,24 +28,8 @@ import (
 	"github.com/codemode/codemode/mcp"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sdkgen/tokens"
 	"github.com/codemode/codemode/session"
-)
-
-// Routes, reply shapes and headers the document describes ahead of the
-// change that serves them (the opshttp branch: readiness, session list and
-// delete, approvals as an object, request id and Server headers). The tests
-// tolerate exactly these being absent, and fail once one is served, so that
-// the list is emptied when that change is merged.
-var (
-	pendingRoutes = []string{
-		"GET /readyz",
-		"GET /v1/sessions",
-		"DELETE /v1/sessions/{id}",
-	}
-	pendingReplies = []string{
-		"GET /v1/sessions/{id}/approvals 200", // a bare array before
-	}
-	pendingHeaders = []string{"X-Request-Id", "Server"}
 )
 
 // undocumentedRoutes are served but cannot be named by an OpenAPI path.
@@ -208,13 +193,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 		}
 	}
 	for _, op := range documented {
-		pending := slices.Contains(pendingRoutes, op)
-		switch {
-		case pending && isServed[op]:
-			t.Errorf("%s is served now: remove it from pendingRoutes", op)
-		case pending:
-			continue
-		case !isServed[op]:
+		if !isServed[op] {
 			t.Errorf("%s is documented but not served", op)
 			continue
 		}
@@ -233,11 +212,6 @@ func TestOpenAPIRoutes(t *testing.T) {
 			continue
 		}
 		o.checkReply(t, method, path, resp, b)
-	}
-	for _, op := range pendingRoutes {
-		if !slices.Contains(documented, op) {
-			t.Errorf("pendingRoutes lists %s, which is not documented", op)
-		}
 	}
 }
 
@@ -262,12 +236,7 @@ func (o *openAPI) checkReply(t *testing.T, method, path string, resp *http.Respo
 	if hs, ok := o.at(ptr + "/headers").(map[string]any); ok {
 		for name := range hs {
 			hptr := o.deref(ptr + "/headers/" + escape(name))
-			required, _ := o.at(hptr + "/required").(bool)
-			present := resp.Header.Get(name) != ""
-			switch pending := slices.Contains(pendingHeaders, name); {
-			case pending && present:
-				t.Errorf("%s %s: the %s header is sent now: remove it from pendingHeaders", op, status, name)
-			case required && !present && !pending:
+			if required, _ := o.at(hptr + "/required").(bool); required && resp.Header.Get(name) == "" {
 				t.Errorf("%s %s: no %s header", op, status, name)
 			}
 		}
@@ -301,13 +270,7 @@ func (o *openAPI) checkReply(t *testing.T, method, path string, resp *http.Respo
 		t.Errorf("%s %s: the body is not JSON: %v", op, status, err)
 		return
 	}
-	err = s.Validate(v)
-	switch pending := slices.Contains(pendingReplies, op+" "+status); {
-	case pending && err == nil:
-		t.Errorf("%s %s matches the document now: remove it from pendingReplies", op, status)
-	case pending:
-		t.Logf("%s %s does not match yet (pendingReplies): %s", op, status, body)
-	case err != nil:
+	if err := s.Validate(v); err != nil {
 		t.Errorf("%s %s: the reply does not match the document: %v\nbody: %s", op, status, err, body)
 	}
 }
@@ -618,6 +581,33 @@ func TestOpenAPIReplies(t *testing.T) {
 	wantError(t, resp, b, http.StatusNotFound, CodeUnknownSession)
 	check("GET", "/v1/sessions/{id}", resp, b)
 
+	// The session list, a page at a time.
+	type sessionPage struct {
+		Sessions   []sessionJSON `json:"sessions"`
+		NextCursor string        `json:"next_cursor"`
+	}
+	resp, b = ts.get("/v1/sessions")
+	if all := decode[sessionPage](t, resp, b, http.StatusOK); len(all.Sessions) < 3 || all.NextCursor != "" {
+		t.Fatalf("sessions %s", b)
+	}
+	check("GET", "/v1/sessions", resp, b)
+	resp, b = ts.get("/v1/sessions?limit=1")
+	first := decode[sessionPage](t, resp, b, http.StatusOK)
+	if len(first.Sessions) != 1 || first.NextCursor == "" {
+		t.Fatalf("sessions?limit=1 %s", b)
+	}
+	check("GET", "/v1/sessions", resp, b)
+	resp, b = ts.get("/v1/sessions?limit=1&cursor=" + url.QueryEscape(first.NextCursor))
+	if next := decode[sessionPage](t, resp, b, http.StatusOK); len(next.Sessions) != 1 || next.Sessions[0].ID == first.Sessions[0].ID {
+		t.Fatalf("the second page %s after %s", b, first.Sessions[0].ID)
+	}
+	check("GET", "/v1/sessions", resp, b)
+	for _, q := range []string{"cursor=nope", "limit=0"} {
+		resp, b = ts.get("/v1/sessions?" + q)
+		wantError(t, resp, b, http.StatusBadRequest, CodeInvalidRequest)
+		check("GET", "/v1/sessions", resp, b)
+	}
+
 	resp, b = ts.post("/v1/sessions/"+sess.ID+"/steps", map[string]any{"tool_calls": []map[string]any{
 		{"id": "c1", "name": "math_add", "arguments": `{"a": 1, "b": 2}`},
 		{"id": "c2", "name": "math_add", "arguments": `{"a": "x"}`},
@@ -633,6 +623,14 @@ func TestOpenAPIReplies(t *testing.T) {
 		}
 		check("GET", "/v1/sessions/{id}/events", resp, b)
 		resp, b = ts.get("/v1/sessions/" + id + "/events?after=1&limit=2")
+		page := decode[struct {
+			Events    []eventJSON `json:"events"`
+			More      bool        `json:"more"`
+			NextAfter int64       `json:"next_after"`
+		}](t, resp, b, http.StatusOK)
+		if len(page.Events) != 2 || !page.More || page.NextAfter != page.Events[1].Seq {
+			t.Errorf("events?after=1&limit=2 %s: want 2 events and next_after the seq of the last", b)
+		}
 		check("GET", "/v1/sessions/{id}/events", resp, b)
 		resp, b = ts.get("/v1/sessions/" + id + "/messages")
 		check("GET", "/v1/sessions/{id}/messages", resp, b)
@@ -673,6 +671,9 @@ func TestOpenAPIReplies(t *testing.T) {
 	check("GET", "/v1/sessions/{id}/approvals", resp, b)
 	resp, b = ts.post("/v1/sessions/"+askID+"/approvals/"+pending[0].ID, map[string]any{"decision": "deny", "reason": "not today"})
 	check("POST", "/v1/sessions/{id}/approvals/{aid}", resp, b)
+	resp, b = ts.post("/v1/sessions/"+askID+"/approvals/"+pending[0].ID, map[string]any{"decision": "allow"})
+	wantError(t, resp, b, http.StatusConflict, CodeApprovalAnswered)
+	check("POST", "/v1/sessions/{id}/approvals/{aid}", resp, b)
 	select {
 	case out := <-done:
 		if out.err != nil {
@@ -684,6 +685,38 @@ func TestOpenAPIReplies(t *testing.T) {
 	}
 	resp, b = ts.get("/v1/sessions/" + askID + "/events")
 	check("GET", "/v1/sessions/{id}/events", resp, b)
+
+	// Deleting a session, and a run whose session is not kept.
+	resp, b = ts.do(request{method: http.MethodDelete, path: "/v1/sessions/" + askID})
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE a session: %d %s", resp.StatusCode, b)
+	}
+	check("DELETE", "/v1/sessions/{id}", resp, b)
+	resp, b = ts.do(request{method: http.MethodDelete, path: "/v1/sessions/" + askID})
+	wantError(t, resp, b, http.StatusNotFound, CodeUnknownSession)
+	check("DELETE", "/v1/sessions/{id}", resp, b)
+	resp, b = ts.post("/v1/run", map[string]any{"code": "return 1", "ephemeral": true})
+	if eph := decode[struct {
+		SessionID      string `json:"session_id"`
+		SessionDeleted bool   `json:"session_deleted"`
+	}](t, resp, b, http.StatusOK); !eph.SessionDeleted || eph.SessionID == "" {
+		t.Errorf("an ephemeral run: %s", b)
+	}
+	check("POST", "/v1/run", resp, b)
+	resp, b = ts.post("/v1/run", map[string]any{"code": "return 1", "ephemeral": true, "session_id": sess.ID})
+	wantError(t, resp, b, http.StatusBadRequest, CodeInvalidRequest)
+	check("POST", "/v1/run", resp, b)
+
+	// Readiness: the failed upstream makes the server not ready.
+	resp, b = ts.get("/readyz")
+	ready := decode[struct {
+		Status string           `json:"status"`
+		Checks map[string]Check `json:"checks"`
+	}](t, resp, b, http.StatusServiceUnavailable)
+	if ready.Status != "not_ready" || ready.Checks["upstream:remote"].OK || !ready.Checks["upstream:notes"].OK || !ready.Checks["store"].OK {
+		t.Errorf("readyz with a failed upstream: %s", b)
+	}
+	check("GET", "/readyz", resp, b)
 
 	for _, path := range []string{"/v1/tools", "/v1/tools?scope=agent", "/v1/scopes", "/v1/upstreams", "/healthz", "/openapi.json"} {
 		resp, b = ts.get(path)
@@ -707,21 +740,30 @@ func TestOpenAPIReplies(t *testing.T) {
 	}
 	resp, b = ts.get("/v1/sdk?format=python")
 	check("GET", "/v1/sdk", resp, b)
+
+	resp, b = ts.get("/v1/sdk/tokens?scope=agent")
+	if counts := decode[sdkTokens](t, resp, b, http.StatusOK); counts.Scope != "agent" || counts.TS.Total == 0 {
+		t.Errorf("sdk tokens %s", b)
+	}
+	check("GET", "/v1/sdk/tokens", resp, b)
+	resp, b = ts.do(request{method: http.MethodGet, path: "/v1/sdk/tokens?scope=agent", header: map[string]string{"If-None-Match": resp.Header.Get("ETag")}})
+	if resp.StatusCode != http.StatusNotModified {
+		t.Errorf("sdk tokens with their ETag: %d", resp.StatusCode)
+	}
+	check("GET", "/v1/sdk/tokens", resp, b)
+	resp, b = ts.get("/v1/sdk/tokens?scope=nope")
+	wantError(t, resp, b, http.StatusNotFound, CodeUnknownScope)
+	check("GET", "/v1/sdk/tokens", resp, b)
 }
 
-// approvalsOf reads a list of pending approvals, as an object
-// {"approvals": [...]} or, before it, a bare array.
+// approvalsOf reads a list of pending approvals, {"approvals": [...]}.
 func approvalsOf(t *testing.T, b []byte) []pendingJSON {
 	t.Helper()
 	var obj struct{ Approvals []pendingJSON }
-	if err := json.Unmarshal(b, &obj); err == nil {
-		return obj.Approvals
-	}
-	var arr []pendingJSON
-	if err := json.Unmarshal(b, &arr); err != nil {
+	if err := json.Unmarshal(b, &obj); err != nil {
 		t.Fatalf("approvals %s: %v", b, err)
 	}
-	return arr
+	return obj.Approvals
 }
 
 // TestOpenAPIServed: GET /openapi.json serves the document with an ETag,
@@ -750,9 +792,7 @@ func TestOpenAPIServed(t *testing.T) {
 // the required ones are exactly those always sent (no omitempty).
 func TestOpenAPIFields(t *testing.T) {
 	o := loadOpenAPI(t)
-	// Members documented ahead of the change that adds them (see
-	// pendingRoutes), and members of a type that a reply never carries.
-	pendingFields := []string{"RunRequest.ephemeral"}
+	// Members of a type that a reply never carries.
 	neverSent := map[string]string{"StepResult.contexts": "a step lists its contexts once, beside its results"}
 	tests := []struct {
 		schema string
@@ -786,6 +826,10 @@ func TestOpenAPIFields(t *testing.T) {
 		{"ApprovalAskedEvent", session.ApprovalAsked{}, true},
 		{"ApprovalAnsweredEvent", session.ApprovalAnswered{}, true},
 		{"ToolNoticeEvent", session.ToolNotice{}, true},
+		{"Error", apiError{}, true},
+		{"ReadinessCheck", Check{}, true},
+		{"SDKTokens", sdkTokens{}, true},
+		{"TokenSplit", tokens.Split{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.schema, func(t *testing.T) {
@@ -815,12 +859,7 @@ func TestOpenAPIFields(t *testing.T) {
 				}
 			}
 			for name := range props {
-				_, inGo := fields[name]
-				pending := slices.Contains(pendingFields, tt.schema+"."+name)
-				switch {
-				case inGo && pending:
-					t.Errorf("%s.%s is in the Go type now: remove it from pendingFields", tt.schema, name)
-				case !inGo && !pending:
+				if _, inGo := fields[name]; !inGo {
 					t.Errorf("%s.%s is documented but the Go type has no such field", tt.schema, name)
 				}
 			}
@@ -828,22 +867,33 @@ func TestOpenAPIFields(t *testing.T) {
 	}
 }
 
-// TestOpenAPIEventsLimit: the documented default and maximum of the events
-// page are the handler's.
-func TestOpenAPIEventsLimit(t *testing.T) {
+// TestOpenAPIPageLimits: the documented default and maximum page sizes are
+// the handlers'.
+func TestOpenAPIPageLimits(t *testing.T) {
 	o := loadOpenAPI(t)
-	for i := range o.at("/paths/~1v1~1sessions~1{id}~1events/get/parameters").([]any) {
-		pm := o.at(o.deref("/paths/~1v1~1sessions~1{id}~1events/get/parameters/" + strconv.Itoa(i))).(map[string]any)
-		if pm["name"] != "limit" {
+	tests := []struct {
+		op       string // a pointer to the operation
+		def, max int
+	}{
+		{"/paths/~1v1~1sessions~1{id}~1events/get", defaultEventsPage, maxEventsPage},
+		{"/paths/~1v1~1sessions/get", session.DefaultPageSize, session.MaxPageSize},
+	}
+	for _, tt := range tests {
+		var limit map[string]any
+		params, _ := o.at(tt.op + "/parameters").([]any)
+		for i := range params {
+			if pm := o.at(o.deref(tt.op + "/parameters/" + strconv.Itoa(i))).(map[string]any); pm["name"] == "limit" {
+				limit, _ = pm["schema"].(map[string]any)
+			}
+		}
+		if limit == nil {
+			t.Errorf("%s: the limit parameter is not documented", tt.op)
 			continue
 		}
-		s := pm["schema"].(map[string]any)
-		if s["default"] != float64(defaultEventsPage) || s["maximum"] != float64(maxEventsPage) {
-			t.Errorf("limit %v (parameter %d), want default %d and maximum %d", s, i, defaultEventsPage, maxEventsPage)
+		if limit["default"] != float64(tt.def) || limit["maximum"] != float64(tt.max) {
+			t.Errorf("%s: limit %v, want default %d and maximum %d", tt.op, limit, tt.def, tt.max)
 		}
-		return
 	}
-	t.Error("the limit parameter of the events is not documented")
 }
 
 // jsonFields maps the JSON member names of a struct type (embedded structs
@@ -885,6 +935,30 @@ func TestOpenAPIErrorReplies(t *testing.T) {
 	resp, b := ts.get("/v1/scopes")
 	wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
 	o.checkReply(t, "GET", "/v1/scopes", resp, b)
+	var e struct {
+		Error struct {
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil || e.Error.RequestID == "" || e.Error.RequestID != resp.Header.Get("X-Request-Id") {
+		t.Errorf("an error's request_id: %s, X-Request-Id %q", b, resp.Header.Get("X-Request-Id"))
+	}
+	resp, b = ts.get("/metrics")
+	wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
+	o.checkReply(t, "GET", "/metrics", resp, b)
+	resp, b = ts.do(request{method: http.MethodGet, path: "/metrics", key: keyB})
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /metrics with a key: %d %s", resp.StatusCode, b)
+	}
+	o.checkReply(t, "GET", "/metrics", resp, b)
+	resp, b = ts.do(request{method: http.MethodGet, path: "/v1/sessions?scope=readonly", key: keyA})
+	wantError(t, resp, b, http.StatusNotFound, CodeUnknownScope)
+	o.checkReply(t, "GET", "/v1/sessions", resp, b)
+	resp, b = ts.get("/readyz") // open, keys or not
+	if ready := decode[struct{ Status string }](t, resp, b, http.StatusOK); ready.Status != "ready" {
+		t.Errorf("readyz %s", b)
+	}
+	o.checkReply(t, "GET", "/readyz", resp, b)
 	resp, b = ts.get("/openapi.json") // open, keys or not
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /openapi.json on a server with keys: %d %s", resp.StatusCode, b)
