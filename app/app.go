@@ -69,7 +69,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Runtime = runtime.New(a.Registry, runtime.Options{})
 	a.Runtime.AddAround(runtime.Timeout(cfg.Limits.Timeout.Std()))
-	a.mountPolicies()
+	if err := a.mountPolicies(); err != nil {
+		return nil, err
+	}
 	var runner sandbox.Runner = sandbox.InProcess{}
 	if cfg.Isolation == "process" {
 		// The pool starts its workers on the first run, so an App that runs no program
@@ -251,8 +253,12 @@ func (a *App) scopeMode(name string) string {
 }
 
 // mountPolicies turns configured policies and guards into runtime hooks. A
-// scoped rule binds its scope and the scope's descendants.
-func (a *App) mountPolicies() {
+// scoped rule binds its scope and the scope's descendants. A configured guard
+// names tools only, so it vetoes every call of the tools it matches: they are
+// also withheld from the scope's views (never listed, typed or offered to a
+// model, on which they would only spend tokens), and the guard still vetoes
+// a call that names one.
+func (a *App) mountPolicies() error {
 	for _, p := range a.Config.Policies {
 		p := p
 		a.Runtime.AddPrePolicy(p.Scope, func(_ context.Context, c runtime.Call) (runtime.Decision, error) {
@@ -280,7 +286,12 @@ func (a *App) mountPolicies() {
 			}
 			return ""
 		})
+		match := func(name string) bool { return config.MatchTool(g.Tool, name) }
+		if _, err := a.Registry.Withhold(g.Scope, match, "guard: "+reason); err != nil {
+			return fmt.Errorf("guards: %w", err)
+		}
 	}
+	return nil
 }
 
 // Close stops the worker processes (a run still in one fails) and closes the store.

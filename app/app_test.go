@@ -10,6 +10,8 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
 )
 
 func parse(t *testing.T, yml string) config.Config {
@@ -79,5 +81,37 @@ func TestStoreDirectoriesAndErrors(t *testing.T) {
 	}
 	if got := app.RedactURL("postgres://u:secret@h/db"); strings.Contains(got, "secret") {
 		t.Fatal(got)
+	}
+}
+
+// A configured guard vetoes every call of the tools it names, so they are withheld from the
+// scope's view (not listed, typed or offered) and the view says why; a call that names one
+// is still vetoed with the guard's reason.
+func TestGuardedToolsAreWithheld(t *testing.T) {
+	a, err := app.New(context.Background(), parse(t, "scopes:\n  readonly: {parent: default, mode: native}\nguards:\n  - {scope: readonly, tool: 'util_*', reason: owner veto}\n"), app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	v, err := a.Registry.View("readonly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range v.Names() {
+		if strings.HasPrefix(n, "util_") {
+			t.Errorf("%s is listed", n)
+		}
+	}
+	held := v.Withheld()
+	if len(held) == 0 || !strings.HasPrefix(held[0].Name, "util_") || held[0].Reason != "guard: owner veto" {
+		t.Fatalf("withheld = %+v", held)
+	}
+	r := a.Runtime.Execute(context.Background(), runtime.Request{CallID: "c1", Name: held[0].Name, Arguments: `{}`, Scope: "readonly"})
+	if !r.IsError() || r.Code() != registry.CodeDenied || !strings.Contains(r.Error().Message, "owner veto") {
+		t.Fatalf("a call of a withheld tool: %+v", r.Error())
+	}
+	// The parent scope is not affected.
+	if dv, _ := a.Registry.View("default"); !dv.HasSDKTool(held[0].Name) {
+		t.Errorf("default lost %s", held[0].Name)
 	}
 }

@@ -50,7 +50,10 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 		Scope string                 `json:"scope"`
 		Mode  registry.Mode          `json:"mode"`
 		Tools []registry.ModelSchema `json:"tools"`
-	}{v.Scope(), v.Mode(), schemas})
+		// Withheld are the tools the scope's guards always veto, left out
+		// of the tools and the SDK, with the reason.
+		Withheld []registry.Withheld `json:"withheld,omitempty"`
+	}{v.Scope(), v.Mode(), schemas, v.Withheld()})
 }
 
 // sdkFormat is one rendering of a scope's SDK.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -46,12 +47,14 @@ type Registry struct {
 	mu         sync.RWMutex
 	global     map[string]*entry
 	globalMode Mode
-	scopes     map[string]*scope
-	transport  *Tool
-	gen        uint64           // bumped by every change; guarded by mu
-	views      map[string]*View // resolved views for gen; guarded by mu
-	nextID     uint64
-	listeners  map[uint64]func()
+	// globalWithheld withholds tools from every view (Withhold on Global).
+	globalWithheld []*withholding
+	scopes         map[string]*scope
+	transport      *Tool
+	gen            uint64           // bumped by every change; guarded by mu
+	views          map[string]*View // resolved views for gen; guarded by mu
+	nextID         uint64
+	listeners      map[uint64]func()
 }
 
 type entry struct {
@@ -64,6 +67,13 @@ type scope struct {
 	mode         Mode
 	tools        map[string]*entry
 	restrictions []*restriction
+	withheld     []*withholding
+}
+
+// withholding leaves the names match selects out of a scope's views (see Withhold).
+type withholding struct {
+	match  func(name string) bool
+	reason string
 }
 
 type restriction struct {
@@ -390,6 +400,74 @@ func (r *Registry) Restrict(scopeName string, f Filter) (remove func(), err erro
 	}, nil
 }
 
+// Withhold leaves the tools match selects out of the scope's views and its
+// descendants' (Global: every view): a withheld tool is not listed, typed in
+// the SDK or offered to a model, and the view reports it with reason in
+// Withheld. Get still finds it, so a call by name still reaches the
+// pipeline. It is for tools that can never run in the scope, such as those
+// an owner's guard vetoes whatever the arguments; match is applied to every
+// tool, including ones registered later.
+func (r *Registry) Withhold(scopeName string, match func(name string) bool, reason string) (remove func(), err error) {
+	if match == nil {
+		return nil, errors.New("withhold: no match function")
+	}
+	w := &withholding{match: match, reason: reason}
+	r.mu.Lock()
+	list := &r.globalWithheld
+	if scopeName != Global {
+		s, ok := r.scopes[scopeName]
+		if !ok {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
+		}
+		list = &s.withheld
+	}
+	*list = append(*list, w)
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return func() {
+		r.mu.Lock()
+		if i := slices.Index(*list, w); i >= 0 {
+			*list = slices.Delete(*list, i, i+1)
+			r.changed()
+		}
+		r.mu.Unlock()
+		r.notify()
+	}, nil
+}
+
+// withheldLocked moves the tools the scope chain withholds from tools to the
+// returned map, with each one's reason (the nearest scope's first rule wins).
+func (r *Registry) withheldLocked(scopeName string, tools map[string]*Tool) (map[string]*Tool, map[string]string) {
+	var rules []*withholding
+	for a := r.scopes[scopeName]; a != nil; a = r.scopes[a.parent] {
+		rules = append(rules, a.withheld...)
+		if a.parent == Global {
+			break
+		}
+	}
+	rules = append(rules, r.globalWithheld...)
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	var held map[string]*Tool
+	var reasons map[string]string
+	for n, t := range tools {
+		for _, w := range rules {
+			if w.match(n) {
+				if held == nil {
+					held, reasons = make(map[string]*Tool), make(map[string]string)
+				}
+				held[n], reasons[n] = t, w.reason
+				delete(tools, n)
+				break
+			}
+		}
+	}
+	return held, reasons
+}
+
 // inheritedLocked is the unmasked inherited layer of s: global tools, then
 // ancestor registrations with nearer ones shadowing farther ones.
 func (r *Registry) inheritedLocked(s *scope) map[string]*Tool {
@@ -467,6 +545,7 @@ func (r *Registry) resolveLocked(scopeName string) (*View, error) {
 			tools[n] = e.tool
 		}
 	}
+	v.withheld, v.withheldReasons = r.withheldLocked(scopeName, tools)
 	v.tools = tools
 	if scopeName != Global {
 		v.chain = r.chainLocked(scopeName)
@@ -492,7 +571,11 @@ type View struct {
 	names     []string         // sorted keys of tools
 	transport *Tool            // run_code when mode is code or both
 	chain     []string         // the scope and its ancestors, nearest first; nil for Global
-	memo      sync.Map         // derived data (the SDK set and its texts, MCP tool lists); see Memo
+	// withheld are tools the scope withholds (see Registry.Withhold): found
+	// by Get, never listed; withheldReasons says why.
+	withheld        map[string]*Tool
+	withheldReasons map[string]string
+	memo            sync.Map // derived data (the SDK set and its texts, MCP tool lists); see Memo
 }
 
 // Memo returns the value derived from this view under key, building it once
@@ -525,8 +608,28 @@ func (v *View) Get(name string) (*Tool, bool) {
 	if name == RunCode {
 		return v.transport, v.transport != nil
 	}
-	t, ok := v.tools[name]
+	if t, ok := v.tools[name]; ok {
+		return t, true
+	}
+	t, ok := v.withheld[name]
 	return t, ok
+}
+
+// Withheld is one tool a view leaves out, and why.
+type Withheld struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Withheld lists the tools the view leaves out of its lists, the SDK and the
+// model's tools (see Registry.Withhold), sorted by name.
+func (v *View) Withheld() []Withheld {
+	out := make([]Withheld, 0, len(v.withheld))
+	for n := range v.withheld {
+		out = append(out, Withheld{Name: n, Reason: v.withheldReasons[n]})
+	}
+	slices.SortFunc(out, func(a, b Withheld) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // DirectlyCallable reports whether a model may call name directly: in code

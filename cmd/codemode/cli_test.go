@@ -142,3 +142,19 @@ func compact(raw []byte) string {
 	}
 	return b.String()
 }
+
+// The preview names the tools a scope's guards withhold, and why.
+func TestToolsAndSDKNameWithheldTools(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
+	if err := os.WriteFile(cfg, []byte("store: memory://\nscopes:\n  ro: {parent: default}\nguards:\n  - {scope: ro, tool: 'util_*', reason: owner veto}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "", "tools", "--config", cfg, "--scope", "ro")
+	if code != 0 || !strings.Contains(out, "withheld (every call would be refused):\n  util_echo") || !strings.Contains(out, "guard: owner veto") {
+		t.Fatalf("tools: exit %d\n%s", code, out)
+	}
+	code, ts, errOut := runCLI(t, "", "sdk", "--config", cfg, "--scope", "ro")
+	if code != 0 || strings.Contains(ts, "util_echo") || !strings.Contains(errOut, "util_echo") {
+		t.Fatalf("sdk: exit %d; util_echo in the SDK or not named beside it:\n%s", code, errOut)
+	}
+}

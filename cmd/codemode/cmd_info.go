@@ -101,6 +101,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	default:
 		text = a.Bridge.Prompt(v)
 	}
+	printWithheld(stderr, v) // beside the SDK, not in it
 	_, err = stdout.Write(text)
 	return err
 }
@@ -122,7 +123,11 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"scope": *scope, "mode": v.Mode(), "tools": v.Schemas()})
+		out := map[string]any{"scope": *scope, "mode": v.Mode(), "tools": v.Schemas()}
+		if w := v.Withheld(); len(w) > 0 {
+			out["withheld"] = w
+		}
+		return enc.Encode(out)
 	}
 	fmt.Fprintf(stdout, "scope %s (mode %s)\n", *scope, v.Mode())
 	for _, t := range v.ModelTools() {
@@ -134,7 +139,20 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			fmt.Fprintf(stdout, "  %-14s %s\n", t.Name(), firstLine(t.Description()))
 		}
 	}
+	printWithheld(stdout, v)
 	return nil
+}
+
+// printWithheld lists the tools the scope leaves out of its lists and SDK, and why.
+func printWithheld(w io.Writer, v *registry.View) {
+	held := v.Withheld()
+	if len(held) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "withheld (every call would be refused):")
+	for _, h := range held {
+		fmt.Fprintf(w, "  %-14s %s\n", h.Name, h.Reason)
+	}
 }
 
 func firstLine(s string) string {
