@@ -138,6 +138,8 @@ type inspector struct {
 	depthLimit int // nesting shown before [Object]; negative for no limit
 	full       bool
 	seen       []*goja.Object // the objects being rendered, for [Circular]
+	indent     int            // columns the value's lines start at (Node's indentationLvl)
+	current    *int           // depth of the object entered last (Node's currentDepth); shared
 }
 
 // tooDeep reports whether a value at depth is shown by its kind only.
@@ -335,32 +337,36 @@ func (in *inspector) array(o *goja.Object, depth int) {
 		in.write("[Array]")
 		return
 	}
-	in.write("[ ")
+	in.enter(depth)
+	var entries entryList
+	numeric := true
 	// reads bounds the elements looked at, holes included: a sparse array's length can be
 	// 2^32-1, and this is native code the run's Interrupt cannot stop.
 	reads := 0
 	i := int64(0)
-	for shown := 0; i < n && shown < inspectItems && reads < inspectReads && !in.full; shown++ {
-		if shown > 0 {
-			in.write(", ")
-		}
+	for shown := 0; i < n && shown < inspectItems && reads < inspectReads && !entries.full; shown++ {
 		reads++
 		if v := o.Get(strconv.FormatInt(i, 10)); v != nil {
-			in.value(v, depth+1)
+			if !goja.IsNumber(v) && !goja.IsBigInt(v) {
+				numeric = false
+			}
+			entries.add(in, in.render(v, depth+1, &entries))
 			i++
 			continue
 		}
+		numeric = false
 		holes := int64(1)
 		for i++; i < n && reads < inspectReads && o.Get(strconv.FormatInt(i, 10)) == nil; i++ {
 			holes++
 			reads++
 		}
-		in.write(fmt.Sprintf("<%d empty item%s>", holes, plural(holes)))
+		entries.add(in, fmt.Sprintf("<%d empty item%s>", holes, plural(holes)))
 	}
-	if i < n {
-		in.write(fmt.Sprintf(", ... %d more items", n-i))
+	more := i < n
+	if more {
+		entries.add(in, fmt.Sprintf("... %d more item%s", n-i, plural(n-i)))
 	}
-	in.write(" ]")
+	in.reduce("[", "]", entries.items, depth, arrayLayout{grouped: true, numeric: numeric, more: more})
 }
 
 func plural(n int64) string {
@@ -386,11 +392,11 @@ func (in *inspector) error(o *goja.Object, depth int) {
 		in.write("[" + text + "]")
 		return
 	}
-	in.write(text)
 	if keys := o.Keys(); len(keys) > 0 {
-		in.write(" ")
-		in.properties(o, keys, depth)
+		in.properties(text+" {", o, keys, depth)
+		return
 	}
+	in.write(text)
 }
 
 func (in *inspector) promise(o *goja.Object, depth int) {
@@ -429,33 +435,29 @@ func (in *inspector) collection(o *goja.Object, cls string, depth int) {
 		return
 	}
 	n := items.Get("length").ToInteger()
-	in.write(fmt.Sprintf("%s(%d) ", cls, n))
 	if n == 0 {
-		in.write("{}")
+		in.write(fmt.Sprintf("%s(%d) {}", cls, n))
 		return
 	}
 	if in.tooDeep(depth) {
 		in.write("[" + cls + "]")
 		return
 	}
-	in.write("{ ")
-	for i := int64(0); i < n && i < inspectItems && !in.full; i++ {
-		if i > 0 {
-			in.write(", ")
-		}
+	in.enter(depth)
+	var entries entryList
+	for i := int64(0); i < n && i < inspectItems && !entries.full; i++ {
 		item := items.Get(strconv.FormatInt(i, 10))
 		if pair, ok := item.(*goja.Object); ok && cls == "Map" {
-			in.value(pair.Get("0"), depth+1)
-			in.write(" => ")
-			in.value(pair.Get("1"), depth+1)
+			k := in.render(pair.Get("0"), depth+1, &entries)
+			entries.add(in, k+" => "+in.render(pair.Get("1"), depth+1, &entries))
 		} else {
-			in.value(item, depth+1)
+			entries.add(in, in.render(item, depth+1, &entries))
 		}
 	}
 	if n > inspectItems {
-		in.write(fmt.Sprintf(", ... %d more items", n-inspectItems))
+		entries.add(in, fmt.Sprintf("... %d more item%s", n-inspectItems, plural(n-inspectItems)))
 	}
-	in.write(" }")
+	in.reduce(fmt.Sprintf("%s(%d) {", cls, n), "}", entries.items, depth, arrayLayout{})
 }
 
 func (in *inspector) plain(o *goja.Object, cls string, depth int) {
@@ -495,8 +497,7 @@ func (in *inspector) plain(o *goja.Object, cls string, depth int) {
 		in.write("[" + name + "]")
 		return
 	}
-	in.write(prefix)
-	in.properties(o, keys, depth)
+	in.properties(prefix+"{", o, keys, depth)
 }
 
 // urlInspectKeys are the properties Node shows of a URL, in its order.
@@ -522,25 +523,190 @@ func (in *inspector) searchParams(pairs [][2]string, depth int) {
 	in.write(" }")
 }
 
-func (in *inspector) properties(o *goja.Object, keys []string, depth int) {
-	in.write("{ ")
+func (in *inspector) properties(open string, o *goja.Object, keys []string, depth int) {
+	in.enter(depth)
+	var entries entryList
 	for i, k := range keys {
-		if i == inspectItems || in.full {
-			in.write(fmt.Sprintf(", ... %d more properties", len(keys)-i))
+		if i == inspectItems || entries.full {
+			entries.add(in, fmt.Sprintf("... %d more propert%s", len(keys)-i, map[bool]string{true: "y", false: "ies"}[len(keys)-i == 1]))
 			break
 		}
-		if i > 0 {
-			in.write(", ")
+		name := k
+		if !isIdentifier(k) {
+			name = quote(k)
 		}
-		if isIdentifier(k) {
-			in.write(k)
-		} else {
-			in.write(quote(k))
-		}
-		in.write(": ")
-		in.value(o.Get(k), depth+1)
+		entries.add(in, name+": "+in.render(o.Get(k), depth+1, &entries))
 	}
-	in.write(" }")
+	in.reduce(open, "}", entries.items, depth, arrayLayout{})
+}
+
+// Node's layout of objects and arrays (util.inspect with compact: 3, breakLength: 80): an
+// object whose entries fit in the line, and that holds fewer than three levels of objects
+// entered, is written on one line; otherwise each entry is on a line of its own, indented
+// by two more columns; an array of more than six short entries is laid out in columns.
+const (
+	inspectBreakLength = 80
+	inspectCompact     = 3
+)
+
+// enter records that an object at depth is being rendered (Node's ctx.currentDepth).
+func (in *inspector) enter(depth int) {
+	if in.current == nil {
+		in.current = new(int)
+	}
+	*in.current = depth
+}
+
+// entryList collects the rendered entries of one object within the output's room.
+type entryList struct {
+	items []string
+	used  int
+	full  bool
+}
+
+func (l *entryList) add(in *inspector, s string) {
+	if l.full {
+		return
+	}
+	l.items = append(l.items, s)
+	l.used += len(s) + 2
+	if l.used >= in.limit-in.b.Len() {
+		l.full = true
+	}
+}
+
+// render renders v as an entry of the object being rendered: two columns further in, in
+// the room the entries before it left.
+func (in *inspector) render(v goja.Value, depth int, l *entryList) string {
+	if in.current == nil {
+		in.current = new(int)
+	}
+	c := &inspector{r: in.r, limit: max(in.limit-in.b.Len()-l.used, 0), depthLimit: in.depthLimit,
+		seen: in.seen, indent: in.indent + 2, current: in.current}
+	c.value(v, depth)
+	if c.full {
+		l.full = true
+	}
+	return c.b.String()
+}
+
+// arrayLayout says how an array's entries may be grouped in columns.
+type arrayLayout struct {
+	grouped bool // an array: more than six entries may go in columns
+	numeric bool // every element a number or bigint: columns align right
+	more    bool // the last entry is "... N more items"
+}
+
+// reduce writes the entries between open and close, on one line or on lines of their own.
+func (in *inspector) reduce(open, close string, entries []string, depth int, lay arrayLayout) {
+	out := entries
+	if lay.grouped && len(entries) > 6 {
+		out = in.groupColumns(entries, lay)
+	}
+	if *in.current-depth < inspectCompact && len(out) == len(entries) {
+		start := len(out) + in.indent + jsLength(open) + 10
+		if fitsOnALine(out, start) {
+			if joined := strings.Join(out, ", "); !strings.Contains(joined, "\n") {
+				in.write(open + " " + joined + " " + close)
+				return
+			}
+		}
+	}
+	ind := "\n" + strings.Repeat(" ", in.indent)
+	in.write(open + ind + "  " + strings.Join(out, ","+ind+"  ") + ind + close)
+}
+
+// fitsOnALine is Node's isBelowBreakLength.
+func fitsOnALine(entries []string, start int) bool {
+	total := len(entries) + start
+	if total+len(entries) > inspectBreakLength {
+		return false
+	}
+	for _, e := range entries {
+		if total += jsLength(e); total > inspectBreakLength {
+			return false
+		}
+	}
+	return true
+}
+
+// groupColumns is Node's groupArrayElements: short entries in aligned columns, as many as
+// make the block roughly square, at most 15 and within the line.
+func (in *inspector) groupColumns(entries []string, lay arrayLayout) []string {
+	const separator = 2 // ", "
+	n := len(entries)
+	if lay.more {
+		n--
+	}
+	widths := make([]int, n)
+	total, widest := 0, 0
+	for i := 0; i < n; i++ {
+		widths[i] = jsLength(entries[i])
+		total += widths[i] + separator
+		widest = max(widest, widths[i])
+	}
+	actualMax := widest + separator
+	if actualMax*3+in.indent >= inspectBreakLength || (float64(total)/float64(actualMax) <= 5 && widest > 6) {
+		return entries
+	}
+	averageBias := math.Sqrt(float64(actualMax) - float64(total)/float64(len(entries)))
+	biasedMax := math.Max(float64(actualMax)-3-averageBias, 1)
+	columns := min(
+		int(math.Round(math.Sqrt(2.5*biasedMax*float64(n))/biasedMax)),
+		(inspectBreakLength-in.indent)/actualMax,
+		inspectCompact*4,
+		15,
+	)
+	if columns <= 1 {
+		return entries
+	}
+	lineWidths := make([]int, columns)
+	for c := 0; c < columns; c++ {
+		for j := c; j < n; j += columns {
+			lineWidths[c] = max(lineWidths[c], widths[j])
+		}
+		lineWidths[c] += separator
+	}
+	var rows []string
+	for i := 0; i < n; i += columns {
+		last := min(i+columns, n) - 1
+		var b strings.Builder
+		for j := i; j <= last; j++ {
+			cell := entries[j]
+			width := lineWidths[j-i]
+			if j < last {
+				cell += ", "
+			} else {
+				width -= separator
+			}
+			pad := strings.Repeat(" ", max(width-jsLength(cell), 0))
+			switch {
+			case lay.numeric:
+				b.WriteString(pad + cell)
+			case j < last:
+				b.WriteString(cell + pad)
+			default:
+				b.WriteString(cell)
+			}
+		}
+		rows = append(rows, b.String())
+	}
+	if lay.more {
+		rows = append(rows, entries[n])
+	}
+	return rows
+}
+
+// jsLength is a string's length in UTF-16 code units, as Node measures it.
+func jsLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }
 
 // quote renders a string as Node does inside objects: single quotes, escapes for quotes,

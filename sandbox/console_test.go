@@ -18,7 +18,7 @@ func TestConsoleFormatting(t *testing.T) {
 		{"circular", `(() => { const o = {x: 1}; o.self = o; return o })()`, `{ x: 1, self: [Circular] }`},
 		{"functions", `function named() {}, () => 1, class K {}`, `[Function: named] [Function (anonymous)] [Function: K]`},
 		{"holes", `[1, , , 4]`, `[ 1, <2 empty items>, 4 ]`},
-		{"long array", `Array.from({length: 105}, (_, i) => i)`, `[ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, ... 5 more items ]`},
+		{"long array in columns, as Node lays it out", `Array.from({length: 105}, (_, i) => i)`, "[\n   0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11,\n  12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,\n  24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,\n  36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,\n  48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,\n  60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71,\n  72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83,\n  84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,\n  96, 97, 98, 99,\n  ... 5 more items\n]"},
 		{"huge sparse array", `(() => { const a = []; a.length = 4294967295; return a })()`, `[ <10000 empty items>, ... 4294957295 more items ]`},
 		{"error", `new TypeError("bad")`, `TypeError: bad`},
 		{"tool call error", `new ToolCallError("util_fail", "boom")`, `ToolCallError: boom { toolName: 'util_fail', code: 'TOOL_FAILED' }`},
@@ -122,6 +122,30 @@ func TestTruncateUTF8(t *testing.T) {
 	for _, tt := range tests {
 		if got := truncateUTF8(tt.s, tt.n); got != tt.want {
 			t.Errorf("truncateUTF8(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+// Objects and arrays are laid out as Node's util.inspect lays them out (line breaks at 80
+// columns, nesting of three levels, columns for long arrays of short entries); expected
+// text recorded from Node 20.
+func TestConsoleLayoutIsNodes(t *testing.T) {
+	tests := []struct{ args, want string }{
+		{"{a: {b: {c: {d: 1}}}, arr: [1,2,3], s: \"x\".repeat(100), long: Array.from({length: 30}, (_, i) => i)}", "{\n  a: { b: { c: [Object] } },\n  arr: [ 1, 2, 3 ],\n  s: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',\n  long: [\n     0,  1,  2,  3,  4,  5,  6,  7,  8,\n     9, 10, 11, 12, 13, 14, 15, 16, 17,\n    18, 19, 20, 21, 22, 23, 24, 25, 26,\n    27, 28, 29\n  ]\n}"},
+		{"Array.from({length: 30}, (_, i) => i * 37)", "[\n    0,  37,  74, 111,  148,  185,\n  222, 259, 296, 333,  370,  407,\n  444, 481, 518, 555,  592,  629,\n  666, 703, 740, 777,  814,  851,\n  888, 925, 962, 999, 1036, 1073\n]"},
+		{"[\"apple\", \"banana\", \"cherry\", \"dates\", \"elder\", \"figs\", \"grape\", \"honeydew\"]", "[\n  'apple',  'banana',\n  'cherry', 'dates',\n  'elder',  'figs',\n  'grape',  'honeydew'\n]"},
+		{"{name: \"Ada Lovelace\", email: \"ada@example.com\", roles: [\"admin\", \"author\"], active: true, id: 12345}", "{\n  name: 'Ada Lovelace',\n  email: 'ada@example.com',\n  roles: [ 'admin', 'author' ],\n  active: true,\n  id: 12345\n}"},
+		{"new Map([[\"alpha\", {x: 1, y: [1, 2, 3]}], [\"beta\", {x: 2, y: [4, 5, 6]}], [\"gamma\", {x: 3, y: \"a long string value here\"}]])", "Map(3) {\n  'alpha' => { x: 1, y: [ 1, 2, 3 ] },\n  'beta' => { x: 2, y: [ 4, 5, 6 ] },\n  'gamma' => { x: 3, y: 'a long string value here' }\n}"},
+		{"{rows: Array.from({length: 5}, (_, i) => ({id: i, label: \"row \" + i, tags: [\"t\" + i]}))}", "{\n  rows: [\n    { id: 0, label: 'row 0', tags: [Array] },\n    { id: 1, label: 'row 1', tags: [Array] },\n    { id: 2, label: 'row 2', tags: [Array] },\n    { id: 3, label: 'row 3', tags: [Array] },\n    { id: 4, label: 'row 4', tags: [Array] }\n  ]\n}"},
+		{"[[1, 2, [3, 4, [5, 6]]], {x: {y: {z: {w: 1}}}}]", "[ [ 1, 2, [ 3, 4, [Array] ] ], { x: { y: [Object] } } ]"},
+		{"new Set([\"a\".repeat(30), \"b\".repeat(30), \"c\".repeat(30)])", "Set(3) {\n  'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',\n  'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',\n  'cccccccccccccccccccccccccccccc'\n}"},
+		{"[1, , , 4, 5, 6, 7, 8]", "[ 1, <2 empty items>, 4, 5, 6, 7, 8 ]"},
+		{"{\"key with space\": 1, nested: {\"\u00e9\": \"\u00fc\", list: Array.from({length: 8}, (_, i) => \"item\" + i)}}", "{\n  'key with space': 1,\n  nested: {\n    '\u00e9': '\u00fc',\n    list: [\n      'item0', 'item1',\n      'item2', 'item3',\n      'item4', 'item5',\n      'item6', 'item7'\n    ]\n  }\n}"},
+	}
+	for _, tt := range tests {
+		res := runJS(t, "console.log("+tt.args+")", nil)
+		if res.Err != nil || len(res.Logs) != 1 || res.Logs[0] != tt.want {
+			t.Errorf("console.log(%s):\n%s\nwant:\n%s (err %v)", tt.args, strings.Join(res.Logs, "\n"), tt.want, res.Err)
 		}
 	}
 }

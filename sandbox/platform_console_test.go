@@ -18,7 +18,7 @@ func TestConsoleExtras(t *testing.T) {
 			[]string{"default: 1", "default: 2", "k: 1", "default: 1", "Warning: Count for 'none' does not exist"}},
 		{"assert", `console.assert(true, "no"); console.assert(false); console.assert(0, "x %s", "y", {a: 1})`, []string{"Assertion failed", "Assertion failed: x y { a: 1 }"}},
 		{"dir quotes strings and takes depth", `console.dir("s"); console.dir({a: {b: {c: {d: {}}}}}); console.dir({a: {b: {c: {d: 1}}}}, {depth: 0}); console.dir({a: {b: {c: {d: {e: 1}}}}}, {depth: null})`,
-			[]string{"'s'", "{ a: { b: { c: [Object] } } }", "{ a: [Object] }", "{ a: { b: { c: { d: { e: 1 } } } } }"}},
+			[]string{"'s'", "{ a: { b: { c: [Object] } } }", "{ a: [Object] }", "{\n  a: {\n    b: { c: { d: { e: 1 } } }\n  }\n}"}},
 		{"dirxml is log", `console.dirxml("a", 1)`, []string{"a 1"}},
 		{"table of objects", `console.table([{a: 1, b: "x"}, {a: 2, c: true}])`, []string{
 			"┌─────────┬───┬─────┬──────┐",

@@ -20,9 +20,9 @@ func TestTimerKinds(t *testing.T) {
 			await new Promise(r => setTimeout(r, 10)); return n`, `0`},
 		{"equal delays fire in creation order, shorter first", `
 			const order = []
-			for (let i = 0; i < 20; i++) setTimeout(() => order.push(i), 3)
+			for (let i = 0; i < 20; i++) setTimeout(() => order.push(i), 25)
 			setTimeout(() => order.push("zero"), 0)
-			await new Promise(r => setTimeout(r, 20)); return order.join(",")`, `"zero,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19"`},
+			await new Promise(r => setTimeout(r, 40)); return order.join(",")`, `"zero,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19"`},
 		{"shorter delay first", `
 			const order = []
 			setTimeout(() => order.push("b"), 15); setTimeout(() => order.push("a"), 1)

@@ -203,7 +203,6 @@ type run struct {
 	timerSeq    int
 	timers      map[int]*timer // pending timers by id
 	due         timerHeap      // scheduled timers by due time
-	turn        time.Time      // the loop's time, read once per turn as Node's event loop does: timers set in one turn share it
 	value       []byte         // the result's JSON; read by Run only after done is closed
 	stopped     atomic.Bool    // set with failure; the loop runs no more JavaScript
 	idle        atomic.Bool    // the VM goroutine is waiting for a job (for the watchdog)
@@ -323,7 +322,6 @@ func (r *run) main() {
 		r.fail(&Failure{Kind: KindRuntime, Message: "internal error: set-up failed: " + err.Error()})
 		return
 	}
-	r.turn = time.Now()
 	v, err := r.rt.RunProgram(r.prog.prg)
 	if !r.check(err) {
 		return
@@ -372,7 +370,6 @@ func (r *run) loop(p *goja.Promise) {
 		jobs := r.queue
 		r.queue = nil
 		r.mu.Unlock()
-		r.turn = time.Now()
 		if len(jobs) == 0 {
 			if r.inflight == 0 && len(r.timers) == 0 {
 				r.fail(&Failure{Kind: KindRuntime, Message: "the program's promise never settled: it awaits something that nothing will resolve (no tool call or timer is pending)"})

@@ -11,8 +11,7 @@ import (
 
 // Timers: setTimeout, setInterval and setImmediate (with their clear functions) and
 // queueMicrotask, on the run's job queue. Due timers fire in the order of their due time, and
-// of their creation for equal times (due times count from the loop's time of the turn that set
-// them, so timers set together keep their order however long the turn takes), each as a job of its own (so promise jobs run between
+// of their creation for equal times, each as a job of its own (so promise jobs run between
 // two callbacks, as in Node); one Go timer, for the earliest due time, wakes the loop. Nothing
 // outlives the run: when it ends the Go timer is stopped and pending callbacks are dropped.
 
@@ -90,7 +89,7 @@ func (r *run) newTimer(kind string, call goja.FunctionCall, argsFrom int) *timer
 // setTimeout(fn, ms, ...args) runs fn once after ms and returns a numeric id.
 func (r *run) setTimeout(call goja.FunctionCall) goja.Value {
 	t := r.newTimer("setTimeout", call, 2)
-	r.schedule(t, r.turn.Add(r.delay(call.Argument(1))))
+	r.schedule(t, time.Now().Add(r.delay(call.Argument(1))))
 	return r.rt.ToValue(t.id)
 }
 
@@ -98,7 +97,7 @@ func (r *run) setTimeout(call goja.FunctionCall) goja.Value {
 func (r *run) setInterval(call goja.FunctionCall) goja.Value {
 	t := r.newTimer("setInterval", call, 2)
 	t.interval = r.delay(call.Argument(1))
-	r.schedule(t, r.turn.Add(t.interval))
+	r.schedule(t, time.Now().Add(t.interval))
 	return r.rt.ToValue(t.id)
 }
 
