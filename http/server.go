@@ -211,7 +211,7 @@ func (s *Server) routes(opts Options) http.Handler {
 
 	guard := chi.Chain(s.limitBody, s.identify, s.rateLimit(), s.authenticate)
 	if opts.MCP != nil {
-		mcp := append(chi.Chain(s.checkOrigin(true), s.checkContentType), guard...)
+		mcp := append(append(chi.Chain(s.checkOrigin(true), s.checkContentType), guard...), s.admitMCP)
 		r.With(mcp...).Handle("/mcp", opts.MCP)
 		r.With(mcp...).Handle("/mcp/*", opts.MCP)
 	}
