@@ -27,19 +27,19 @@ type PendingApproval struct {
 // It reads only the log, so any process sharing the store sees the asks of
 // every other. It fails with session.ErrNotFound for an unknown session.
 func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingApproval, error) {
-	events, err := a.store.Events(ctx, sessionID, 0, 0)
-	if err != nil {
-		return nil, fmt.Errorf("agent: read session %q: %w", sessionID, err)
-	}
 	var asked []PendingApproval
 	answered := map[string]bool{}
-	for _, e := range events {
+	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
 		switch p := e.Payload().(type) {
 		case *session.ApprovalAsked:
 			asked = append(asked, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
 		case *session.ApprovalAnswered:
 			answered[p.ApprovalID] = true
 		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent: read session %q: %w", sessionID, err)
 	}
 	out := []PendingApproval{}
 	for _, p := range asked {
@@ -60,12 +60,11 @@ func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingAppro
 func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow bool, reason string) error {
 	a.answering.Lock()
 	defer a.answering.Unlock()
-	events, err := a.store.Events(ctx, sessionID, 0, 0)
-	if err != nil {
-		return fmt.Errorf("agent: read session %q: %w", sessionID, err)
-	}
 	var ask *session.ApprovalAsked
-	for _, e := range events {
+	var answered *session.ApprovalAnswered
+	var last int64 // the last event read: answers after it are another process's
+	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
+		last = e.Seq
 		switch p := e.Payload().(type) {
 		case *session.ApprovalAsked:
 			if p.ApprovalID == approvalID && ask == nil {
@@ -73,9 +72,17 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 			}
 		case *session.ApprovalAnswered:
 			if p.ApprovalID == approvalID {
-				return fmt.Errorf("%w: approval %q was already answered (%s)", ErrAnswered, approvalID, p.Decision)
+				answered = p
+				return false
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	}
+	if answered != nil {
+		return fmt.Errorf("%w: approval %q was already answered (%s)", ErrAnswered, approvalID, answered.Decision)
 	}
 	if ask == nil {
 		return fmt.Errorf("%w: no approval %q in session %q", ErrNotFound, approvalID, sessionID)
@@ -83,10 +90,6 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	decision := session.DecisionDeny
 	if allow {
 		decision = session.DecisionAllow
-	}
-	var last int64
-	if len(events) > 0 {
-		last = events[len(events)-1].Seq
 	}
 	ours, err := a.appendEvents(ctx, sessionID, "approval/answered", entry{session.TypeApprovalAnswered, session.ApprovalAnswered{
 		ApprovalID: approvalID, CallID: ask.CallID, Decision: decision, Reason: reason, RequestID: requestid.From(ctx),
@@ -223,5 +226,30 @@ func decide(ans session.ApprovalAnswered) runtime.ApprovalAnswer {
 		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: ans.Reason}
 	default:
 		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: fmt.Sprintf("unknown approval decision %q", ans.Decision)}
+	}
+}
+
+// scanPage is how many events eachEvent reads at a time.
+const scanPage = 1000
+
+// eachEvent calls fn for the session's events in order, a page at a time, so
+// a long log is never held whole; fn returns false to stop. It fails with
+// session.ErrNotFound for an unknown session.
+func (a *Agent) eachEvent(ctx context.Context, sessionID string, fn func(session.Event) bool) error {
+	after := int64(0)
+	for {
+		page, err := a.store.Events(ctx, sessionID, after, scanPage)
+		if err != nil {
+			return err
+		}
+		for _, e := range page {
+			if !fn(e) {
+				return nil
+			}
+		}
+		if len(page) < scanPage {
+			return nil
+		}
+		after = page[len(page)-1].Seq
 	}
 }

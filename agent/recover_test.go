@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -106,5 +107,37 @@ func TestRecoverOlderThan(t *testing.T) {
 	}
 	if n, err := e.agent.Recover(context.Background(), 30*time.Second); err != nil || n != 1 {
 		t.Fatalf("Recover(30s) = %d, %v", n, err)
+	}
+}
+
+// Approvals and Answer read a long log a page at a time and still see what is past the
+// first pages: an ask after 2,500 other events is listed and answered, and a second answer
+// past them is refused.
+func TestApprovalsPageThroughALongLog(t *testing.T) {
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{})
+	evs := make([]session.Event, 0, 2500)
+	for i := 0; i < 2500; i++ {
+		ev, err := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "filler", Text: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if _, err := e.store.Append(context.Background(), e.sid, evs...); err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, e.store, e.sid, [2]any{session.TypeApprovalAsked, session.ApprovalAsked{ApprovalID: "ap_late", CallID: "c9", Tool: "kv_set", Arguments: json.RawMessage(`{}`), Reason: "r"}})
+	got, err := e.agent.Approvals(context.Background(), e.sid)
+	if err != nil || len(got) != 1 || got[0].ID != "ap_late" {
+		t.Fatalf("approvals = %+v, %v", got, err)
+	}
+	if err := e.agent.Answer(context.Background(), e.sid, "ap_late", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.agent.Answer(context.Background(), e.sid, "ap_late", true, ""); !errors.Is(err, agent.ErrAnswered) {
+		t.Fatalf("second answer: %v", err)
+	}
+	if got, _ := e.agent.Approvals(context.Background(), e.sid); len(got) != 0 {
+		t.Fatalf("approvals after the answer = %+v", got)
 	}
 }
