@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/editdist"
 )
 
 // checkGlobs rejects a policy or guard whose tool glob matches no tool its
@@ -106,7 +107,8 @@ func nearestTools(glob string, names []string, n int) []string {
 		if prefixOnly && len(cmp) > len(lit) {
 			cmp = cmp[:len(lit)]
 		}
-		if d := editDistance(strings.ToLower(lit), strings.ToLower(cmp)); d <= max(2, len(lit)/2) {
+		limit := max(2, len(lit)/2)
+		if d := editdist.Distance(strings.ToLower(lit), strings.ToLower(cmp), limit); d <= limit {
 			cands = append(cands, cand{name, d})
 		}
 	}
@@ -116,26 +118,4 @@ func nearestTools(glob string, names []string, n int) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

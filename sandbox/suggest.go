@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/codemode/codemode/internal/editdist"
 )
 
 // maxSuggestions bounds the tool names an unknown-tool message proposes.
@@ -54,7 +56,7 @@ func nearestNames(name string, names []string, n int) []string {
 			continue // far too long to be meant
 		}
 		lc := strings.ToLower(c)
-		if d := editDistance(lower, lc, limit); d <= limit {
+		if d := editdist.Distance(lower, lc, limit); d <= limit {
 			close = append(close, cand{c, d})
 			continue
 		}
@@ -90,35 +92,4 @@ func nearestNames(name string, names []string, n int) []string {
 
 func splitWords(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' || r == ' ' })
-}
-
-// editDistance is the Levenshtein distance of a and b, or limit+1 as soon as it must exceed
-// limit.
-func editDistance(a, b string, limit int) int {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > limit || -d > limit {
-		return limit + 1
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		best := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			best = min(best, cur[j])
-		}
-		if best > limit {
-			return limit + 1
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
