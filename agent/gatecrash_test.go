@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,7 +45,10 @@ func gateCrashChild(url string) error {
 		return err
 	}
 	out := bufio.NewWriter(os.Stdout)
+	var outMu sync.Mutex // parallel calls report
 	report := func(format string, args ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 		out.Flush()
 	}

@@ -29,15 +29,19 @@ type sink struct {
 var _ bridge.EventSink = (*sink)(nil)
 
 // DispatchStarted implements bridge.EventSink: the event is queued, and the
-// function returned waits until it is durable.
+// function returned (which the bridge calls before the body of a tool that
+// may have effects: write-ahead) submits it at once and waits until it is
+// durable.
 func (s *sink) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) func(context.Context) error {
-	t := s.write(ctx, ev.SubCallID, session.TypeCodeDispatchStart, ev)
-	if t == nil {
+	if !s.write(ctx, ev.SubCallID, session.TypeCodeDispatchStart, ev) {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		_, err := t.Wait(ctx)
-		return err
+		if s.sync {
+			return nil // written already
+		}
+		s.w.submit(ctx)
+		return s.w.durable(ctx)
 	}
 }
 
@@ -46,21 +50,25 @@ func (s *sink) DispatchSettled(ctx context.Context, ev session.CodeDispatch) {
 	s.write(ctx, ev.SubCallID, session.TypeCodeDispatch, ev)
 }
 
-// write queues one event. Nested events are logged even when the run is
-// being cancelled: they must land inside the open turn.
-func (s *sink) write(ctx context.Context, subCallID, typ string, payload any) *session.Ticket {
+// write queues one event and reports whether it could be made. In a step
+// it lingers (logWriter.holdLinger), so a short run's nested events share
+// the commit of its result; outside a step it is written and waited for.
+// Nested events are logged even when the run is being cancelled: they must
+// land inside the open turn.
+func (s *sink) write(ctx context.Context, subCallID, typ string, payload any) bool {
 	events, err := entriesEvents(typ, entry{typ, payload})
 	if err != nil {
 		s.a.opts.Logger.Error("agent: nested event not logged", "session", s.w.sessionID, "sub_call_id", subCallID, "type", typ, "err", err)
-		return nil
+		return false
 	}
-	t := s.w.submit(ctx, events...)
-	if s.sync {
-		if _, err := t.Wait(context.WithoutCancel(ctx)); err != nil {
-			s.a.opts.Logger.Error("agent: nested event not logged", "session", s.w.sessionID, "sub_call_id", subCallID, "type", typ, "err", err)
-		}
+	if !s.sync {
+		s.w.holdLinger(events...)
+		return true
 	}
-	return t
+	if _, err := s.w.submit(ctx, events...).Wait(context.WithoutCancel(ctx)); err != nil {
+		s.a.opts.Logger.Error("agent: nested event not logged", "session", s.w.sessionID, "sub_call_id", subCallID, "type", typ, "err", err)
+	}
+	return true
 }
 
 var _ bridge.NoticeSink = (*sink)(nil)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/codemode/codemode/session"
 )
@@ -26,7 +27,13 @@ type logWriter struct {
 	held    []session.Event   // to go with the next write; guarded by mu
 	tickets []*session.Ticket // submitted, in order; guarded by mu
 	failure error             // the first failed write; guarded by mu
+	linger  *time.Timer       // flushes held events that no later write took; guarded by mu
 }
+
+// lingerFor is how long a lingering event waits for a write to go with: a
+// run's nested events join its result's commit when the run is that short,
+// and reach live streams within that time when it is not.
+const lingerFor = 2 * time.Millisecond
 
 func newLogWriter(store session.Store, sessionID string, create *session.Session, lease *session.Lease) *logWriter {
 	return &logWriter{store: store, sessionID: sessionID, create: create, lease: lease}
@@ -39,6 +46,30 @@ func (w *logWriter) hold(events ...session.Event) {
 	w.mu.Unlock()
 }
 
+// holdLinger queues events for the next write, or for a write of their own
+// after lingerFor when no other write comes first: nothing waits for them,
+// but they must not wait for the end of a long run either.
+func (w *logWriter) holdLinger(events ...session.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = append(w.held, events...)
+	if w.linger == nil {
+		w.linger = time.AfterFunc(lingerFor, w.flushHeld)
+	} else {
+		w.linger.Reset(lingerFor)
+	}
+}
+
+// flushHeld submits the held events, if any, as a write of their own.
+func (w *logWriter) flushHeld() {
+	w.mu.Lock()
+	empty := len(w.held) == 0
+	w.mu.Unlock()
+	if !empty {
+		w.submit(context.Background())
+	}
+}
+
 // submit sends the held events and these as one write and returns its
 // ticket without waiting. The write keeps its place in the session's order
 // whatever becomes of ctx.
@@ -47,6 +78,11 @@ func (w *logWriter) submit(ctx context.Context, events ...session.Event) *sessio
 	defer w.mu.Unlock()
 	all := append(w.held, events...)
 	w.held = nil
+	if len(all) == 0 && w.create == nil {
+		t, resolve := session.NewTicket()
+		resolve(nil, nil)
+		return t
+	}
 	t := w.store.Submit(context.WithoutCancel(ctx), session.Write{SessionID: w.sessionID, Create: w.create, Events: all, Lease: w.lease})
 	w.create = nil
 	w.tickets = append(w.tickets, t)

@@ -184,18 +184,29 @@ func (h *httpLoad) close() { h.client.CloseIdleConnections() }
 // each server, in that order, over rounds that alternate between them
 // after a warm-up of each.
 func (h *httpLoad) measure(servers ...*server) ([]float64, error) {
-	const runBody = `{"code": "return 1"}`
 	loads := []func(context.Context) (*http.Request, error){h.healthz}
 	for _, srv := range servers {
-		loads = append(loads, func(ctx context.Context) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+"/v1/run", strings.NewReader(runBody))
-			if err == nil {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			return req, err
-		})
+		loads = append(loads, runRequest(srv, `return 1`))
 	}
-	ctx, conns := h.e.ctx, h.e.o.conns
+	return h.rates(h.e.o.conns, loads...)
+}
+
+// runRequest makes POST /v1/run requests of code on srv.
+func runRequest(srv *server, code string) func(context.Context) (*http.Request, error) {
+	body := fmt.Sprintf(`{"code": %q}`, code)
+	return func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+"/v1/run", strings.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req, err
+	}
+}
+
+// rates returns the median rate of each load over conns connections, over
+// rounds that alternate between the loads after a warm-up of each.
+func (h *httpLoad) rates(conns int, loads ...func(context.Context) (*http.Request, error)) ([]float64, error) {
+	ctx := h.e.ctx
 	for _, l := range loads {
 		if _, err := load(ctx, h.client, conns, 200*time.Millisecond, l); err != nil {
 			return nil, err

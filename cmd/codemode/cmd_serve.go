@@ -114,18 +114,26 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	go pruneSessions(bg, a.Store, cfg.Sessions.Retention, log)
-	served := make(chan struct{})
+	// The shutdown line is written whenever a signal stopped the service, even
+	// when Serve returns at once (nothing in flight): Serve's return does not
+	// race it out.
+	served, logged := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(logged)
 		select {
 		case <-ctx.Done():
-			runs, streams := srv.Pending()
-			log.Info("shutdown: waiting for the runs in flight and closing event streams",
-				"runs", runs, "streams", streams, "grace", cfg.Server.ShutdownGrace.Std().String())
 		case <-served:
+			if ctx.Err() == nil {
+				return
+			}
 		}
+		runs, streams := srv.Pending()
+		log.Info("shutdown: waiting for the runs in flight and closing event streams",
+			"runs", runs, "streams", streams, "grace", cfg.Server.ShutdownGrace.Std().String())
 	}()
 	serveErr := srv.Serve(ctx, ln)
 	close(served)
+	<-logged
 	closeErr := shutdown()
 	if serveErr != nil {
 		return serveErr

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+)
+
+// gatingFigures measures the HTTP figures of durable-at-memory-speed against
+// the real service in its default configuration (SQLite log, durability
+// full): at one connection, the trivial run's latency over GET /healthz's,
+// and one nested call of a read-only tool as a 1-call run's latency over the
+// same run without the call, in-process and with process isolation; and at
+// 16 connections, 2-call runs/s over /healthz's requests/s.
+func gatingFigures(e *env) ([]Row, error) {
+	const (
+		none = `return 1`
+		one  = `return await tools.math_add({a: 1, b: 2})`
+		two  = `const a = await tools.math_add({a: 1, b: 2}); return await tools.math_add({a, b: 3})`
+	)
+	inSrv, err := serve(e.ctx, "sqlite://"+filepath.Join(e.dir, "gating.db"), inproc)
+	if err != nil {
+		return nil, err
+	}
+	defer inSrv.stop()
+	h := newHTTPLoad(e, inSrv)
+	defer h.close()
+	// One connection: per-request latency is the inverse of the rate.
+	r, err := h.rates(1, h.healthz, runRequest(inSrv, none), runRequest(inSrv, one))
+	if err != nil {
+		return nil, err
+	}
+	us := func(rate float64) float64 { return 1e6 / rate }
+	health, trivial, oneCall := us(r[0]), us(r[1]), us(r[2])
+	rows := []Row{
+		Row{Figure: "trivial run over HTTP, over GET /healthz (1 conn)", Value: trivial - health, Unit: "µs",
+			Target: "≤ 600 µs", Note: fmt.Sprintf("%.0f µs − %.0f µs", trivial, health)}.judge(trivial-health <= 600),
+		Row{Figure: "nested call over HTTP, in-process (1-call run − trivial run)", Value: oneCall - trivial, Unit: "µs",
+			Target: "≤ 30 µs"}.judge(oneCall-trivial <= 30),
+	}
+
+	const isoFigure = "nested call over HTTP, process isolation (1-call run − trivial run)"
+	procSrv, err := serve(e.ctx, "sqlite://"+filepath.Join(e.dir, "gating-process.db"), process)
+	if err != nil {
+		rows = append(rows, skipped(isoFigure, err.Error()))
+	} else {
+		defer procSrv.stop()
+		r, err := h.rates(1, runRequest(procSrv, none), runRequest(procSrv, one))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, Row{Figure: isoFigure, Value: us(r[1]) - us(r[0]), Unit: "µs", Target: "≤ 100 µs"}.judge(us(r[1])-us(r[0]) <= 100))
+	}
+
+	// 16 connections, with a client that keeps as many.
+	const conns = 16
+	wide := &httpLoad{e: e, healthz: h.healthz, client: &http.Client{Transport: &http.Transport{
+		MaxIdleConns: 4 * conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true,
+	}}}
+	defer wide.close()
+	r, err = wide.rates(conns, wide.healthz, runRequest(inSrv, two))
+	if err != nil {
+		return nil, err
+	}
+	row := Row{Figure: fmt.Sprintf("HTTP 2-call runs/s, %d conns (SQLite log)", conns), Value: r[1], Floor: r[0],
+		FloorName: "GET /healthz", Unit: "/s", Target: "≥ 0.25×"}.withRatio()
+	return append(rows, row.judge(row.Ratio >= 0.25)), nil
+}
