@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/codemode/codemode/app"
@@ -77,11 +78,13 @@ func (p *approvals) decide(tool, args, reason string) (allow bool, why string) {
 		fmt.Fprintf(p.stderr, "codemode run: %s\n", msg)
 		return false, msg
 	}
-	fmt.Fprintf(p.term.out, "approval needed: %s", tool)
+	// What the program chose (the arguments, an upstream's tool name) is
+	// printed with control characters escaped: it must not drive the terminal.
+	fmt.Fprintf(p.term.out, "approval needed: %s", printable(tool))
 	if reason != "" {
-		fmt.Fprintf(p.term.out, " (%s)", reason)
+		fmt.Fprintf(p.term.out, " (%s)", printable(reason))
 	}
-	fmt.Fprintf(p.term.out, "\n  arguments: %s\nallow? [y/N] ", args)
+	fmt.Fprintf(p.term.out, "\n  arguments: %s\nallow? [y/N] ", printable(args))
 	line, err := p.term.in.ReadString('\n')
 	if err != nil && line == "" {
 		return false, "denied: the terminal closed"
@@ -91,6 +94,21 @@ func (p *approvals) decide(tool, args, reason string) (allow bool, why string) {
 		return true, "approved at the terminal"
 	}
 	return false, "denied at the terminal"
+}
+
+// printable escapes the control characters of s (C0, DEL and C1, which
+// include the terminal's escape and CSI), as Go quotes them.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // answer watches a session's log and answers each approval it asks until

@@ -337,3 +337,15 @@ func TestStoreThatCannotOpen(t *testing.T) {
 		}
 	}
 }
+
+// What an ask shows on the terminal cannot drive it: control characters the program put in
+// its arguments are escaped.
+func TestApprovalPromptEscapesControls(t *testing.T) {
+	var out strings.Builder
+	p := &approvals{term: &terminal{in: bufio.NewReader(strings.NewReader("n\n")), out: &out}, stderr: io.Discard}
+	p.decide("files_write", "{\"path\":\"\x1b]0;pwned\x07\u009b2J\"}", "writes\r need a person")
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\x07\r\u009b") || !strings.Contains(got, `\x1b]0;pwned\a\u009b2J`) || !strings.Contains(got, `writes\r need`) {
+		t.Fatalf("prompt %q", got)
+	}
+}
