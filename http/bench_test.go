@@ -71,3 +71,14 @@ func BenchmarkAuthenticatedTools(b *testing.B) {
 		serve(b, srv, http.MethodGet, "/v1/tools", "", h, http.StatusOK)
 	}
 }
+
+// BenchmarkRunTrivial is BenchmarkRun without the SDK call: the difference of the two is one
+// nested call over HTTP (memory store, so without the log's I/O).
+func BenchmarkRunTrivial(b *testing.B) {
+	srv := benchServer(b)
+	body := `{"code": "return 3"}`
+	b.ReportAllocs()
+	for b.Loop() {
+		serve(b, srv, http.MethodPost, "/v1/run", body, nil, http.StatusOK)
+	}
+}
