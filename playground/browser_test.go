@@ -114,18 +114,22 @@ func TestScriptsInNode(t *testing.T) {
 const browserKey = "playground-e2e-key"
 
 // browserConfig is the end-to-end test's server: API keys, a restricted
-// scope the key may use and one it may not, and a policy that asks a person
-// before any files_* call in default and its descendants.
+// scope the key may use and one it may not, a policy that asks a person
+// before any files_* call in default and its descendants, and a scope whose
+// guard vetoes the util_* tools (so they are withheld from it).
 func browserConfig() string {
 	sum := sha256.Sum256([]byte(browserKey))
 	return fmt.Sprintf(`
 scopes:
   readonly: {parent: default, restrict: {deny: [kv_set, files_write, files_edit]}}
   agent:    {parent: default, mode: code}
+  ro:       {parent: default}
 policies:
   - {scope: default, tool: "files_*", decision: ask, reason: "writes need a person"}
+guards:
+  - {scope: ro, tool: "util_*", reason: owner veto}
 api_keys:
-  - {sha256: %s, scopes: [default, readonly]}
+  - {sha256: %s, scopes: [default, readonly, ro]}
 `, hex.EncodeToString(sum[:]))
 }
 

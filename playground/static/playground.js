@@ -23,6 +23,7 @@
     scope: "default",
     mode: "",
     tools: [], // /v1/tools of the scope
+    withheld: [], // {name, reason} of the tools the scope withholds (/v1/tools)
     sdk: { ts: null, prompt: null }, // {etag, text} of each format
     tokens: null, // GET /v1/sdk/tokens of the SDK shown, or null (estimated)
     members: new Map(), // tool name → argument keys, from the declarations
@@ -311,8 +312,10 @@
     state.sdk = { ts: null, prompt: null };
     state.tokens = null;
     state.tools = [];
+    state.withheld = [];
     state.changes = [];
     closeSession();
+    renderWithheld();
     writeHash();
     renderSDK();
     renderChanges();
@@ -349,7 +352,9 @@
   // depends on the tools or the SDK.
   function applyTools(body) {
     state.tools = body.tools || [];
+    state.withheld = body.withheld || [];
     state.mode = body.mode || "";
+    renderWithheld();
     $("scope-mode").textContent = state.mode ? "mode: " + state.mode : "";
     const sel = $("step-tool");
     const previous = sel.value;
@@ -358,6 +363,17 @@
     fillStepArgs();
     state.members = state.sdk.ts ? Sdk.members(state.sdk.ts.text) : new Map();
     renderSDK();
+  }
+
+  // renderWithheld lists the tools the scope withholds (its guards veto
+  // every call of them) with the reason; hidden when there are none.
+  function renderWithheld() {
+    const list = state.withheld;
+    $("withheld").hidden = list.length === 0;
+    $("withheld-count").textContent = String(list.length);
+    $("withheld-list").replaceChildren(
+      ...list.map((w) => h("li", { "data-tool": w.name }, h("code", { textContent: w.name }), h("span", { className: "withheld-reason", textContent: w.reason || "withheld" }))),
+    );
   }
 
   // ---------------------------------------------------------------- SDK

@@ -5,8 +5,9 @@
 // assertion) and the script exits non-zero at the first failure.
 //
 // Environment: PLAYGROUND_URL (the server), PLAYGROUND_KEY (an API key for
-// the scopes default and readonly), CHROMIUM (the browser binary),
-// USER_DATA_DIR (a fresh profile folder), SCREENSHOT (the PNG to write).
+// the scopes default, readonly and ro, whose guard vetoes util_*), CHROMIUM
+// (the browser binary), USER_DATA_DIR (a fresh profile folder), SCREENSHOT
+// (the PNG to write).
 import { chromium } from "playwright-core";
 
 const env = (name) => {
@@ -90,9 +91,31 @@ try {
     await page.click("#settings button[type=submit]");
     await page.waitForFunction(() => document.querySelectorAll("#scope option").length > 0, null, WAIT);
     const scopes = await page.$$eval("#scope option", (os) => os.map((o) => o.value));
-    check(JSON.stringify(scopes) === JSON.stringify(["default", "readonly"]), "scopes " + JSON.stringify(scopes));
+    check(JSON.stringify(scopes) === JSON.stringify(["default", "readonly", "ro"]), "scopes " + JSON.stringify(scopes));
     await page.locator("#alert").waitFor({ state: "hidden", ...WAIT });
     expect401 = false;
+  });
+
+  await step("a scope's withheld tools are listed with the reason, and left out of its SDK", async () => {
+    await page.waitForFunction(() => document.querySelector("#sdk-code").textContent.includes("util_echo("), null, WAIT);
+    check(await page.locator("#withheld").isHidden(), "default withholds nothing");
+    await page.selectOption("#scope", "ro");
+    await page.locator("#withheld").waitFor({ state: "visible", ...WAIT });
+    await page.waitForFunction(() => document.querySelector("#sdk-code").textContent.includes("math_add("), null, WAIT);
+    const listed = await page.$$eval("#withheld-list li", (ls) => ls.map((li) => li.dataset.tool));
+    const served = (await api("GET", "/v1/tools?scope=ro")).withheld.map((w) => w.name);
+    check(listed.includes("util_echo") && JSON.stringify(listed) === JSON.stringify(served), "withheld " + JSON.stringify(listed) + ", server " + JSON.stringify(served));
+    check(listed.every((n) => n.startsWith("util_")), "only util_* is withheld: " + JSON.stringify(listed));
+    const echo = await text('#withheld-list li[data-tool="util_echo"]');
+    check(echo.includes("util_echo") && echo.includes("guard: owner veto"), "util_echo's reason: " + echo);
+    check(/^\d+$/.test(await text("#withheld-count")) && int(await text("#withheld-count")) === listed.length, "withheld count");
+    check(!(await page.locator("#sdk-code").innerText()).includes("util_echo"), "util_echo is not in ro's SDK");
+    check(!(await page.locator('#sdk-table tr[data-tool="util_echo"]').count()), "ro has no util_echo size row");
+    check(!(await page.locator('#step-tool option[value="util_echo"]').count()), "util_echo cannot be stepped in ro");
+    await page.selectOption("#scope", "default");
+    await page.waitForFunction(() => document.querySelector("#sdk-code").textContent.includes("util_echo("), null, WAIT);
+    await page.locator("#withheld").waitFor({ state: "hidden", ...WAIT });
+    check((await page.locator("#withheld-list li").count()) === 0, "the list is gone in default");
   });
 
   await step("picking a scope shows its SDK, sizes per tool, and mode", async () => {
@@ -333,17 +356,27 @@ try {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.click("#per-tool summary").catch(() => {});
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth }));
-    check(widths.doc <= 390 && widths.body <= 390, "scroll widths " + JSON.stringify(widths));
-    const wide = await page.evaluate(() =>
-      [...document.querySelectorAll("body *")]
-        .filter((el) => el.getBoundingClientRect().right > 390.5 && getComputedStyle(el).position !== "fixed" && !el.closest("pre, .table-wrap, .events"))
-        .slice(0, 5)
-        .map((el) => el.tagName + (el.id ? "#" + el.id : "") + "." + el.className),
-    );
-    check(wide.length === 0, "elements wider than the screen: " + wide.join(", "));
+    const fits = async (what) => {
+      const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth }));
+      check(widths.doc <= 390 && widths.body <= 390, what + ": scroll widths " + JSON.stringify(widths));
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll("body *")]
+          .filter((el) => el.getBoundingClientRect().right > 390.5 && getComputedStyle(el).position !== "fixed" && !el.closest("pre, .table-wrap, .events"))
+          .slice(0, 5)
+          .map((el) => el.tagName + (el.id ? "#" + el.id : "") + "." + el.className),
+      );
+      check(wide.length === 0, what + ": elements wider than the screen: " + wide.join(", "));
+    };
+    await fits("default");
     check(await page.locator("#run").isVisible(), "the run button is on screen");
     await page.screenshot({ path: screenshot.replace(/\.png$/, "-390.png"), fullPage: true });
+    // The withheld list fits too.
+    await page.selectOption("#scope", "ro");
+    await page.locator("#withheld").waitFor({ state: "visible", ...WAIT });
+    await fits("ro, with its withheld tools");
+    await page.locator("#withheld").screenshot({ path: screenshot.replace(/\.png$/, "-390-withheld.png") });
+    await page.selectOption("#scope", "default");
+    await page.locator("#withheld").waitFor({ state: "hidden", ...WAIT });
   });
 
   await step("dark mode follows the system's color scheme", async () => {
