@@ -66,7 +66,9 @@ type SQLite struct {
 
 // sqliteStmts are the writer's other statements.
 type sqliteStmts struct {
-	state, states, create, checkpoint *sql.Stmt
+	state, states, create, checkpoint *sql.Stmt // the writer's
+	// The reads every step makes, prepared once rather than parsed per call.
+	events, lastSeq, session, usedCallID, loadCheckpoint *sql.Stmt
 }
 
 var _ Store = (*SQLite)(nil)
@@ -199,6 +201,11 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		{&s.stmts.create, `INSERT OR ROLLBACK INTO sessions (id, scope, created_at) VALUES (?, ?, ?)`},
 		{&s.stmts.checkpoint, `INSERT OR ROLLBACK INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
 			ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE excluded.seq >= checkpoints.seq`},
+		{&s.stmts.events, `SELECT seq, type, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`},
+		{&s.stmts.lastSeq, `SELECT ` + sqliteLastSeq + ` FROM sessions WHERE id = ?`},
+		{&s.stmts.session, `SELECT ` + sqliteSessionColumns + ` FROM sessions WHERE id = ?`},
+		{&s.stmts.usedCallID, `SELECT 1 FROM events WHERE session_id = ? AND call_id = ? AND type = 'tool/call' LIMIT 1`},
+		{&s.stmts.loadCheckpoint, `SELECT c.seq, c.state FROM sessions AS s LEFT JOIN checkpoints AS c ON c.session_id = s.id WHERE s.id = ?`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, q.sql)
 		if err != nil {
@@ -210,7 +217,8 @@ func (s *SQLite) prepare(ctx context.Context) error {
 }
 
 func (s *SQLite) closeStmts() {
-	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint) {
+	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint,
+		s.stmts.events, s.stmts.lastSeq, s.stmts.session, s.stmts.usedCallID, s.stmts.loadCheckpoint) {
 		if stmt != nil {
 			stmt.Close()
 		}
@@ -335,7 +343,7 @@ func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
 	if s.closed.Load() {
 		return Session{}, ErrClosed
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+sqliteSessionColumns+` FROM sessions WHERE id = ?`, id)
+	rows, err := s.stmts.session.QueryContext(ctx, id)
 	if err != nil {
 		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
@@ -582,9 +590,7 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limi
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT seq, type, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-		sessionID, after, limit)
+	rows, err := s.stmts.events.QueryContext(ctx, sessionID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
@@ -625,7 +631,7 @@ func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, ErrClosed
 	}
 	var last int64
-	err := s.db.QueryRowContext(ctx, `SELECT `+sqliteLastSeq+` FROM sessions WHERE id = ?`, id).Scan(&last)
+	err := s.stmts.lastSeq.QueryRowContext(ctx, id).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -645,8 +651,7 @@ func (s *SQLite) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoi
 	}
 	var seq sql.NullInt64
 	var state []byte
-	err := s.db.QueryRowContext(ctx, `SELECT c.seq, c.state FROM sessions AS s LEFT JOIN checkpoints AS c ON c.session_id = s.id WHERE s.id = ?`,
-		sessionID).Scan(&seq, &state)
+	err := s.stmts.loadCheckpoint.QueryRowContext(ctx, sessionID).Scan(&seq, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Checkpoint{}, ErrNotFound
 	}
@@ -944,7 +949,7 @@ func (s *SQLite) UsedCallIDs(ctx context.Context, sessionID string, ids []string
 	var out []string
 	for _, id := range ids {
 		var one int
-		err := s.db.QueryRowContext(ctx, `SELECT 1 FROM events WHERE session_id = ? AND call_id = ? AND type = 'tool/call' LIMIT 1`, sessionID, id).Scan(&one)
+		err := s.stmts.usedCallID.QueryRowContext(ctx, sessionID, id).Scan(&one)
 		switch {
 		case err == nil:
 			out = append(out, id)
