@@ -35,8 +35,11 @@ type pendingContext struct {
 }
 
 // checkpointEvery is how many events may follow a session's checkpoint before
-// the agent saves a new one.
-const checkpointEvery = 256
+// the agent saves a new one: the first step after a restart folds at most
+// this many events (measured: at 256 that step cost 1.6× a new session's
+// first; at 64, 1.16×), for one small write every 64 events that nobody
+// waits for.
+const checkpointEvery = 64
 
 func newLogState(scope string) *logState {
 	return &logState{Scope: scope, Complete: true, callIDs: map[string]bool{}}
