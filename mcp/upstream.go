@@ -280,7 +280,7 @@ type upstream struct {
 	conn    *connection          // nil while unavailable; guarded by mu
 	st      UpstreamState        // guarded by mu
 	changed chan struct{}        // closed and replaced at every change; guarded by mu
-	settled bool                 // the first attempt is over; guarded by mu
+	settled bool                 // the first attempt is over; set with the state it ended in; guarded by mu
 	calls   map[string]*inflight // calls in flight, by progress token; guarded by mu
 	raw     map[string]rawTool   // the last raw tools/list, by name; guarded by mu
 
@@ -420,13 +420,13 @@ func (u *upstream) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			u.mu.Lock()
-			u.settled = true
-			u.mu.Unlock()
+			// settled changes with the state, under the same lock: Settle's
+			// caller then reads the state the attempt ended in.
 			if errors.Is(err, errUnauthorized) {
 				u.update(func(st *UpstreamState) {
 					st.State, st.LastError, st.NextRetry = StateUnauthorized, err.Error(), nil
 					st.Attempts++
+					u.settled = true
 				})
 				<-ctx.Done()
 				return
@@ -435,6 +435,7 @@ func (u *upstream) run(ctx context.Context) {
 			u.update(func(st *UpstreamState) {
 				st.State, st.LastError, st.NextRetry = StateFailed, err.Error(), &next
 				st.Attempts++
+				u.settled = true
 			})
 			if !sleep(ctx, backoff) {
 				return
@@ -638,12 +639,10 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 		cs.Close()
 		return nil, fmt.Errorf("list tools: %w", err)
 	}
-	u.mu.Lock()
-	u.settled = true
-	u.mu.Unlock()
 	u.update(func(st *UpstreamState) {
 		st.State, st.LastError, st.NextRetry, st.Attempts = StateReady, "", nil, 0
 		st.Tools, st.Server = n, info
+		u.settled = true // with the state: see run
 	})
 	return c, nil
 }
