@@ -141,7 +141,7 @@ func TestGuardsCapWalks(t *testing.T) {
 		{name: "Array.from a typed array", src: `return Array.from(new Uint8Array(3000)).length`, value: `3000`},
 		{name: "Array.from on another constructor", src: `return Array.from.call(Object, {length: 2 ** 32})`, message: "Array.from would make an array of 4294967296 elements"},
 		{name: "concat of a spreadable array-like", src: `return [].concat({length: 1e9, [Symbol.isConcatSpreadable]: true}).length`, message: "Array.prototype.concat would make an array of 1000000000 elements"},
-		{name: "concat of long arrays", src: `const a = new Array(20000).fill(0); return a.concat(a).length`, message: "Array.prototype.concat would make an array of 40000 elements"},
+		{name: "concat of long arrays", src: `const a = []; a.length = 20000; return a.concat(a).length`, message: "Array.prototype.concat would make an array of 40000 elements"},
 		{name: "concat under the cap", src: `return [[1].concat([2], 3, {length: 2 ** 40}).length, [1].concat([2], 3).slice(0, 3), [].concat({length: 2, 0: "a", [Symbol.isConcatSpreadable]: true}).join()]`, value: `[4,[1,2,3],"a,"]`},
 		{name: "flat of an array that contains itself", src: `const a = [1]; a.push(a); return a.flat(Infinity)`, message: "Array.prototype.flat would flatten arrays nested deeper than 10000 levels"},
 		{name: "flat of a doubling array", src: `let a = [1]; for (let i = 0; i < 30; i++) a = [a, a]; return a.flat(30).length`, message: "Array.prototype.flat would visit more than 32768 elements"},
