@@ -72,3 +72,17 @@ func BenchmarkRunToLocaleString(b *testing.B) {
 func BenchmarkRunNumberFormat(b *testing.B) {
 	benchmarkRunProgram(b, `return new Intl.NumberFormat('de-DE', {style: 'currency', currency: 'EUR'}).format(1234.5)`)
 }
+
+// format and compare are getters of functions bound to their instance: the same function on
+// every read, usable detached (arr.map(nf.format), names.sort(coll.compare)), and refusing an
+// object that is not an instance of their class.
+func TestIntlBoundFunctions(t *testing.T) {
+	wantValue(t, runJS(t, `
+		const nf = new Intl.NumberFormat("en-US"), df = new Intl.DateTimeFormat("en-US", {timeZone: "UTC"}), co = new Intl.Collator("en", {numeric: true})
+		const detached = nf.format
+		let refused = ""
+		try { Object.getOwnPropertyDescriptor(Intl.NumberFormat.prototype, "format").get.call({}) } catch (e) { refused = e.name }
+		return [nf.format === nf.format, df.format === df.format, co.compare === co.compare, nf.format !== new Intl.NumberFormat("en-US").format,
+			[1234.5, 2].map(detached), df.format(0), ["a10", "a9"].sort(co.compare), refused]`, nil),
+		`[true,true,true,true,["1,234.5","2"],"1/1/1970",["a9","a10"],"TypeError"]`)
+}

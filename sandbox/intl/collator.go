@@ -229,16 +229,9 @@ func (e *env) installCollator() {
 		return e.instance("Collator", e.newCollator(e.readCollatorOptions(arg(args, 0), arg(args, 1))), proto)
 	})
 	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.getter(proto, "compare", func(call goja.FunctionCall) goja.Value {
-		s := e.receiver(call, "Collator", "compare")
-		if s.bound == nil {
-			c := s.state.(*collator)
-			s.bound = e.fn("", 2, func(call goja.FunctionCall) goja.Value {
-				x, y := e.compareArgs(call.Argument(0), call.Argument(1))
-				return e.rt.ToValue(c.compare(x, y))
-			})
-		}
-		return s.bound
+	e.boundGetter(proto, "Collator", "compare", 2, func(state any, call goja.FunctionCall) goja.Value {
+		x, y := e.compareArgs(call.Argument(0), call.Argument(1))
+		return e.rt.ToValue(state.(*collator).compare(x, y))
 	})
 	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
 		c := e.receiver(call, "Collator", "resolvedOptions").state.(*collator)

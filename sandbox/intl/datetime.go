@@ -765,15 +765,8 @@ func (e *env) installDateTimeFormat() {
 		return e.instance("DateTimeFormat", f, proto)
 	})
 	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.getter(proto, "format", func(call goja.FunctionCall) goja.Value {
-		s := e.receiver(call, "DateTimeFormat", "format")
-		if s.bound == nil {
-			f := s.state.(*dateFormat)
-			s.bound = e.fn("", 1, func(c goja.FunctionCall) goja.Value {
-				return e.rt.ToValue(f.format(e.timeValue(c.Argument(0))))
-			})
-		}
-		return s.bound
+	e.boundGetter(proto, "DateTimeFormat", "format", 1, func(state any, c goja.FunctionCall) goja.Value {
+		return e.rt.ToValue(state.(*dateFormat).format(e.timeValue(c.Argument(0))))
 	})
 	e.method(proto, "formatToParts", 1, func(call goja.FunctionCall) goja.Value {
 		f := e.receiver(call, "DateTimeFormat", "formatToParts").state.(*dateFormat)

@@ -242,6 +242,20 @@ func (e *env) getter(o *goja.Object, name string, f func(goja.FunctionCall) goja
 	must(o.DefineAccessorProperty(name, e.fn("get "+name, 0, f), nil, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }
 
+// boundGetter defines proto[name] as ECMA-402 defines format and compare: a getter
+// returning a function bound to the instance, made on first use and the same one after.
+// call receives the instance's state.
+func (e *env) boundGetter(proto *goja.Object, kind, name string, length int, call func(state any, c goja.FunctionCall) goja.Value) {
+	e.getter(proto, name, func(get goja.FunctionCall) goja.Value {
+		s := e.receiver(get, kind, name)
+		if s.bound == nil {
+			state := s.state
+			s.bound = e.fn("", length, func(c goja.FunctionCall) goja.Value { return call(state, c) })
+		}
+		return s.bound
+	})
+}
+
 // class defines Intl[name] as a constructor. construct receives the arguments and the
 // prototype of the new instance (from new.target) and returns the instance; callable says
 // whether calling it without new is allowed (NumberFormat, DateTimeFormat, Collator).

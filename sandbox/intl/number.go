@@ -1009,15 +1009,8 @@ func (e *env) installNumberFormat() {
 		return e.instance("NumberFormat", f, proto)
 	})
 	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.getter(proto, "format", func(call goja.FunctionCall) goja.Value {
-		s := e.receiver(call, "NumberFormat", "format")
-		if s.bound == nil {
-			f := s.state.(*numberFormat)
-			s.bound = e.fn("", 1, func(c goja.FunctionCall) goja.Value {
-				return e.rt.ToValue(f.format(e.toIntlMathematicalValue(c.Argument(0))))
-			})
-		}
-		return s.bound
+	e.boundGetter(proto, "NumberFormat", "format", 1, func(state any, c goja.FunctionCall) goja.Value {
+		return e.rt.ToValue(state.(*numberFormat).format(e.toIntlMathematicalValue(c.Argument(0))))
 	})
 	e.method(proto, "formatToParts", 1, func(call goja.FunctionCall) goja.Value {
 		f := e.receiver(call, "NumberFormat", "formatToParts").state.(*numberFormat)
