@@ -34,7 +34,7 @@ func (s *Server) admitMCP(next http.Handler) http.Handler {
 			if runCode {
 				memory = int64(s.app.Config.Limits.Memory)
 			}
-			release, ok := s.admit(w, r, "mcp", memory)
+			release, ok := s.admit(w, r, entryMCP, memory)
 			if !ok {
 				return
 			}

@@ -21,6 +21,7 @@ import (
 const (
 	entryRun  = "run"
 	entryStep = "step"
+	entryMCP  = "mcp" // a tools/call over /mcp (admission only)
 )
 
 // runRequest is the body of POST /v1/run.

@@ -227,3 +227,32 @@ func registerTestTool(t *testing.T, ts *testServer, scope, name string) func() {
 	}
 	return unreg
 }
+
+// A scope's withheld tools (its guards veto every call of them) are named with the reason in
+// /v1/tools and are neither among its tools nor in its SDK; a scope without any has no
+// "withheld" member.
+func TestToolsNameWithheldTools(t *testing.T) {
+	ts := newTestServer(t, "scopes:\n  ro: {parent: default}\nguards:\n  - {scope: ro, tool: 'util_*', reason: owner veto}\n")
+	type reply struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		Withheld []struct{ Name, Reason string } `json:"withheld"`
+	}
+	resp, body := ts.do(request{method: http.MethodGet, path: "/v1/tools?scope=ro"})
+	got := decode[reply](t, resp, body, http.StatusOK)
+	if len(got.Withheld) == 0 || got.Withheld[0].Name != "util_echo" || got.Withheld[0].Reason != "guard: owner veto" {
+		t.Fatalf("withheld = %+v", got.Withheld)
+	}
+	for _, tool := range got.Tools {
+		if strings.HasPrefix(tool.Name, "util_") {
+			t.Errorf("%s is offered", tool.Name)
+		}
+	}
+	if _, sdk := ts.do(request{method: http.MethodGet, path: "/v1/sdk?scope=ro"}); strings.Contains(string(sdk), "util_echo") {
+		t.Error("the SDK types a withheld tool")
+	}
+	if _, body := ts.do(request{method: http.MethodGet, path: "/v1/tools?scope=default"}); strings.Contains(string(body), `"withheld"`) {
+		t.Errorf("a scope without withheld tools lists some: %s", body)
+	}
+}
