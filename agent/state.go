@@ -54,23 +54,45 @@ func foldLog(events []session.Event) *logState {
 	return st
 }
 
-// apply folds more events into the state.
+// apply folds more events into the state. It decodes only the members it
+// needs, of only the types it needs: a run's nested events and results'
+// values are most of a log and none of a step's state. An event whose
+// members do not decode is skipped.
 func (st *logState) apply(events []session.Event) {
 	for _, e := range events {
 		st.Seq = max(st.Seq, e.Seq)
-		switch p := e.Payload().(type) {
-		case *session.ToolCall:
+		switch e.Type {
+		case session.TypeToolCall:
+			var p struct {
+				Turn   int    `json:"turn"`
+				Step   int    `json:"step"`
+				CallID string `json:"call_id"`
+			}
+			if e.Decode(&p) != nil {
+				continue
+			}
 			st.callIDs[p.CallID] = true
 			if p.Turn != st.Turn || p.Step != st.Step {
 				st.Turn, st.Step, st.Concluded = p.Turn, p.Step, false
 			}
-		case *session.ToolResult:
+		case session.TypeToolResult:
+			var p struct {
+				CallID        string             `json:"call_id"`
+				Contexts      []registry.Context `json:"contexts"`
+				ConcludesTurn bool               `json:"concludes_turn"`
+			}
+			if e.Decode(&p) != nil {
+				continue
+			}
 			for _, c := range p.Contexts {
 				st.Pending = append(st.Pending, pendingContext{CallID: p.CallID, Ctx: c})
 			}
 			st.Concluded = st.Concluded || p.ConcludesTurn
-		case *session.UserContext:
-			if p.CallID == "" {
+		case session.TypeUserContext:
+			var p struct {
+				CallID string `json:"call_id"`
+			}
+			if e.Decode(&p) != nil || p.CallID == "" {
 				continue
 			}
 			if i := slices.IndexFunc(st.Pending, func(q pendingContext) bool { return q.CallID == p.CallID }); i >= 0 {

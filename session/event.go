@@ -68,18 +68,21 @@ func NewEvent(typ string, payload any) (Event, error) {
 		return Event{}, fmt.Errorf("session: %w", err)
 	}
 	var data []byte
+	var err error
 	switch p := payload.(type) {
 	case json.RawMessage:
 		data = bytes.Clone(p)
+		_, err = checkData(data)
 	case []byte:
 		data = bytes.Clone(p)
+		_, err = checkData(data)
 	default:
-		var err error
 		if data, err = json.Marshal(payload); err != nil {
 			return Event{}, fmt.Errorf("session: marshal %s payload: %w", typ, err)
 		}
+		err = checkObject(data) // json.Marshal's output is valid JSON
 	}
-	if _, err := checkData(data); err != nil {
+	if err != nil {
 		return Event{}, fmt.Errorf("session: %s payload: %w", typ, err)
 	}
 	return Event{Type: typ, Data: data}, nil
@@ -194,16 +197,21 @@ func checkData(data []byte) ([]byte, error) {
 	if !json.Valid(data) {
 		return nil, errors.New("data is not valid JSON")
 	}
-	if data[0] != '{' {
-		return nil, errors.New("data is not a JSON object")
+	return data, checkObject(data)
+}
+
+// checkObject reports whether valid JSON data is an object that does not
+// repeat an envelope field.
+func checkObject(data []byte) error {
+	if len(data) == 0 || data[0] != '{' {
+		return errors.New("data is not a JSON object")
 	}
-	err := objectMembers(data, func(key, _ []byte) error {
+	return objectMembers(data, func(key, _ []byte) error {
 		if keyIs(key, "seq") || keyIs(key, "type") || keyIs(key, "time") {
 			return fmt.Errorf("data repeats the envelope field %s", key)
 		}
 		return nil
 	})
-	return data, err
 }
 
 // maxTypeLen bounds an event type; types are short identifiers like "tool/call".
@@ -280,6 +288,10 @@ func callIDOf(data []byte) (string, error) {
 			return nil
 		}
 		found = true
+		if len(value) >= 2 && value[0] == '"' && bytes.IndexByte(value, '\\') < 0 {
+			id = string(value[1 : len(value)-1]) // valid JSON without escapes: the bytes are the string
+			return nil
+		}
 		return json.Unmarshal(value, &id)
 	})
 	switch {
