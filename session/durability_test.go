@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,36 @@ func TestParseDurability(t *testing.T) {
 		if _, err := ParseDurability(in); err == nil {
 			t.Errorf("ParseDurability(%q) accepted", in)
 		}
+	}
+}
+
+// A store opens ready: the first read and the first commit after a start
+// find a connection with their statements prepared, instead of opening
+// and preparing one on a caller's time.
+func TestSQLiteOpensWarm(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	open := s.db.Stats().OpenConnections
+	if idle := s.db.Stats().Idle; idle < 1 {
+		t.Fatalf("no idle reader after open (%d open)", open)
+	}
+	if _, err := s.GetSession(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetSession: %v", err)
+	}
+	if err := s.CreateSession(ctx, Session{ID: "s1", Scope: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "s1", Event{Type: TypeToolCall, Data: []byte(`{"call_id":"c1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if events, err := s.Events(ctx, "s1", 0, 0); err != nil || len(events) != 1 {
+		t.Fatalf("Events: %v %v", events, err)
+	}
+	if st := s.db.Stats(); st.OpenConnections != open {
+		t.Fatalf("the first read and commit opened connections: %d open, was %d", st.OpenConnections, open)
 	}
 }

@@ -152,11 +152,11 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 	if err := retryBusy(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		return err
 	}
-	if err := s.prepare(ctx); err != nil {
-		return err
-	}
 	s.writer = s.db
 	if !memory {
+		// The writer and the poller take their connections first, so that
+		// the statements below are prepared on a connection left to readers:
+		// the first read after a start does not open and prepare one.
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
 			return err
@@ -168,6 +168,26 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 		pollCtx, stop := context.WithCancel(context.Background())
 		s.stopPoll, s.polled = stop, make(chan struct{})
 		go s.poll(pollCtx, conn)
+	}
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	return s.warmWriter(ctx)
+}
+
+// warmWriter prepares the write statements on the writer's connection too
+// (database/sql keeps them there), so that the first commit after a start
+// does not.
+func (s *SQLite) warmWriter(ctx context.Context) error {
+	tx, err := s.writer.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint) {
+		if err := tx.StmtContext(ctx, stmt).Close(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
