@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,11 +58,25 @@ func (a *Agent) Recover(ctx context.Context, olderThan time.Duration) (int, erro
 
 // recoverSession closes one session's open calls in one atomic append.
 func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []session.OpenCall, useCutoff bool, cutoff time.Time) (int, error) {
-	events, err := a.store.Events(ctx, sessionID, 0, 0)
-	if err != nil {
-		return 0, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	// Everything an open call left (its nested calls, its approvals) follows
+	// its tool/call: the log is read from the first open call on, a page at
+	// a time, not from its start.
+	first := open[0].Seq
+	for _, oc := range open {
+		first = min(first, oc.Seq)
 	}
-	lg := scanOpen(events)
+	lg := newOpenLog(open)
+	for after := first - 1; ; {
+		events, err := a.store.Events(ctx, sessionID, after, recoverPage)
+		if err != nil {
+			return 0, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+		}
+		lg.scan(events)
+		if len(events) < recoverPage {
+			break
+		}
+		after = events[len(events)-1].Seq
+	}
 	now := a.opts.Now().UTC()
 	var entries []entry
 	closed := 0
@@ -104,11 +119,17 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 	return closed, nil
 }
 
+// recoverPage is how many events recovery reads at a time.
+const recoverPage = 1000
+
 // openLog is what recovery needs from a session's events.
 type openLog struct {
-	times      map[int64]time.Time     // tool/call seq → its time
+	times      map[int64]time.Time     // open tool/call seq → its time
 	dispatches []openDispatch          // started, never settled, in start order
 	approvals  []session.ApprovalAsked // asked, never answered, in ask order
+
+	settled  map[string]bool // sub-call ids settled in the page being scanned
+	answered map[string]bool // approval ids answered in it
 }
 
 type openDispatch struct {
@@ -116,35 +137,39 @@ type openDispatch struct {
 	startedAt time.Time
 }
 
-func scanOpen(events []session.Event) openLog {
-	lg := openLog{times: map[int64]time.Time{}}
-	settled := map[string]bool{}
-	answered := map[string]bool{}
-	var started []openDispatch
-	var asked []session.ApprovalAsked
-	for _, e := range events {
-		switch p := e.Payload().(type) {
-		case *session.ToolCall:
-			lg.times[e.Seq] = e.Time
-		case *session.CodeDispatchStart:
-			started = append(started, openDispatch{*p, e.Time})
-		case *session.CodeDispatch:
-			settled[p.SubCallID] = true
-		case *session.ApprovalAsked:
-			asked = append(asked, *p)
-		case *session.ApprovalAnswered:
-			answered[p.ApprovalID] = true
-		}
-	}
-	for _, d := range started {
-		if !settled[d.SubCallID] {
-			lg.dispatches = append(lg.dispatches, d)
-		}
-	}
-	for _, p := range asked {
-		if !answered[p.ApprovalID] {
-			lg.approvals = append(lg.approvals, p)
-		}
+func newOpenLog(open []session.OpenCall) *openLog {
+	lg := &openLog{times: map[int64]time.Time{}, settled: map[string]bool{}, answered: map[string]bool{}}
+	for _, oc := range open {
+		lg.times[oc.Seq] = time.Time{}
 	}
 	return lg
+}
+
+// scan folds the next page of the log in. What it keeps is bounded by what
+// is still open, not by the log: an end always follows its start, so the
+// ends of a page are matched with the starts so far and forgotten.
+func (lg *openLog) scan(events []session.Event) {
+	for _, e := range events {
+		switch e.Type {
+		case session.TypeToolCall:
+			if _, ok := lg.times[e.Seq]; ok {
+				lg.times[e.Seq] = e.Time
+			}
+		case session.TypeCodeDispatchStart, session.TypeCodeDispatch, session.TypeApprovalAsked, session.TypeApprovalAnswered:
+			switch p := e.Payload().(type) {
+			case *session.CodeDispatchStart:
+				lg.dispatches = append(lg.dispatches, openDispatch{*p, e.Time})
+			case *session.CodeDispatch:
+				lg.settled[p.SubCallID] = true
+			case *session.ApprovalAsked:
+				lg.approvals = append(lg.approvals, *p)
+			case *session.ApprovalAnswered:
+				lg.answered[p.ApprovalID] = true
+			}
+		}
+	}
+	lg.dispatches = slices.DeleteFunc(lg.dispatches, func(d openDispatch) bool { return lg.settled[d.SubCallID] })
+	lg.approvals = slices.DeleteFunc(lg.approvals, func(p session.ApprovalAsked) bool { return lg.answered[p.ApprovalID] })
+	clear(lg.settled)
+	clear(lg.answered)
 }

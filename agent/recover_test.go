@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -140,4 +141,61 @@ func TestApprovalsPageThroughALongLog(t *testing.T) {
 	if got, _ := e.agent.Approvals(context.Background(), e.sid); len(got) != 0 {
 		t.Fatalf("approvals after the answer = %+v", got)
 	}
+}
+
+// Recovery reads a session from its first open call on, a page at a time:
+// not the history before it, and what it keeps is what is still open. A
+// sub-call settled pages after its start is not closed again; one still
+// open after 2,400 settled ones is.
+func TestRecoverReadsFromTheOpenCall(t *testing.T) {
+	cs := &countingStore{Store: session.NewMemory()}
+	e := newEnv(t, cs, registry.ModeBoth, agent.Options{})
+	for i := range 3 {
+		e.step(t, call(fmt.Sprintf("done%d", i), "math_add", `{"a":1,"b":2}`))
+	}
+	appendRaw(t, e.store, e.sid, [2]any{session.TypeToolCall, session.ToolCall{Turn: 2, Step: 1, CallID: "c9", Name: registry.RunCode, Arguments: `{"code":"…"}`}})
+	open := e.events(t)[len(e.events(t))-1].Seq
+	args := json.RawMessage(`{}`)
+	start := func(sub string) session.Event {
+		ev, err := session.NewEvent(session.TypeCodeDispatchStart, session.CodeDispatchStart{RootCallID: "c9", ParentCallID: "c9", SubCallID: sub, Name: "math_add", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	settle := func(sub string) session.Event {
+		ev, err := session.NewEvent(session.TypeCodeDispatch, session.CodeDispatch{CodeDispatchStart: session.CodeDispatchStart{RootCallID: "c9", ParentCallID: "c9", SubCallID: sub, Name: "math_add", Arguments: args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	evs := []session.Event{start("c9:code:0")} // settled 2,400 events later, pages away
+	for i := 1; i <= 1200; i++ {
+		sub := fmt.Sprintf("c9:code:%d", i)
+		evs = append(evs, start(sub), settle(sub))
+	}
+	evs = append(evs, settle("c9:code:0"), start("c9:code:open"))
+	if _, err := e.store.Append(context.Background(), e.sid, evs...); err != nil {
+		t.Fatal(err)
+	}
+
+	cs.mu.Lock()
+	cs.afters = nil
+	cs.mu.Unlock()
+	if n, err := e.agent.Recover(context.Background(), 0); err != nil || n != 1 {
+		t.Fatalf("Recover = %d, %v", n, err)
+	}
+	cs.mu.Lock()
+	afters := slices.Clone(cs.afters)
+	cs.mu.Unlock()
+	if len(afters) < 3 || afters[0] != open-1 || !slices.IsSorted(afters) {
+		t.Fatalf("recovery read the log from %v; want pages from seq %d (the open call) on", afters, open-1)
+	}
+	all := e.events(t)
+	added := all[len(all)-2:]
+	if got, want := logged(t, added), []string{"tool/code-dispatch c9:code:open", "tool/result c9"}; !slices.Equal(got, want) {
+		t.Fatalf("recovery appended %v, want %v", got, want)
+	}
+	checkClosed(t, all)
 }
