@@ -14,6 +14,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/session"
+	"golang.org/x/term"
 )
 
 // globList is a repeatable flag of tool globs.
@@ -39,19 +40,34 @@ type terminal struct {
 	out io.Writer
 }
 
-// findTerminal returns stdin as the terminal when it is one (a character
-// device) and does not carry the program.
+// controllingTTY is the terminal findTerminal asks on when stdin cannot be
+// used.
+var controllingTTY = "/dev/tty"
+
+// findTerminal returns where a person can answer: stdin when it is a
+// terminal and does not carry the program; otherwise,
+// as sudo and git do, the process's controlling terminal, when stderr (where
+// the question goes) is a terminal too. It returns nil when there is none.
 var findTerminal = func(stdin io.Reader, stderr io.Writer, programFromStdin bool) *terminal {
-	f, ok := stdin.(*os.File)
-	if !ok || programFromStdin {
+	if f, ok := stdin.(*os.File); ok && !programFromStdin && isTerminal(f) {
+		return &terminal{in: bufio.NewReader(f), out: stderr}
+	}
+	if f, ok := stderr.(*os.File); !ok || !isTerminal(f) {
 		return nil
 	}
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	tty, err := os.Open(controllingTTY)
+	if err != nil {
 		return nil
 	}
-	return &terminal{in: bufio.NewReader(f), out: stderr}
+	if !isTerminal(tty) {
+		tty.Close()
+		return nil
+	}
+	return &terminal{in: bufio.NewReader(tty), out: stderr}
 }
+
+// isTerminal is a variable so that tests can stand a file in for a terminal.
+var isTerminal = func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // approvals answers the asks of one `codemode run`: --deny globs first,
 // then --approve globs, then the person at the terminal; with none of

@@ -224,6 +224,45 @@ func TestRunAsksAtTheTerminal(t *testing.T) {
 	}
 }
 
+// A program read from stdin leaves stdin to the program: the person answers
+// on the controlling terminal, when stderr (where the question goes) is one.
+func TestRunAsksOnTheControllingTerminal(t *testing.T) {
+	cfg := writeFile(t, "c.yaml", askConfig)
+	dir := t.TempDir()
+	tty, errPath := filepath.Join(dir, "tty"), filepath.Join(dir, "stderr")
+	if err := os.WriteFile(tty, []byte("y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	oldTTY, oldIs := controllingTTY, isTerminal
+	t.Cleanup(func() { controllingTTY, isTerminal = oldTTY, oldIs })
+	terminals := map[string]bool{tty: true, errPath: true}
+	isTerminal = func(f *os.File) bool { return terminals[f.Name()] }
+	runWith := func() (int, string, string) {
+		stderr, err := os.Create(errPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stderr.Close()
+		var out bytes.Buffer
+		code := run(context.Background(), []string{"run", "-", "--config", cfg}, strings.NewReader(writeProgram), &out, stderr)
+		b, _ := os.ReadFile(errPath)
+		return code, out.String(), string(b)
+	}
+
+	controllingTTY = tty
+	if code, out, errs := runWith(); code != 0 || strings.TrimSpace(out) != "written" || !strings.Contains(errs, "approval needed: files_write") {
+		t.Fatalf("asked on the controlling terminal: exit %d %q %q", code, out, errs)
+	}
+	controllingTTY = filepath.Join(dir, "none")
+	if code, _, errs := runWith(); code != 1 || !strings.Contains(errs, "nobody can answer here") {
+		t.Fatalf("no controlling terminal: exit %d %q", code, errs)
+	}
+	controllingTTY, terminals[errPath] = tty, false
+	if code, _, errs := runWith(); code != 1 || !strings.Contains(errs, "nobody can answer here") || strings.Contains(errs, "approval needed") {
+		t.Fatalf("stderr is not a terminal: exit %d %q", code, errs)
+	}
+}
+
 func TestLoggerFormats(t *testing.T) {
 	var b bytes.Buffer
 	l := newLogger(&b, config.Log{Format: "json", Level: "warn"})
