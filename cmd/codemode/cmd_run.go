@@ -28,8 +28,9 @@ func loadApp(ctx context.Context, cfg config.Config, storeURL string, stderr io.
 
 // cmdRun runs one program. An ask of a policy is answered by --deny, then
 // --approve, then the person at the terminal (standard input, when it is
-// one and does not carry the program); with none of them it is denied at
-// once, saying how to answer.
+// one and does not carry the program, else the controlling terminal when
+// stderr is one); with none of them it is denied at once, saying how to
+// answer.
 func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	scope := fs.String("scope", config.DefaultScope, "the scope whose tools the program can call")
