@@ -15,8 +15,8 @@ import (
 func gatingFigures(e *env) ([]Row, error) {
 	const (
 		none = `return 1`
-		one  = `return await tools.math_add({a: 1, b: 2})`
-		two  = `const a = await tools.math_add({a: 1, b: 2}); return await tools.math_add({a, b: 3})`
+		one  = `return (await tools.math_add({a: 1, b: 2})).sum`
+		two  = `const a = (await tools.math_add({a: 1, b: 2})).sum; return (await tools.math_add({a, b: 3})).sum`
 	)
 	inSrv, err := serve(e.ctx, "sqlite://"+filepath.Join(e.dir, "gating.db"), inproc)
 	if err != nil {

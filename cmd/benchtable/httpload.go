@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,7 +19,8 @@ import (
 
 // load sends requests made by newReq over conns keep-alive connections for
 // d and returns the completed requests per second. Every response must be
-// 200 with its body read.
+// 200 with its body read, and every run must succeed (a failing program
+// would measure its error path).
 func load(ctx context.Context, client *http.Client, conns int, d time.Duration, newReq func(context.Context) (*http.Request, error)) (float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -53,6 +55,15 @@ func load(ctx context.Context, client *http.Client, conns int, d time.Duration, 
 				if resp.StatusCode != http.StatusOK {
 					fail(fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, body))
 					return
+				}
+				if req.URL.Path == "/v1/run" {
+					var res struct {
+						IsError *bool `json:"is_error"`
+					}
+					if err := json.Unmarshal(body, &res); err != nil || res.IsError == nil || *res.IsError {
+						fail(fmt.Errorf("%s %s: the program failed: %s", req.Method, req.URL.Path, body))
+						return
+					}
 				}
 				done.Add(1)
 			}
