@@ -206,6 +206,7 @@ var features = []feature{
 	{name: "groupBy", words: []string{"groupBy"}, install: installPrelude("groupby.js")},
 	{name: "fromAsync", words: []string{"fromAsync"}, install: installPrelude("fromasync.js")},
 	{name: "withResolvers", words: []string{"withResolvers"}, install: installPrelude("withresolvers.js")},
+	{name: "promiseAny", words: []string{"any"}, install: installPrelude("promiseany.js")},
 	{name: "wellFormed", words: []string{"isWellFormed", "toWellFormed"}, install: installPrelude("wellformed.js")},
 	{name: "captureStackTrace", words: []string{"captureStackTrace", "stackTraceLimit"}, install: installPrelude("capturestack.js")},
 	{name: "symbols", words: []string{"asyncIterator", "dispose", "asyncDispose", "SuppressedError", "DisposableStack", "AsyncDisposableStack"},

@@ -10,6 +10,8 @@ func TestPlatformBuiltins(t *testing.T) {
 		{"Map.groupBy", `const m = Map.groupBy([1, 2, 3], x => x > 1); return [...m.entries()]`, `[[false,[1]],[true,[2,3]]]`},
 		{"Array.fromAsync", `return await Array.fromAsync([Promise.resolve(1), 2], x => x * 10)`, `[10,20]`},
 		{"Promise.withResolvers", `const {promise, resolve} = Promise.withResolvers(); setTimeout(() => resolve(5), 1); return await promise`, `5`},
+		{"Promise.any's AggregateError", `try { await Promise.any([Promise.reject(new Error("a")), Promise.reject(2)]) } catch (e) { return [e instanceof AggregateError, e.message, e.errors.length, Object.keys(e), new AggregateError([]).message, Promise.any.name, Promise.any.length] }`, `[true,"All promises were rejected",2,[],"","any",1]`},
+		{"Promise.any keeps its ticks and species", `class P extends Promise {} const log = []; Promise.any([Promise.resolve(1)]).then(() => log.push("any")); Promise.resolve().then(() => log.push("a")).then(() => log.push("b")).then(() => log.push("c")); await new Promise(r => setTimeout(r, 1)); return [log, P.any([1]) instanceof P, await Promise.any([Promise.reject(1), 5])]`, `[["a","any","b","c"],true,5]`},
 		{"isWellFormed", `return ["ab".isWellFormed(), "a\uD800".isWellFormed(), "a\uD800b".toWellFormed() === "a\uFFFDb"]`, `[true,false,true]`},
 		{"iterator helpers", `return [1, 2, 3, 4].values().map(x => x * 2).filter(x => x > 2).take(2).toArray()`, `[4,6]`},
 		{"iterator helpers on generators", `function* g() { let i = 0; while (true) yield i++ } return [g().drop(2).take(3).toArray(), g().take(5).reduce((a, b) => a + b), g().some(x => x > 3), typeof Iterator.from]`, `[[2,3,4],10,true,"function"]`},
