@@ -12,10 +12,20 @@ import (
 // compiles each declaration at the body's top level on its own, as the top level of a file,
 // and puts the JavaScript esbuild makes of it (`var N; (N => {…})(N || (N = {}))`, which is
 // valid in a function body) in its place: on the declaration's first line, followed by as many
-// line breaks as the declaration had, so every line after it keeps its number.
+// line breaks as the declaration had, so every line after it keeps its number. A declaration
+// that merges with earlier ones of its name is compiled after them, so that it sees their
+// exports unqualified as tsc has it, and only its own part of the output is kept.
 
-// namespaceSpan is one top-level declaration: src[start:end], its name ending at name.
-type namespaceSpan struct{ start, open, end int }
+// namespaceSpan is one top-level declaration: src[start:end], whose body opens at open;
+// name is the first identifier of its (maybe dotted) name.
+type namespaceSpan struct {
+	start, open, end int
+	name             string
+}
+
+// namespaceSplit ends each earlier declaration of a name when a later one is compiled after
+// them; the later one's JavaScript follows the split's in esbuild's output.
+const namespaceSplit = "__codemode_namespace_split__();"
 
 func lowerNamespaces(src string) (string, *Failure) {
 	if !strings.Contains(src, "namespace") && !strings.Contains(src, "module") {
@@ -48,7 +58,8 @@ func lowerNamespaces(src string) (string, *Failure) {
 			}
 			open, ok := namespaceOpen(src, t.end)
 			if ok {
-				spans = append(spans, namespaceSpan{start: start, open: open})
+				name, _, _ := nextWord(src, t.end)
+				spans = append(spans, namespaceSpan{start: start, open: open, name: name})
 			}
 		},
 		close: func(at, depth int) {
@@ -62,12 +73,16 @@ func lowerNamespaces(src string) (string, *Failure) {
 	}
 	var b strings.Builder
 	last := 0
+	before := map[string]string{} // a namespace's name → its declarations so far, each followed by namespaceSplit
 	for _, sp := range spans {
 		if sp.end == 0 {
 			break // unclosed: the parser reports it
 		}
 		decl := src[sp.start:sp.end]
-		res := api.Transform(decl, api.TransformOptions{
+		// A declaration merges with the earlier ones of its name, whose exports it sees
+		// unqualified: it is compiled after them, and only its own part is kept.
+		prefix := before[sp.name]
+		res := api.Transform(prefix+decl, api.TransformOptions{
 			Loader:           api.LoaderTS,
 			Target:           api.ES2022,
 			Sourcefile:       tsName,
@@ -78,16 +93,30 @@ func lowerNamespaces(src string) (string, *Failure) {
 		if len(res.Errors) > 0 {
 			m := res.Errors[0]
 			line, col := lineCol(src, sp.start)
+			// The prefix ends with a line break: lines of decl count from after it.
 			if m.Location != nil {
-				if m.Location.Line > 1 {
-					col = 1
+				if l := m.Location.Line - strings.Count(prefix, "\n"); l >= 1 {
+					if l > 1 {
+						col = 1
+					}
+					line, col = line+l-1, col+m.Location.Column
 				}
-				line, col = line+m.Location.Line-1, col+m.Location.Column
 			}
 			return "", &Failure{Kind: KindSyntax, Message: fmt.Sprintf("%s (at line %d:%d)", m.Text, line, col)}
 		}
+		code := string(res.Code)
+		if prefix != "" {
+			i := strings.LastIndex(code, namespaceSplit)
+			if i < 0 {
+				line, col := lineCol(src, sp.start)
+				return "", &Failure{Kind: KindSyntax, Message: fmt.Sprintf("namespace %s: its declarations could not be merged (at line %d:%d)", sp.name, line, col)}
+			}
+			// Its part starts with "(": a semicolon keeps it from calling what precedes it.
+			code = ";" + code[i+len(namespaceSplit):]
+		}
+		before[sp.name] = prefix + decl + "\n" + namespaceSplit + "\n"
 		b.WriteString(src[last:sp.start])
-		b.WriteString(strings.TrimRight(string(res.Code), "\n"))
+		b.WriteString(strings.TrimRight(code, "\n"))
 		b.WriteString(strings.Repeat("\n", strings.Count(decl, "\n")))
 		last = sp.end
 	}

@@ -187,6 +187,8 @@ func FuzzCompile(f *testing.F) {
 	for _, s := range []string{
 		"return 1", "const x: number = 1; return x", "})", "`${", "/(/", "'\\", "//# sourceMappingURL=x.map",
 		"enum E { A } return E.A", "async function* g() {} ", "<T>(x: T) => x", "\xff", "[[[[]]]]", "/*",
+		"namespace A { export const x = 1 }\nnamespace A { export const y = x }\nreturn A.y",
+		"namespace A.B { export let c = 1 } namespace A { } namespace A.B { c++ }",
 	} {
 		f.Add(s, true)
 		f.Add(s, false)

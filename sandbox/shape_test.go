@@ -171,6 +171,10 @@ func TestTypeScriptNamespaces(t *testing.T) {
 		{"ambient declaration", "declare namespace D { const q: number }\nreturn typeof D", `"undefined"`},
 		{"nested in a block stays a syntax error's business", "const module = {exports: 4}; return module.exports", `4`},
 		{"enum inside", "namespace E { export enum Color { Red, Green } }\nreturn E.Color.Green", `1`},
+		// A declaration merges with the earlier ones of its name and sees their exports
+		// unqualified, as tsc compiles it; what they do not export stays theirs.
+		{"merged declarations", "namespace A { export const x = 1; const hidden = 5 }\nconst between = 10\nnamespace A { export const y: number = x + 1; export function f() { return typeof hidden } }\nnamespace B { export const x = 100 }\nnamespace A { export const z = y + x + between }\nreturn [A.x, A.y, A.z, A.f(), B.x]", `[1,2,13,"undefined",100]`},
+		{"merged dotted declarations", "namespace A.B { export const c = 3 }\nnamespace A.B { export const d = c * 2 }\nnamespace A { export const e = B.d + 1 }\nreturn [A.B.c, A.B.d, A.e]", `[3,6,7]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { wantValue(t, ts(tt.src), tt.want) })
@@ -181,5 +185,14 @@ func TestTypeScriptNamespaces(t *testing.T) {
 	_, err := Compile("const ok = 1\nnamespace N {\n  let y = \n}\nreturn ok", TypeScript)
 	if err == nil || !strings.Contains(err.Error(), "line 4:1") {
 		t.Fatalf("compile error = %v, want one at line 4:1", err)
+	}
+	// So does one in a later declaration of a merged namespace.
+	_, err = Compile("namespace N {\n  export const a = 1\n}\nnamespace N {\n  export const b = a +\n}\nreturn N.b", TypeScript)
+	if err == nil || !strings.Contains(err.Error(), "line 6:1") {
+		t.Fatalf("compile error = %v, want one at line 6:1", err)
+	}
+	_, err = Compile("namespace N { export const a = 1 }\nnamespace N { export const b = ) }", TypeScript)
+	if err == nil || !strings.Contains(err.Error(), "line 2:32") {
+		t.Fatalf("compile error = %v, want one at line 2:32", err)
 	}
 }
