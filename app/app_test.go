@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
@@ -113,5 +114,31 @@ func TestGuardedToolsAreWithheld(t *testing.T) {
 	// The parent scope is not affected.
 	if dv, _ := a.Registry.View("default"); !dv.HasSDKTool(held[0].Name) {
 		t.Errorf("default lost %s", held[0].Name)
+	}
+}
+
+// Session ids are 32 hex digits, unique, and sort in the order they were
+// minted from one millisecond to the next.
+func TestNewIDsSortByTime(t *testing.T) {
+	seen := map[string]bool{}
+	prev := app.NewID()
+	for i := 0; i < 2000; i++ {
+		id := app.NewID()
+		if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("id %q is not 32 hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q minted twice", id)
+		}
+		seen[id] = true
+		if id[:12] < prev[:12] {
+			t.Fatalf("id %q minted after %q sorts before it", id, prev)
+		}
+		prev = id
+	}
+	before := app.NewID()
+	time.Sleep(2 * time.Millisecond)
+	if after := app.NewID(); after <= before {
+		t.Fatalf("id %q minted 2 ms after %q does not sort after it", after, before)
 	}
 }
