@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ const maxSettleBytes = MaxFrameBytes - 64<<10
 type process struct {
 	cmd      *exec.Cmd
 	pid      int
+	pipes    [2]*os.File  // this side's ends of the worker's stdin and stdout
 	out      *frameWriter // the worker's stdin
 	in       *frameReader // the worker's stdout; read by readLoop only
 	stderr   *stderrTail
@@ -62,25 +64,36 @@ func launch(opts Options, env []string, died func(*process, bool, string)) (*pro
 	cmd.Env = env
 	cmd.Dir = opts.Dir
 	setProcAttr(cmd)
-	stdin, err := cmd.StdinPipe()
+	// The pipes are this side's own files (exec's StdinPipe hides its file), so that frames
+	// cross them with rawPipe; the reader closes them once the worker has exited.
+	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		childIn.Close()
+		stdin.Close()
 		return nil, err
 	}
+	cmd.Stdin, cmd.Stdout = childIn, childOut
 	tail := &stderrTail{}
 	cmd.Stderr = tail
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	childIn.Close()
+	childOut.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
 		return nil, err
 	}
 	w := &process{
 		cmd:      cmd,
 		pid:      cmd.Process.Pid,
-		out:      newFrameWriter(stdin),
-		in:       newFrameReader(stdout, MaxFrameBytes),
+		pipes:    [2]*os.File{stdin, stdout},
+		out:      newFrameWriter(rawPipe(stdin)),
+		in:       newFrameReader(rawPipe(stdout), MaxFrameBytes),
 		stderr:   tail,
 		died:     died,
 		grace:    opts.KillGrace,
@@ -116,6 +129,8 @@ func (w *process) awaitHello(timeout time.Duration) error {
 func (w *process) readLoop() {
 	defer func() {
 		w.waitErr = w.cmd.Wait()
+		w.pipes[0].Close()
+		w.pipes[1].Close()
 		close(w.exited)
 		w.reportEnd()
 	}()

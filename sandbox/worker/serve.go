@@ -64,7 +64,7 @@ func serveProcess(cfg config) int {
 	if null, err := os.Open(os.DevNull); err == nil {
 		os.Stdin = null
 	}
-	if err := serve(in, out, limits, hard); err != nil {
+	if err := serve(rawPipe(in), rawPipe(out), limits, hard); err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 1
 	}
@@ -182,7 +182,9 @@ func (s *server) start(m *message) error {
 }
 
 func (r *workerRun) execute(source string, opts sandbox.Options) {
+	stopMonitor := keepMonitorAwake()
 	res := sandbox.InProcess{}.Run(r.ctx, source, r, opts)
+	stopMonitor()
 	r.mu.Lock()
 	reason := r.reason
 	r.mu.Unlock()

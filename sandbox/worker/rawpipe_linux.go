@@ -1,0 +1,155 @@
+package worker
+
+import (
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// rawPipe reads and writes a non-blocking pipe that Go's network poller serves with raw
+// system calls: a read or write on such a pipe never blocks (it fails with EAGAIN, and the
+// goroutine parks on the poller until the pipe is ready), so it need not tell the scheduler
+// it is in a system call. That telling is what costs: a process whose only P was idle wakes
+// its sleeping monitor thread on every system call it enters, and on a virtual machine each
+// such wake-up is a context switch of tens of microseconds, several per tool call. A file
+// the poller does not serve is used as it is.
+func rawPipe(f *os.File) io.ReadWriter {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	// A file the poller does not serve runs the function once with a blocking fd: probe.
+	pollable := true
+	if err := rc.Control(func(fd uintptr) {
+		flags, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		pollable = e == 0 && flags&syscall.O_NONBLOCK != 0
+	}); err != nil || !pollable {
+		return f
+	}
+	return newRawConn(rc)
+}
+
+// rawConn is one side of a pipe: one goroutine reads it at a time and one writes it at a
+// time (the frame reader and the frame writer's lock see to that). The functions handed to
+// the poller are bound once, with their operands in the struct, so that a frame costs no
+// allocation.
+type rawConn struct {
+	rc syscall.RawConn
+
+	rbuf   []byte
+	rn     int
+	rerrno syscall.Errno
+	readFn func(fd uintptr) bool
+
+	wbuf    []byte
+	wn      int
+	werrno  syscall.Errno
+	writeFn func(fd uintptr) bool
+}
+
+func newRawConn(rc syscall.RawConn) *rawConn {
+	c := &rawConn{rc: rc}
+	c.readFn, c.writeFn = c.read, c.write
+	return c
+}
+
+func (c *rawConn) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	c.rbuf, c.rn, c.rerrno = b, 0, 0
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rn, c.rerrno
+	c.rbuf = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: "pipe", Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// read is one attempt: false parks the reader until the pipe is readable.
+func (c *rawConn) read(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		c.rn, c.rerrno = int(r), e
+		return true
+	}
+}
+
+func (c *rawConn) Write(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	c.wbuf, c.wn, c.werrno = b, 0, 0
+	err := c.rc.Write(c.writeFn)
+	n, errno := c.wn, c.werrno
+	c.wbuf = nil
+	if err == nil && errno != 0 {
+		err = &os.PathError{Op: "write", Path: "pipe", Err: errno}
+	}
+	return n, err
+}
+
+// write writes what it can: false parks the writer until the pipe is writable.
+func (c *rawConn) write(fd uintptr) bool {
+	for c.wn < len(c.wbuf) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wbuf[c.wn])), uintptr(len(c.wbuf)-c.wn))
+		switch e {
+		case 0:
+			c.wn += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			c.werrno = e
+			return true
+		}
+	}
+	return true
+}
+
+// monitorPeriod bounds how long the Go runtime's monitor thread (sysmon) sleeps during a
+// run. The monitor preempts a goroutine that holds the worker's one P too long and polls
+// the pipes when nothing else does: that is how a program in a tight loop has its cancel
+// frame read, and its timers run. While every P is idle it sleeps until the next timer is
+// due, and only a system call, or a stop of the world, wakes it sooner; the pipes' raw
+// system calls (rawPipe) do not.
+const monitorPeriod = 10 * time.Millisecond
+
+// keepMonitorAwake wakes the monitor (with a system call the scheduler sees) and keeps a
+// timer due within monitorPeriod, so that its sleeps stay that short, until stop is called.
+func keepMonitorAwake() (stop func()) {
+	syscall.Syscall(syscall.SYS_GETPPID, 0, 0, 0)
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock() // t is set before the first tick reads it
+	t = time.AfterFunc(monitorPeriod, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t.Reset(monitorPeriod)
+		}
+	})
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
+}
