@@ -198,6 +198,9 @@ type run struct {
 	caps        caps                  // built-in caps derived from opts.Memory
 	guard       guardState            // what the built-in guards keep
 	bindings    map[string]goja.Value // tool functions made so far, by name
+	jsonStack   []jsonFrame           // fromJSON's scratch, kept between calls
+	jsonItems   []any                 // fromJSON's scratch, kept between calls
+	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
 	calls       int                   // calls dispatched
 	inflight    int                   // dispatched calls not yet settled in the VM
 	timerSeq    int

@@ -1,13 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/dop251/goja"
@@ -362,83 +357,4 @@ func jsonDepth[T string | []byte](b T) int {
 		}
 	}
 	return deepest
-}
-
-// fromJSON builds the JavaScript value of JSON text, iteratively, with JSON.parse semantics:
-// objects get own data properties (a "__proto__" key included; later duplicates win), numbers
-// are IEEE doubles (-0 kept). It never calls into the program's code.
-func (r *run) fromJSON(data []byte) (goja.Value, error) {
-	type frame struct {
-		obj    *goja.Object // an object being filled, or nil for an array
-		items  []any        // an array's elements
-		key    string
-		hasKey bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var stack []frame
-	var root goja.Value
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			if root == nil || len(stack) > 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return root, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if root != nil {
-			return nil, errors.New("data after the JSON value")
-		}
-		var v goja.Value
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, frame{obj: r.rt.NewObject()})
-				continue
-			case '[':
-				stack = append(stack, frame{})
-				continue
-			}
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if f.obj != nil {
-				v = f.obj
-			} else {
-				v = r.rt.NewArray(f.items...)
-			}
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].obj != nil && !stack[n-1].hasKey {
-				stack[n-1].key, stack[n-1].hasKey = t, true
-				continue
-			}
-			v = r.rt.ToValue(t)
-		case json.Number:
-			f, err := strconv.ParseFloat(string(t), 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, err
-			}
-			v = r.rt.ToValue(f)
-		case bool:
-			v = r.rt.ToValue(t)
-		case nil:
-			v = goja.Null()
-		}
-		if len(stack) == 0 {
-			root = v
-			continue
-		}
-		top := &stack[len(stack)-1]
-		if top.obj == nil {
-			top.items = append(top.items, v)
-			continue
-		}
-		if err := top.obj.DefineDataProperty(top.key, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
-			return nil, err
-		}
-		top.hasKey = false
-	}
 }
