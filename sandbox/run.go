@@ -198,6 +198,7 @@ type run struct {
 	caps        caps                  // built-in caps derived from opts.Memory
 	guard       guardState            // what the built-in guards keep
 	bindings    map[string]goja.Value // tool functions made so far, by name
+	frames      []goja.StackFrame     // callSite's scratch
 	jsonStack   []jsonFrame           // fromJSON's scratch, kept between calls
 	jsonItems   []any                 // fromJSON's scratch, kept between calls
 	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/dop251/goja"
@@ -177,16 +178,27 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 	return r.rt.ToValue(p)
 }
 
-// site is where in the program a call was made: its own line and column, and the frame text
-// a stack trace shows for it.
+// site is where in the program a call was made: its own line and column, and the position a
+// stack trace shows for it.
 type site struct {
 	line, column int
-	frame        string // "program.js:4:7"; "" when unknown
+	file         string // programName or tsName; "" when unknown
+	fileLine     int
+	fileColumn   int
+}
+
+// frame is the text a stack trace shows for the site, as "program.js:4:7"; "" when unknown.
+func (s site) frame() string {
+	if s.file == "" {
+		return ""
+	}
+	return s.file + ":" + strconv.Itoa(s.fileLine) + ":" + strconv.Itoa(s.fileColumn)
 }
 
 // callSite finds the innermost frame of the program calling a native function.
 func (r *run) callSite() site {
-	for _, f := range r.rt.CaptureCallStack(8, nil) {
+	r.frames = r.rt.CaptureCallStack(8, r.frames[:0])
+	for _, f := range r.frames {
 		pos := f.Position()
 		if pos.Filename != programName && pos.Filename != tsName {
 			continue
@@ -195,7 +207,7 @@ func (r *run) callSite() site {
 		if !ok {
 			continue
 		}
-		return site{line: line, column: col, frame: fmt.Sprintf("%s:%d:%d", pos.Filename, pos.Line, pos.Column)}
+		return site{line: line, column: col, file: pos.Filename, fileLine: pos.Line, fileColumn: pos.Column}
 	}
 	return site{}
 }
@@ -270,8 +282,8 @@ func (r *run) newToolCallError(tool, code, message string, at site) *goja.Object
 		_ = o.DefineDataProperty("code", r.rt.ToValue(code), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 		_ = o.DefineDataProperty("message", r.rt.ToValue(message), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
-	if at.frame != "" {
-		stack := "ToolCallError: " + message + "\n    at tools." + tool + " (" + at.frame + ")"
+	if frame := at.frame(); frame != "" {
+		stack := "ToolCallError: " + message + "\n    at tools." + tool + " (" + frame + ")"
 		_ = o.DefineDataProperty("stack", r.rt.ToValue(stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
 	return o
