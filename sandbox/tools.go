@@ -163,19 +163,37 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 		return goja.Undefined() // the program stops at its next instruction
 	}
 	r.calls++
+	c := &pendingCall{r: r, name: name, at: site}
 	p, resolve, reject := r.rt.NewPromise()
+	c.resolve, c.reject = resolve, reject
 	r.inflight++
-	var settled atomic.Bool
-	settle := func(s Settlement) {
-		if settled.CompareAndSwap(false, true) {
-			r.enqueue(func() {
-				r.inflight--
-				r.applySettlement(name, site, s, resolve, reject)
-			})
-		}
-	}
-	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, settle)
+	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, c.settle)
 	return r.rt.ToValue(p)
+}
+
+// pendingCall is a dispatched call until its settlement is applied in the VM.
+type pendingCall struct {
+	r               *run
+	name            string
+	at              site
+	resolve, reject func(any) error
+	settled         atomic.Bool
+	s               Settlement // written once, before the call is queued
+}
+
+// settle is the Host's settle function: the first settlement is queued for the VM goroutine,
+// later ones are ignored. Safe from any goroutine.
+func (c *pendingCall) settle(s Settlement) {
+	if c.settled.CompareAndSwap(false, true) {
+		c.s = s
+		c.r.enqueue(c)
+	}
+}
+
+// run applies the settlement on the VM goroutine.
+func (c *pendingCall) run() {
+	c.r.inflight--
+	c.r.applySettlement(c.name, c.at, c.s, c.resolve, c.reject)
 }
 
 // site is where in the program a call was made: its own line and column, and the position a
