@@ -199,6 +199,7 @@ type run struct {
 	guard       guardState            // what the built-in guards keep
 	bindings    map[string]goja.Value // tool functions made so far, by name
 	frames      []goja.StackFrame     // callSite's scratch
+	snapStack   []snapFrame           // snapshot's scratch, lent to one snapshot at a time
 	jsonStack   []jsonFrame           // fromJSON's scratch, kept between calls
 	jsonItems   []any                 // fromJSON's scratch, kept between calls
 	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
