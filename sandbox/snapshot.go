@@ -103,6 +103,9 @@ func (r *run) snapshot(v goja.Value, mode snapMode, limit int) ([]byte, *snapErr
 	if serr != nil {
 		return nil, serr
 	}
+	if len(s.buf) == 0 {
+		return nil, nil // undefined
+	}
 	return s.buf, nil
 }
 
