@@ -180,3 +180,30 @@ func FuzzFromJSON(f *testing.F) {
 		checkFromJSON(t, data)
 	})
 }
+
+// TestSettlementValueChecks pins how a tool's value is refused: nesting past MaxDataDepth says
+// so (whether or not the text is otherwise valid), other invalid text is not valid JSON.
+func TestSettlementValueChecks(t *testing.T) {
+	nested := func(depth int, close bool) string {
+		s := strings.Repeat("[", depth) + "0"
+		if close {
+			s += strings.Repeat("]", depth)
+		}
+		return s
+	}
+	tests := []struct{ value, want string }{
+		{nested(MaxDataDepth, true), "10000"},
+		{nested(MaxDataDepth+1, true), "INVALID_TOOL_OUTPUT: the tool's value nests deeper than 10000 levels"},
+		{nested(MaxDataDepth+1, false), "INVALID_TOOL_OUTPUT: the tool's value nests deeper than 10000 levels"},
+		{nested(MaxDataDepth, false), "INVALID_TOOL_OUTPUT: the tool's value is not valid JSON"},
+		{`{"a":}`, "INVALID_TOOL_OUTPUT: the tool's value is not valid JSON"},
+	}
+	for _, tt := range tests {
+		host := newFakeHost("v")
+		host.handle = func(c Call, settle func(Settlement)) { settle(Settlement{Value: []byte(tt.value)}) }
+		res := runJS(t, `try { let x = await tools.v(), d = 0; while (Array.isArray(x)) { d++; x = x[0] } return String(d) } catch (e) { return e.code + ": " + e.message }`, host)
+		if res.Err != nil || string(res.Value) != quoteJSON(tt.want) {
+			t.Errorf("value %.20q…: got %s %v, want %q", tt.value, res.Value, res.Err, tt.want)
+		}
+	}
+}

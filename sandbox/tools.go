@@ -260,12 +260,14 @@ func (r *run) applySettlement(name string, at site, s Settlement, resolve, rejec
 		must(resolve(goja.Undefined()))
 		return
 	}
-	if jsonDepth(s.Value) > MaxDataDepth {
+	v, err := r.fromJSON(s.Value)
+	switch {
+	case err == nil:
+	case jsonDepth(s.Value) > MaxDataDepth:
+		// Text valid but for its depth is invalid to encoding/json too, whose limit this is.
 		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", fmt.Sprintf("the tool's value nests deeper than %d levels", MaxDataDepth), at)))
 		return
-	}
-	v, err := r.fromJSON(s.Value)
-	if err != nil {
+	default:
 		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", "the tool's value is not valid JSON", at)))
 		return
 	}
