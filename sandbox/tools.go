@@ -264,7 +264,8 @@ func (r *run) applySettlement(name string, at site, s Settlement, resolve, rejec
 	switch {
 	case err == nil:
 	case jsonDepth(s.Value) > MaxDataDepth:
-		// Text valid but for its depth is invalid to encoding/json too, whose limit this is.
+		// json.Valid refuses nesting past MaxDataDepth (encoding/json's own limit), so only
+		// refused text can be too deep.
 		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", fmt.Sprintf("the tool's value nests deeper than %d levels", MaxDataDepth), at)))
 		return
 	default:
