@@ -53,8 +53,7 @@ var _ goja.DynamicObject = toolsObject{}
 func (r *run) newTools() *goja.Object {
 	r.bindings = make(map[string]goja.Value)
 	o := r.rt.NewDynamicObject(toolsObject{r})
-	proto := r.rt.NewObject()
-	must(proto.SetPrototype(nil))
+	proto := r.rt.CreateObject(nil)
 	tag := r.rt.ToValue("Tools")
 	must(proto.DefineDataPropertySymbol(goja.SymToStringTag, tag, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 	toPrimitive := r.function("[Symbol.toPrimitive]", func(goja.FunctionCall) goja.Value { return r.rt.ToValue("[object Tools]") })
