@@ -92,3 +92,20 @@ func BenchmarkRunOneCallSyncHost(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunElevenCallsSyncHost is the per-call cost inside the sandbox: eleven sequential
+// calls; the difference from BenchmarkRunOneCallSyncHost ÷ 10 is one call.
+func BenchmarkRunElevenCallsSyncHost(b *testing.B) {
+	p, err := Compile("let n = 0; for (let i = 0; i < 11; i++) if ((await tools.tool_0001({a: i, b: 2})).ok) n++; return n", JavaScript)
+	if err != nil {
+		b.Fatal(err)
+	}
+	host := newNamesHost(10)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := Run(ctx, p, host, Options{}); res.Err != nil || string(res.Value) != "11" {
+			b.Fatalf("%+v", res)
+		}
+	}
+}

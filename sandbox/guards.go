@@ -254,8 +254,8 @@ func (r *run) installGuards(set guardSet) error {
 			return r.guardMethod(o, name, length, guard)
 		}
 	}
-	stringProto := rt.ToValue("").ToObject(rt).Prototype()
 	if set&(guardRepeat|guardPadStart|guardPadEnd|guardConcat|guardReplace|guardSplit) != 0 {
+		stringProto := rt.ToValue("").ToObject(rt).Prototype()
 		add(guardRepeat, func() error { return r.guardMethod(stringProto, "repeat", 1, r.guardRepeat) })
 		add(guardPadStart, func() error { return r.guardMethod(stringProto, "padStart", 2, r.guardPad("padStart")) })
 		add(guardPadEnd, func() error { return r.guardMethod(stringProto, "padEnd", 2, r.guardPad("padEnd")) })

@@ -186,7 +186,7 @@ type run struct {
 	arrayProto    *goja.Object  // see intrinsics
 	toolCallError *goja.Object  // the class, made on first use
 	trampoline    goja.Callable // runs next as a top-level call into the VM
-	next          func()
+	next          job
 
 	start         time.Time             // when the run began: the clock of performance.now
 	console       *goja.Object          // the console object, for methods added later
@@ -198,6 +198,11 @@ type run struct {
 	caps        caps                  // built-in caps derived from opts.Memory
 	guard       guardState            // what the built-in guards keep
 	bindings    map[string]goja.Value // tool functions made so far, by name
+	frames      []goja.StackFrame     // callSite's scratch
+	snapStack   []snapFrame           // snapshot's scratch, lent to one snapshot at a time
+	jsonStack   []jsonFrame           // fromJSON's scratch, kept between calls
+	jsonItems   []any                 // fromJSON's scratch, kept between calls
+	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
 	calls       int                   // calls dispatched
 	inflight    int                   // dispatched calls not yet settled in the VM
 	timerSeq    int
@@ -214,7 +219,8 @@ type run struct {
 	mu          sync.Mutex
 	closed      bool        // guarded by mu
 	failure     *Failure    // first failure wins; guarded by mu
-	queue       []func()    // jobs for the VM goroutine; guarded by mu
+	queue       []job       // jobs for the VM goroutine; guarded by mu
+	spare       []job       // the queue's other buffer, empty; owned by the VM goroutine
 	logs        []string    // guarded by mu
 	logBytes    int         // guarded by mu
 	logFull     bool        // guarded by mu
@@ -254,14 +260,22 @@ func (r *run) signal() {
 	}
 }
 
+// job is work for the VM goroutine.
+type job interface{ run() }
+
+// jobFunc is a job that calls itself.
+type jobFunc func()
+
+func (f jobFunc) run() { f() }
+
 // enqueue hands a job to the VM goroutine. Jobs queued after the run closed are dropped.
-func (r *run) enqueue(job func()) {
+func (r *run) enqueue(j job) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return
 	}
-	r.queue = append(r.queue, job)
+	r.queue = append(r.queue, j)
 	r.mu.Unlock()
 	r.signal()
 }
@@ -337,7 +351,7 @@ func (r *run) main() {
 	}
 	p := asPromise(ret)
 	if p == nil {
-		r.enter(func() { r.finishValue(ret) })
+		r.enter(jobFunc(func() { r.finishValue(ret) }))
 		return
 	}
 	r.loop(p)
@@ -363,12 +377,12 @@ func (r *run) loop(p *goja.Promise) {
 			return
 		}
 		if p.State() != goja.PromiseStatePending {
-			r.enter(func() { r.finishPromise(p) })
+			r.enter(jobFunc(func() { r.finishPromise(p) }))
 			return
 		}
 		r.mu.Lock()
 		jobs := r.queue
-		r.queue = nil
+		r.queue, r.spare = r.spare, nil // the two buffers take turns
 		r.mu.Unlock()
 		if len(jobs) == 0 {
 			if r.inflight == 0 && len(r.timers) == 0 {
@@ -381,21 +395,23 @@ func (r *run) loop(p *goja.Promise) {
 			r.ranJS.Store(true)
 			continue
 		}
-		for _, job := range jobs {
+		for _, j := range jobs {
 			if r.stopped.Load() || p.State() != goja.PromiseStatePending {
 				break
 			}
-			if !r.enter(job) {
+			if !r.enter(j) {
 				return
 			}
 		}
+		clear(jobs)
+		r.spare = jobs[:0]
 	}
 }
 
-// enter runs f as a top-level call into the VM, so that goja drains its promise jobs after it
+// enter runs j as a top-level call into the VM, so that goja drains its promise jobs after it
 // and reports interrupts and stack overflows as errors. It reports whether the run goes on.
-func (r *run) enter(f func()) bool {
-	r.next = f
+func (r *run) enter(j job) bool {
+	r.next = j
 	_, err := r.trampoline(goja.Undefined())
 	r.next = nil
 	return r.check(err)
@@ -419,7 +435,7 @@ func (r *run) check(err error) bool {
 		var ex *goja.Exception
 		if errors.As(err, &ex) && !r.stopped.Load() {
 			v := ex.Value()
-			r.enter(func() { r.fail(&Failure{Kind: KindRuntime, Message: r.describeThrown(v)}) })
+			r.enter(jobFunc(func() { r.fail(&Failure{Kind: KindRuntime, Message: r.describeThrown(v)}) }))
 		}
 		r.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception"})
 	}
@@ -462,7 +478,7 @@ func (r *run) setup() error {
 		return err
 	}
 	r.trampoline, _ = goja.AssertFunction(r.function("sandbox", func(goja.FunctionCall) goja.Value {
-		r.next()
+		r.next.run()
 		return goja.Undefined()
 	}))
 

@@ -91,16 +91,26 @@ func (e *snapError) failure() *Failure {
 // undefined gives nil. Two snapshots of one object are independent. Must run on the VM
 // goroutine, inside the VM.
 func (r *run) snapshot(v goja.Value, mode snapMode, limit int) ([]byte, *snapError) {
-	s := &snapshotter{r: r, mode: mode, limit: limit}
+	// A toJSON may snapshot again (a tool call): the run's stack is lent to one snapshot at a time.
+	s := &snapshotter{r: r, mode: mode, limit: limit, buf: make([]byte, 0, snapInitialBytes), stack: r.snapStack}
+	r.snapStack = nil
 	var serr *snapError
 	if ex := r.rt.Try(func() { serr = s.walk(v) }); ex != nil {
 		serr = &snapError{mode: mode, path: s.path(), what: "could not be read: " + r.describeThrown(ex.Value())}
 	}
+	clear(s.stack[:cap(s.stack)])
+	r.snapStack = s.stack[:0]
 	if serr != nil {
 		return nil, serr
 	}
+	if len(s.buf) == 0 {
+		return nil, nil // undefined
+	}
 	return s.buf, nil
 }
+
+// snapInitialBytes is the capacity a snapshot's text starts with: small arguments fit.
+const snapInitialBytes = 32
 
 type snapFrame struct {
 	obj   *goja.Object

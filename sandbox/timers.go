@@ -105,7 +105,7 @@ func (r *run) setInterval(call goja.FunctionCall) goja.Value {
 func (r *run) setImmediate(call goja.FunctionCall) goja.Value {
 	t := r.newTimer("setImmediate", call, 1)
 	id := t.id
-	r.enqueue(func() { r.fireTimer(id) })
+	r.enqueue(jobFunc(func() { r.fireTimer(id) }))
 	return r.rt.ToValue(id)
 }
 
@@ -145,7 +145,7 @@ func (r *run) arm() {
 		return
 	}
 	if r.alarm == nil {
-		r.alarm = time.AfterFunc(d, func() { r.enqueue(r.runDue) })
+		r.alarm = time.AfterFunc(d, func() { r.enqueue(jobFunc(r.runDue)) })
 		return
 	}
 	r.alarm.Reset(d)
@@ -157,7 +157,7 @@ func (r *run) runDue() {
 	for len(r.due) > 0 && !r.due[0].when.After(now) {
 		t := heap.Pop(&r.due).(*timer)
 		id := t.id
-		r.enqueue(func() { r.fireTimer(id) })
+		r.enqueue(jobFunc(func() { r.fireTimer(id) }))
 	}
 	r.arm()
 }

@@ -1,11 +1,7 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 	"sync/atomic"
@@ -57,8 +53,7 @@ var _ goja.DynamicObject = toolsObject{}
 func (r *run) newTools() *goja.Object {
 	r.bindings = make(map[string]goja.Value)
 	o := r.rt.NewDynamicObject(toolsObject{r})
-	proto := r.rt.NewObject()
-	must(proto.SetPrototype(nil))
+	proto := r.rt.CreateObject(nil)
 	tag := r.rt.ToValue("Tools")
 	must(proto.DefineDataPropertySymbol(goja.SymToStringTag, tag, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 	toPrimitive := r.function("[Symbol.toPrimitive]", func(goja.FunctionCall) goja.Value { return r.rt.ToValue("[object Tools]") })
@@ -167,31 +162,60 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 		return goja.Undefined() // the program stops at its next instruction
 	}
 	r.calls++
+	c := &pendingCall{r: r, name: name, at: site}
 	p, resolve, reject := r.rt.NewPromise()
+	c.resolve, c.reject = resolve, reject
 	r.inflight++
-	var settled atomic.Bool
-	settle := func(s Settlement) {
-		if settled.CompareAndSwap(false, true) {
-			r.enqueue(func() {
-				r.inflight--
-				r.applySettlement(name, site, s, resolve, reject)
-			})
-		}
-	}
-	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, settle)
+	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, c.settle)
 	return r.rt.ToValue(p)
 }
 
-// site is where in the program a call was made: its own line and column, and the frame text
-// a stack trace shows for it.
+// pendingCall is a dispatched call until its settlement is applied in the VM.
+type pendingCall struct {
+	r               *run
+	name            string
+	at              site
+	resolve, reject func(any) error
+	settled         atomic.Bool
+	s               Settlement // written once, before the call is queued
+}
+
+// settle is the Host's settle function: the first settlement is queued for the VM goroutine,
+// later ones are ignored. Safe from any goroutine.
+func (c *pendingCall) settle(s Settlement) {
+	if c.settled.CompareAndSwap(false, true) {
+		c.s = s
+		c.r.enqueue(c)
+	}
+}
+
+// run applies the settlement on the VM goroutine.
+func (c *pendingCall) run() {
+	c.r.inflight--
+	c.r.applySettlement(c.name, c.at, c.s, c.resolve, c.reject)
+}
+
+// site is where in the program a call was made: its own line and column, and the position a
+// stack trace shows for it.
 type site struct {
 	line, column int
-	frame        string // "program.js:4:7"; "" when unknown
+	file         string // programName or tsName; "" when unknown
+	fileLine     int
+	fileColumn   int
+}
+
+// frame is the text a stack trace shows for the site, as "program.js:4:7"; "" when unknown.
+func (s site) frame() string {
+	if s.file == "" {
+		return ""
+	}
+	return s.file + ":" + strconv.Itoa(s.fileLine) + ":" + strconv.Itoa(s.fileColumn)
 }
 
 // callSite finds the innermost frame of the program calling a native function.
 func (r *run) callSite() site {
-	for _, f := range r.rt.CaptureCallStack(8, nil) {
+	r.frames = r.rt.CaptureCallStack(8, r.frames[:0])
+	for _, f := range r.frames {
 		pos := f.Position()
 		if pos.Filename != programName && pos.Filename != tsName {
 			continue
@@ -200,7 +224,7 @@ func (r *run) callSite() site {
 		if !ok {
 			continue
 		}
-		return site{line: line, column: col, frame: fmt.Sprintf("%s:%d:%d", pos.Filename, pos.Line, pos.Column)}
+		return site{line: line, column: col, file: pos.Filename, fileLine: pos.Line, fileColumn: pos.Column}
 	}
 	return site{}
 }
@@ -235,12 +259,15 @@ func (r *run) applySettlement(name string, at site, s Settlement, resolve, rejec
 		must(resolve(goja.Undefined()))
 		return
 	}
-	if jsonDepth(s.Value) > MaxDataDepth {
+	v, err := r.fromJSON(s.Value)
+	switch {
+	case err == nil:
+	case jsonDepth(s.Value) > MaxDataDepth:
+		// json.Valid refuses nesting past MaxDataDepth (encoding/json's own limit), so only
+		// refused text can be too deep.
 		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", fmt.Sprintf("the tool's value nests deeper than %d levels", MaxDataDepth), at)))
 		return
-	}
-	v, err := r.fromJSON(s.Value)
-	if err != nil {
+	default:
 		must(reject(r.newToolCallError(name, "INVALID_TOOL_OUTPUT", "the tool's value is not valid JSON", at)))
 		return
 	}
@@ -275,8 +302,8 @@ func (r *run) newToolCallError(tool, code, message string, at site) *goja.Object
 		_ = o.DefineDataProperty("code", r.rt.ToValue(code), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 		_ = o.DefineDataProperty("message", r.rt.ToValue(message), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
-	if at.frame != "" {
-		stack := "ToolCallError: " + message + "\n    at tools." + tool + " (" + at.frame + ")"
+	if frame := at.frame(); frame != "" {
+		stack := "ToolCallError: " + message + "\n    at tools." + tool + " (" + frame + ")"
 		_ = o.DefineDataProperty("stack", r.rt.ToValue(stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
 	return o
@@ -362,83 +389,4 @@ func jsonDepth[T string | []byte](b T) int {
 		}
 	}
 	return deepest
-}
-
-// fromJSON builds the JavaScript value of JSON text, iteratively, with JSON.parse semantics:
-// objects get own data properties (a "__proto__" key included; later duplicates win), numbers
-// are IEEE doubles (-0 kept). It never calls into the program's code.
-func (r *run) fromJSON(data []byte) (goja.Value, error) {
-	type frame struct {
-		obj    *goja.Object // an object being filled, or nil for an array
-		items  []any        // an array's elements
-		key    string
-		hasKey bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var stack []frame
-	var root goja.Value
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			if root == nil || len(stack) > 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return root, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if root != nil {
-			return nil, errors.New("data after the JSON value")
-		}
-		var v goja.Value
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, frame{obj: r.rt.NewObject()})
-				continue
-			case '[':
-				stack = append(stack, frame{})
-				continue
-			}
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if f.obj != nil {
-				v = f.obj
-			} else {
-				v = r.rt.NewArray(f.items...)
-			}
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].obj != nil && !stack[n-1].hasKey {
-				stack[n-1].key, stack[n-1].hasKey = t, true
-				continue
-			}
-			v = r.rt.ToValue(t)
-		case json.Number:
-			f, err := strconv.ParseFloat(string(t), 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, err
-			}
-			v = r.rt.ToValue(f)
-		case bool:
-			v = r.rt.ToValue(t)
-		case nil:
-			v = goja.Null()
-		}
-		if len(stack) == 0 {
-			root = v
-			continue
-		}
-		top := &stack[len(stack)-1]
-		if top.obj == nil {
-			top.items = append(top.items, v)
-			continue
-		}
-		if err := top.obj.DefineDataProperty(top.key, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
-			return nil, err
-		}
-		top.hasKey = false
-	}
 }
