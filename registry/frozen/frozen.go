@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // Value is an immutable JSON value. The zero Value is "absent" (no value),
@@ -105,8 +106,10 @@ func (v Value) Bytes() []byte {
 	return bytes.Clone(v.raw)
 }
 
-// String returns the compact JSON text ("" when absent).
-func (v Value) String() string { return string(v.raw) }
+// String returns the compact JSON text ("" when absent). It shares the
+// value's memory, which is never written after construction, so it costs
+// no copy.
+func (v Value) String() string { return unsafe.String(unsafe.SliceData(v.raw), len(v.raw)) }
 
 // Len is the size of the JSON text in bytes.
 func (v Value) Len() int { return len(v.raw) }

@@ -145,3 +145,13 @@ func TestParseErrorsSayWhere(t *testing.T) {
 		}
 	}
 }
+
+func TestStringSharesTheText(t *testing.T) {
+	v := MustParse(`{"a":[1,2]}`)
+	if n := testing.AllocsPerRun(100, func() { _ = v.String() }); n != 0 {
+		t.Fatalf("String allocated %v times", n)
+	}
+	if (Value{}).String() != "" {
+		t.Fatal("the absent value's text is not empty")
+	}
+}
