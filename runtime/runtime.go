@@ -302,6 +302,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 			Started:   time.Now(),
 		},
 	}
+	e.token.e = e
 	e.call.Token = Token{p: &e.token}
 	e.view, e.viewErr = rt.resolve(req.Scope)
 	if e.view != nil {
