@@ -56,7 +56,40 @@ func position(data []byte, offset int64) (line, col int) {
 }
 
 // ParseString is Parse for a string.
-func ParseString(s string) (Value, error) { return Parse([]byte(s)) }
+func ParseString(s string) (Value, error) {
+	raw := []byte(s) // the one copy: valid text is compacted in place
+	if !json.Valid(raw) {
+		return Parse(raw)
+	}
+	return Value{raw: compactValid(raw)}, nil
+}
+
+// compactValid elides the insignificant white space of valid JSON in place,
+// as json.Compact does.
+func compactValid(b []byte) []byte {
+	n := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '"':
+			inString = true
+		}
+		b[n] = c
+		n++
+	}
+	return b[:n]
+}
 
 // MustParse is Parse for trusted literals (tests, tables); it panics on error.
 func MustParse(s string) Value {

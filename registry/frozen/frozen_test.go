@@ -155,3 +155,18 @@ func TestStringSharesTheText(t *testing.T) {
 		t.Fatal("the absent value's text is not empty")
 	}
 }
+
+// FuzzParseStringMatchesParse: ParseString compacts valid text in place and
+// must give exactly what Parse gives, errors included.
+func FuzzParseStringMatchesParse(f *testing.F) {
+	for _, s := range []string{` {"a" : [1, 2 ,{"b":" x\" y "}]} `, "\t\"a b\"\n", `{"a":1,}`, ``, `  `, `nul`, `[1 2]`, `"\\" `} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gerr := ParseString(s)
+		want, werr := Parse([]byte(s))
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) || !got.Equal(want) {
+			t.Fatalf("ParseString(%q) = %s, %v; Parse = %s, %v", s, got, gerr, want, werr)
+		}
+	})
+}
