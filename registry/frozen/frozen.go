@@ -118,6 +118,9 @@ func Snapshot(v any) (val Value, err error) {
 	case json.RawMessage:
 		return Parse(x)
 	}
+	if b, ok := appendPlain(make([]byte, 0, 64), v, 0); ok {
+		return Value{raw: b}, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

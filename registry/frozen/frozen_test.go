@@ -1,6 +1,7 @@
 package frozen
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -167,6 +168,71 @@ func FuzzParseStringMatchesParse(f *testing.F) {
 		want, werr := Parse([]byte(s))
 		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) || !got.Equal(want) {
 			t.Fatalf("ParseString(%q) = %s, %v; Parse = %s, %v", s, got, gerr, want, werr)
+		}
+	})
+}
+
+// encoderSnapshot is what Snapshot wrote before its plain-tree path.
+func encoderSnapshot(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(buf.String(), "\n"), nil
+}
+
+func TestSnapshotPlainTrees(t *testing.T) {
+	var nilMap map[string]any
+	var nilSlice []any
+	for _, v := range []any{
+		map[string]any{"sum": 3.0, "b": []any{nil, true, "x<&>\u2028\u2029\x01\b\f\n\r\t\"\\", json.Number("-0.5e+7")}, "a": map[string]any{}},
+		[]any{1e21, 1e-7, 123456789.0, -0.0, 0.1, 5e-324, math.MaxFloat64},
+		"bad \xff utf-8", json.Number(""), nilMap, nilSlice, []any{},
+	} {
+		want, err := encoderSnapshot(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Snapshot(v)
+		if err != nil || got.String() != want {
+			t.Errorf("Snapshot(%#v) = %s, %v; want %s", v, got, err, want)
+		}
+		if b, ok := appendPlain(nil, v, 0); !ok || string(b) != want {
+			t.Errorf("%#v did not take the plain path", v)
+		}
+	}
+	for _, v := range []any{json.Number("01"), math.NaN(), []any{math.Inf(1)}, map[string]any{"f": func() {}}} {
+		if _, ok := appendPlain(nil, v, 0); ok {
+			t.Errorf("%#v took the plain path", v)
+		}
+		if _, err := Snapshot(v); err == nil {
+			t.Errorf("Snapshot(%#v) did not fail", v)
+		}
+	}
+}
+
+// FuzzSnapshotPlainMatchesEncoder: the plain-tree path writes exactly what
+// the encoder writes.
+func FuzzSnapshotPlainMatchesEncoder(f *testing.F) {
+	f.Add(`{"a":[1,2.5,-0,1e300,"x"],"b":{"c":null,"d":true}}`, true, "s\u2028\xff<", 1.5)
+	f.Add(`[0.000001,1e21,123e-20]`, false, "", 1e21)
+	f.Fuzz(func(t *testing.T, text string, useNumber bool, s string, x float64) {
+		dec := json.NewDecoder(strings.NewReader(text))
+		if useNumber {
+			dec.UseNumber()
+		}
+		var tree any
+		if dec.Decode(&tree) != nil {
+			tree = nil
+		}
+		for _, v := range []any{tree, map[string]any{s: tree, "s": s, "x": x, "n": json.Number(s)}, []any{s, x}} {
+			b, ok := appendPlain(nil, v, 0)
+			want, err := encoderSnapshot(v)
+			if ok && (err != nil || string(b) != want) {
+				t.Fatalf("%#v: plain %s, encoder %s (%v)", v, b, want, err)
+			}
 		}
 	})
 }
