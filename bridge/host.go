@@ -295,13 +295,7 @@ func (r *run) ferry(exec registry.Exec) (concluded bool) {
 		for _, c := range res.Contexts() {
 			exec.Defer(c)
 		}
-		var images []registry.ContentBlock
-		for _, blk := range res.Content() {
-			if blk.IsImage() {
-				images = append(images, blk)
-			}
-		}
-		if len(images) > 0 {
+		if images := res.Images(); len(images) > 0 {
 			exec.Defer(registry.Context{Source: res.Name(), Text: fmt.Sprintf("image content from %s (call %d of the program)", res.Name(), n), Content: images})
 		}
 		concluded = concluded || res.ConcludesTurn()

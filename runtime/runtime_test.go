@@ -1099,3 +1099,22 @@ func TestTimeoutBodyContext(t *testing.T) {
 		})
 	}
 }
+
+func TestResultImages(t *testing.T) {
+	size := int64(3)
+	img := registry.Image("image/png", "AAAA")
+	img.Size = &size
+	r := &Result{content: []registry.ContentBlock{registry.Text("a"), img, registry.Text("b"), registry.Image("image/gif", "BBBB")}}
+	got := r.Images()
+	if len(got) != 2 || got[0].MimeType != "image/png" || got[1].MimeType != "image/gif" {
+		t.Fatalf("images %+v", got)
+	}
+	*got[0].Size = 9 // a copy: the result must not change
+	got[1].Data = "changed"
+	if *r.content[1].Size != 3 || r.content[3].Data != "BBBB" {
+		t.Fatal("Images shares the result's content")
+	}
+	if (&Result{content: []registry.ContentBlock{registry.Text("a")}}).Images() != nil {
+		t.Fatal("images of a text result")
+	}
+}
