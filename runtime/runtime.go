@@ -21,7 +21,8 @@ type Runtime struct {
 
 	mu        sync.RWMutex
 	nextID    uint64
-	global    *hookSet // every hook, when none is scoped (nil otherwise); read-only
+	global    *hookSet  // every hook, when none is scoped (nil otherwise); read-only
+	gen       *hooksGen // replaced on every change: the key of the hooks memoized on views
 	pre       []scoped[PrePolicy]
 	guards    []scoped[Guard]
 	around    []scoped[Around]
@@ -70,6 +71,7 @@ func add[T any](rt *Runtime, list *[]scoped[T], scope string, fn T) (remove func
 // rebuildLocked caches the hook set every call shares while no hook is
 // scoped, so that unscoped runtimes pick nothing per call.
 func (rt *Runtime) rebuildLocked() {
+	rt.gen = &hooksGen{}
 	anyScoped := func(scopes ...[]string) bool {
 		for _, list := range scopes {
 			for _, s := range list {
@@ -429,14 +431,26 @@ func (rt *Runtime) hooksFor(view *registry.View) hookSet {
 	if g := rt.global; g != nil {
 		return *g
 	}
-	return hookSet{
-		pre:       pick(rt.pre, view),
-		guards:    pick(rt.guards, view),
-		around:    pick(rt.around, view),
-		post:      pick(rt.post, view),
-		observers: pick(rt.observers, view),
+	build := func() any {
+		return &hookSet{
+			pre:       pick(rt.pre, view),
+			guards:    pick(rt.guards, view),
+			around:    pick(rt.around, view),
+			post:      pick(rt.post, view),
+			observers: pick(rt.observers, view),
+		}
 	}
+	if view == nil {
+		return *build().(*hookSet)
+	}
+	// A view's chain never changes: its hooks are picked once per
+	// generation of the hooks.
+	return *view.Memo(rt.gen, build).(*hookSet)
 }
+
+// hooksGen is one generation of a runtime's hooks; it keys the hook set
+// picked for a view.
+type hooksGen struct{ _ byte }
 
 // pick keeps global hooks and hooks of a scope on the chain of the call's
 // view (nil: global hooks only).

@@ -446,6 +446,33 @@ func TestScopedPrePolicyGatesOnlyItsScope(t *testing.T) {
 	wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`}), "")
 }
 
+// A view's hooks are picked once, yet every hook added or removed applies
+// to the calls that start afterwards in views already used.
+func TestScopedHooksFollowAddAndRemove(t *testing.T) {
+	reg, rt := newRT(t)
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
+	_ = reg.CreateScope("a", registry.Global, registry.ModeNative)
+	call := func() *Result { return rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Scope: "a"}) }
+	removeScoped := rt.AddPrePolicy("a", func(context.Context, Call) (Decision, error) { return Allow(), nil })
+	wantCode(t, call(), "")
+	removeGuard := rt.AddGuard("a", func(context.Context, Call) string { return "vetoed" })
+	wantCode(t, call(), registry.CodeDenied)
+	var observed int
+	removeObserver := rt.AddObserver(func(Call, *Result) { observed++ })
+	wantCode(t, call(), registry.CodeDenied)
+	removeGuard()
+	wantCode(t, call(), "")
+	if observed != 2 {
+		t.Fatalf("the observer saw %d calls, want 2", observed)
+	}
+	removeObserver()
+	removeScoped()
+	wantCode(t, call(), "")
+	if observed != 2 {
+		t.Fatal("a removed observer still observes")
+	}
+}
+
 func TestCancellation(t *testing.T) {
 	t.Run("while pre-policy waits", func(t *testing.T) {
 		reg, rt := newRT(t)
