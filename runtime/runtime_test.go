@@ -452,7 +452,9 @@ func TestScopedHooksFollowAddAndRemove(t *testing.T) {
 	reg, rt := newRT(t)
 	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
 	_ = reg.CreateScope("a", registry.Global, registry.ModeNative)
-	call := func() *Result { return rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Scope: "a"}) }
+	call := func() *Result {
+		return rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Scope: "a"})
+	}
 	removeScoped := rt.AddPrePolicy("a", func(context.Context, Call) (Decision, error) { return Allow(), nil })
 	wantCode(t, call(), "")
 	removeGuard := rt.AddGuard("a", func(context.Context, Call) string { return "vetoed" })
