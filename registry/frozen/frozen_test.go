@@ -189,6 +189,7 @@ func TestSnapshotPlainTrees(t *testing.T) {
 	for _, v := range []any{
 		map[string]any{"sum": 3.0, "b": []any{nil, true, "x<&>\u2028\u2029\x01\b\f\n\r\t\"\\", json.Number("-0.5e+7")}, "a": map[string]any{}},
 		[]any{1e21, 1e-7, 123456789.0, -0.0, 0.1, 5e-324, math.MaxFloat64},
+		map[string]any{"n": -3, "i8": int8(-8), "i16": int16(16), "i32": int32(-32), "i64": int64(math.MinInt64), "u": uint(7), "u8": uint8(8), "u16": uint16(16), "u32": uint32(32), "u64": uint64(math.MaxUint64)},
 		"bad \xff utf-8", json.Number(""), nilMap, nilSlice, []any{},
 	} {
 		want, err := encoderSnapshot(v)
@@ -227,7 +228,9 @@ func FuzzSnapshotPlainMatchesEncoder(f *testing.F) {
 		if dec.Decode(&tree) != nil {
 			tree = nil
 		}
-		for _, v := range []any{tree, map[string]any{s: tree, "s": s, "x": x, "n": json.Number(s)}, []any{s, x}} {
+		i := int64(math.Float64bits(x))
+		ints := []any{int(i), int8(i), int16(i), int32(i), i, uint(i), uint8(i), uint16(i), uint32(i), uint64(i)}
+		for _, v := range []any{tree, map[string]any{s: tree, "s": s, "x": x, "n": json.Number(s), "i": ints}, []any{s, x}} {
 			b, ok := appendPlain(nil, v, 0)
 			want, err := encoderSnapshot(v)
 			if ok && (err != nil || string(b) != want) {

@@ -8,10 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// Most tool bodies return plain decoded-JSON trees. appendPlain writes such
-// a tree as Snapshot's encoder would, byte for byte, without reflection; it
-// reports false for anything else (other Go types, NaN, malformed numbers,
-// deep trees), which takes the encoder's path.
+// Most tool bodies return plain trees: decoded-JSON types, and Go integers.
+// appendPlain writes such a tree as Snapshot's encoder would, byte for
+// byte, without reflection; it reports false for anything else (other Go
+// types, NaN, malformed numbers, deep trees), which takes the encoder's
+// path.
 
 // maxPlainDepth bounds appendPlain's recursion (the encoder's cycle check
 // starts far deeper).
@@ -30,6 +31,26 @@ func appendPlain(b []byte, v any, depth int) ([]byte, bool) {
 		return appendString(b, x), true
 	case float64:
 		return appendFloat(b, x)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint8:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint16:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint64:
+		return strconv.AppendUint(b, x, 10), true
 	case json.Number:
 		s := string(x)
 		if s == "" {
