@@ -144,7 +144,7 @@ func (b *Batch) run(n int, req Request, h Hooks) {
 	if h.Start != nil {
 		h.Start(n, p.Call(), safe)
 	}
-	p.e.req.Sequencer = &sequencer{b: b, n: n, safe: safe}
+	p.e.sequencer = &sequencer{b: b, n: n, safe: safe}
 	r := p.Run()
 	if h.Done != nil {
 		h.Done(n, r)
