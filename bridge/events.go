@@ -67,14 +67,22 @@ func (t tee) Noticed(ctx context.Context, n session.ToolNotice) {
 }
 
 func (t tee) DispatchStarted(ctx context.Context, ev session.CodeDispatchStart) func(context.Context) error {
+	var one func(context.Context) error // the only wait, while there is one
 	var waits []func(context.Context) error
 	for _, s := range t {
-		if w := s.DispatchStarted(ctx, ev); w != nil {
+		switch w := s.DispatchStarted(ctx, ev); {
+		case w == nil:
+		case one == nil && waits == nil:
+			one = w
+		default:
+			if waits == nil {
+				waits, one = []func(context.Context) error{one}, nil
+			}
 			waits = append(waits, w)
 		}
 	}
-	if len(waits) == 0 {
-		return nil
+	if waits == nil {
+		return one // nil when nothing to wait for
 	}
 	return func(ctx context.Context) error {
 		var first error

@@ -38,18 +38,25 @@ type run struct {
 
 	notices notices // what sub-calls reported while they ran
 
-	mu      sync.Mutex
-	calls   map[int]*subCall        // by sub-call number; guarded by mu
-	results map[int]*runtime.Result // by sub-call number; guarded by mu
-	last    int                     // highest sub-call number; guarded by mu
+	subID func(n int) string // the CallID of sub-call n
+
+	mu sync.Mutex
+	// calls[n-1] is sub-call n: the batch numbers calls 1, 2, … in
+	// submission order, and only Call submits, holding mu. Guarded by mu.
+	calls []*subCall
 }
 
-// subCall is what the run knows of one sub-call, for reporting the ones a
-// program left unfinished.
+// subCall is what the run knows of one sub-call: for reporting the ones a
+// program left unfinished, its dispatch-start event and its result.
 type subCall struct {
 	name          string
 	line          int
-	started, done bool
+	started, done bool            // guarded by the run's mu
+	res           *runtime.Result // set when done; guarded by the run's mu
+
+	// Written by the Start hook and read by Done, on the call's goroutine.
+	start     session.CodeDispatchStart
+	startedAt time.Time
 }
 
 func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.View) *run {
@@ -61,8 +68,9 @@ func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.
 		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
 		maxValueBytes: b.opts.MaxSubCallBytes, maxContentBytes: b.opts.MaxContentBytes,
 		notices: notices{limit: max(b.opts.Limits.WithDefaults().MaxLogBytes/4, 1<<10)},
-		calls:   map[int]*subCall{}, results: map[int]*runtime.Result{},
 	}
+	prefix := exec.CallID() + ":code:"
+	r.subID = func(n int) string { return prefix + strconv.Itoa(n) }
 	r.parent, _ = runtime.TokenOf(exec)
 	// Sub-calls run under the batch's context: their notices reach the run.
 	r.batch = b.rt.NewBatch(registry.WithNotifier(ctx, r), runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls})
@@ -181,15 +189,12 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code was cancelled; the call was not dispatched"}})
 		return
 	}
-	var start session.CodeDispatchStart
-	var startedAt time.Time
-	var sc *subCall
-	subID := func(n int) string { return fmt.Sprintf("%s:code:%d", r.exec.CallID(), n) }
-	// Held until the call is recorded, so its hooks (on another goroutine)
-	// find it.
+	sc := &subCall{name: c.Name, line: c.Line}
+	// Held until the call is recorded, so that calls stays in submission
+	// order.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n, ok := r.batch.Go(runtime.Request{
+	_, ok := r.batch.Go(runtime.Request{
 		Name:      c.Name,
 		Arguments: string(c.Args),
 		Scope:     r.exec.Scope(),
@@ -197,17 +202,17 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		Parent:    r.parent,
 		Approver:  r.approver,
 	}, runtime.Hooks{
-		CallID: subID,
+		CallID: r.subID,
 		Start: func(n int, call runtime.Call, _ bool) {
 			r.mu.Lock()
 			sc.started = true
 			r.mu.Unlock()
-			start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: subID(n), Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
-			startedAt = time.Now()
+			sc.start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: call.CallID, Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
+			sc.startedAt = time.Now()
 			if r.sink == nil {
 				return
 			}
-			durable := r.sink.DispatchStarted(r.logCtx, start)
+			durable := r.sink.DispatchStarted(r.logCtx, sc.start)
 			// Write-ahead for effects: a tool that may change the world runs
 			// only once the record that it started is durable.
 			if durable != nil && call.Tool != nil && !call.Tool.Hints().ReadOnly {
@@ -222,12 +227,12 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 			if r.sink != nil {
 				wire := session.ResultOf(res)
 				r.sink.DispatchSettled(r.logCtx, session.CodeDispatch{
-					CodeDispatchStart: start, IsError: wire.IsError, Content: capContent(wire.Content, r.maxContentBytes), Error: wire.Error,
-					StartedAt: startedAt, EndedAt: time.Now(),
+					CodeDispatchStart: sc.start, IsError: wire.IsError, Content: capContent(wire.Content, r.maxContentBytes), Error: wire.Error,
+					StartedAt: sc.startedAt, EndedAt: time.Now(),
 				})
 			}
 			r.mu.Lock()
-			r.results[n] = res
+			sc.res = res
 			sc.done = true
 			r.mu.Unlock()
 			switch value := res.Value().Bytes(); {
@@ -246,9 +251,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code has ended; the call was not dispatched"}})
 		return
 	}
-	sc = &subCall{name: c.Name, line: c.Line}
-	r.calls[n] = sc
-	r.last = max(r.last, n)
+	r.calls = append(r.calls, sc)
 }
 
 // unfinished lists, in submission order, the sub-calls that had not settled
@@ -258,9 +261,8 @@ func (r *run) unfinished() []Unfinished {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Unfinished
-	for n := 1; n <= r.last; n++ {
-		sc := r.calls[n]
-		if sc == nil || sc.done {
+	for _, sc := range r.calls {
+		if sc.done {
 			continue
 		}
 		u := Unfinished{Tool: sc.name, Line: sc.line, State: StateAbandoned}
@@ -285,21 +287,15 @@ func (r *run) settle() {
 func (r *run) ferry(exec registry.Exec) (concluded bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for n := 1; n <= r.last; n++ {
-		res, ok := r.results[n]
-		if !ok {
+	for i, sc := range r.calls {
+		res, n := sc.res, i+1
+		if res == nil {
 			continue
 		}
 		for _, c := range res.Contexts() {
 			exec.Defer(c)
 		}
-		var images []registry.ContentBlock
-		for _, blk := range res.Content() {
-			if blk.IsImage() {
-				images = append(images, blk)
-			}
-		}
-		if len(images) > 0 {
+		if images := res.Images(); len(images) > 0 {
 			exec.Defer(registry.Context{Source: res.Name(), Text: fmt.Sprintf("image content from %s (call %d of the program)", res.Name(), n), Content: images})
 		}
 		concluded = concluded || res.ConcludesTurn()

@@ -260,7 +260,7 @@ func (t *Tool) HasFinalizer() bool { return t.b.FinalizeContent != nil }
 // CheckArgs validates arguments for tools from Define and raw tools with
 // EnforceParameters; it returns nil for other raw tools. A non-nil error is an *Error with code INVALID_ARGS.
 func (t *Tool) CheckArgs(args frozen.Value) error {
-	if !t.validatesArgs {
+	if !t.validatesArgs || t.params.ValidText(args.String()) {
 		return nil
 	}
 	tree, err := args.Decode()
@@ -307,6 +307,9 @@ func (t *Tool) ValidateOutput(v frozen.Value) error {
 func (t *Tool) ValidateOutputOf(body any, v frozen.Value) error {
 	tree := body
 	if body == nil || !plainJSON(body, 0) {
+		if t.output.ValidText(v.String()) {
+			return nil
+		}
 		var err error
 		if tree, err = v.Decode(); err != nil {
 			return &Error{Code: CodeInvalidToolOutput, Message: fmt.Sprintf("%s returned a value that is not JSON: %v", t.name, err)}
@@ -453,6 +456,9 @@ func (t *Tool) PresentResult(args frozen.Value, r ResultView) (out any) {
 func (t *Tool) softMismatch(args frozen.Value) bool {
 	if args.IsZero() {
 		return true
+	}
+	if t.params.ValidText(args.String()) {
+		return false
 	}
 	tree, err := args.Decode()
 	return err != nil || len(t.params.Validate(tree)) > 0

@@ -218,6 +218,19 @@ func TestDefineValidatesArgumentsBeforeBody(t *testing.T) {
 	}
 }
 
+func TestCheckArgsOfValidArgumentsDoesNotDecode(t *testing.T) {
+	var calls atomic.Int32
+	tool := argsTool(t, &calls)
+	args := frozen.MustParse(`{"name":"a","count":2,"opts":{"verbose":true}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if err := tool.CheckArgs(args); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("CheckArgs of valid arguments allocated %v times", n)
+	}
+}
+
 func TestDefineAbsentArgumentsAreInvalid(t *testing.T) {
 	var calls atomic.Int32
 	_, err := argsTool(t, &calls).Invoke(context.Background(), stubExec{}, frozen.Value{})

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,5 +319,31 @@ func TestEachCallResolvesAndParsesOnce(t *testing.T) {
 	batch.Wait()
 	if resolves.Load() != 3 || parses.Load() != 3 {
 		t.Fatalf("a batch of 3: %d view resolutions, %d argument parses; want 3 and 3", resolves.Load(), parses.Load())
+	}
+}
+
+// A batch runs later calls on the goroutines of finished ones while it is
+// open, and leaves none behind once it is closed.
+func TestBatchWorkersEndWithTheBatch(t *testing.T) {
+	reg, rt := newRT(t)
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{IsConcurrencySafe: func(frozen.Value) bool { return true }}))
+	before := goruntime.NumGoroutine()
+	b := rt.NewBatch(context.Background(), BatchOptions{Window: 4})
+	for i := range 20 {
+		done := make(chan *Result, 1)
+		if _, ok := b.Go(Request{Name: "add", Arguments: fmt.Sprintf(`{"a":%d,"b":1}`, i)}, Hooks{Done: func(_ int, r *Result) { done <- r }}); !ok {
+			t.Fatal("the batch refused a call")
+		}
+		if r := <-done; r.IsError() {
+			t.Fatal(r.Error().Message)
+		}
+	}
+	b.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for goruntime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines before the batch, %d after it closed", before, goruntime.NumGoroutine())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
@@ -22,6 +23,9 @@ func (rt *Runtime) dispatch(e *execution, p hookSet) pending {
 // wrap mounts one around wrapper; a panic inside it becomes a failure.
 func wrap(a Around, c Call, next Next) Next {
 	return func(ctx context.Context) (out Outcome) {
+		if l, ok := ctx.(*lineage); ok {
+			l.crossed.Store(true)
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				out = Outcome{Err: &registry.Error{Code: registry.CodeInternal, Message: (&registry.PanicError{Where: "around wrapper", Value: r}).Error()}}
@@ -46,7 +50,18 @@ func (rt *Runtime) body(e *execution) Next {
 			}
 			return Outcome{Err: &registry.Error{Code: registry.CodeAbortedBeforeDispatch, Message: fmt.Sprintf("%s was cancelled before dispatch: %v", e.call.Name, cause)}}
 		}
-		if ctx != e.callerCtx {
+		switch l, derived := ctx.(*lineage); {
+		case ctx == e.callerCtx:
+		case derived && l.e == e && !l.crossed.Load():
+			// Already under the caller's cancellation, and released by the
+			// wrapper that made it as soon as the body returns.
+		case derived && l.e == e:
+			// Under the caller's cancellation, but another wrapper runs
+			// after the body: release the body's context on its return.
+			fused, cancel := context.WithCancel(ctx)
+			defer cancel()
+			ctx = fused
+		default:
 			fused, cancel := context.WithCancelCause(ctx)
 			stop := context.AfterFunc(e.callerCtx, func() { cancel(context.Cause(e.callerCtx)) })
 			defer func() {
@@ -65,6 +80,31 @@ func (rt *Runtime) body(e *execution) Next {
 		v, err := e.call.Tool.Body(ctx, e, e.call.Args)
 		return Outcome{Value: v, Err: err}
 	}
+}
+
+// lineage is a context a runtime wrapper derived, through the context
+// tree, from its execution's caller context (or from another lineage of
+// it), so caller cancellation already reaches it. The wrapper cancels it as
+// soon as its next returns; crossed means another wrapper ran below it, so
+// the body's return no longer releases it at once.
+type lineage struct {
+	context.Context
+	e       *execution
+	crossed atomic.Bool
+}
+
+// derive marks tctx, derived from ctx by a wrapper of c that cancels it
+// when its next returns, as a lineage when ctx is already one (or the
+// caller's context); otherwise it returns tctx as is.
+func derive(c Call, ctx, tctx context.Context) context.Context {
+	if c.Token.p == nil || c.Token.p.e == nil {
+		return tctx
+	}
+	e := c.Token.p.e
+	if l, ok := ctx.(*lineage); ctx != e.callerCtx && !(ok && l.e == e) {
+		return tctx
+	}
+	return &lineage{Context: tctx, e: e}
 }
 
 func (e *execution) bodyStarted() bool {

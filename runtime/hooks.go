@@ -13,7 +13,9 @@ import (
 // The zero Token means "none" (a top-level call has no parent).
 type Token struct{ p *tokenState }
 
-type tokenState struct{ _ byte } // non-zero size: every token is a distinct pointer
+// tokenState is what a token points at: its execution (nil for tokens made
+// outside the runtime). Non-zero size: every token is a distinct pointer.
+type tokenState struct{ e *execution }
 
 // IsZero reports whether t is the zero Token.
 func (t Token) IsZero() bool { return t.p == nil }

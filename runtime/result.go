@@ -39,6 +39,18 @@ func (r *Result) Value() frozen.Value { return r.value }
 // Content is the final model-facing content (a copy).
 func (r *Result) Content() []registry.ContentBlock { return registry.CloneContent(r.content) }
 
+// Images returns copies of the content's image blocks in order (nil when
+// there are none).
+func (r *Result) Images() []registry.ContentBlock {
+	var images []registry.ContentBlock
+	for _, b := range r.content {
+		if b.IsImage() {
+			images = append(images, b)
+		}
+	}
+	return registry.CloneContent(images)
+}
+
 // IsError reports whether the call failed.
 func (r *Result) IsError() bool { return r.err != nil }
 

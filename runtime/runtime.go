@@ -21,7 +21,8 @@ type Runtime struct {
 
 	mu        sync.RWMutex
 	nextID    uint64
-	global    *hookSet // every hook, when none is scoped (nil otherwise); read-only
+	global    *hookSet  // every hook, when none is scoped (nil otherwise); read-only
+	gen       *hooksGen // replaced on every change: the key of the hooks memoized on views
 	pre       []scoped[PrePolicy]
 	guards    []scoped[Guard]
 	around    []scoped[Around]
@@ -70,6 +71,7 @@ func add[T any](rt *Runtime, list *[]scoped[T], scope string, fn T) (remove func
 // rebuildLocked caches the hook set every call shares while no hook is
 // scoped, so that unscoped runtimes pick nothing per call.
 func (rt *Runtime) rebuildLocked() {
+	rt.gen = &hooksGen{}
 	anyScoped := func(scopes ...[]string) bool {
 		for _, list := range scopes {
 			for _, s := range list {
@@ -189,7 +191,8 @@ type execution struct {
 	rt        *Runtime
 	call      Call
 	token     tokenState // what call.Token points at
-	req       Request
+	approver  Approver   // Request.Approver
+	sequencer Sequencer  // Request.Sequencer
 	callerCtx context.Context
 	view      *registry.View        // resolved once, at identity; nil when the scope is unknown
 	viewErr   error                 // why view is nil
@@ -249,7 +252,7 @@ func TokenOf(exec registry.Exec) (Token, bool) {
 // that SDK sub-calls route asks the way their parent would.
 func ApproverOf(exec registry.Exec) Approver {
 	if e, ok := exec.(*execution); ok {
-		return e.req.Approver
+		return e.approver
 	}
 	return nil
 }
@@ -291,7 +294,8 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 	p.e = e
 	*e = execution{
 		rt:        rt,
-		req:       req,
+		approver:  req.Approver,
+		sequencer: req.Sequencer,
 		callerCtx: ctx,
 		call: Call{
 			Parent:    req.Parent,
@@ -302,6 +306,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 			Started:   time.Now(),
 		},
 	}
+	e.token.e = e
 	e.call.Token = Token{p: &e.token}
 	e.view, e.viewErr = rt.resolve(req.Scope)
 	if e.view != nil {
@@ -315,7 +320,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 			e.finalize = t.Finalizer()
 		}
 	}
-	if e.argsErr = rt.parseArgs(e); e.argsErr == nil && e.call.Tool != nil {
+	if e.argsErr = rt.parseArgs(e, req.Arguments); e.argsErr == nil && e.call.Tool != nil {
 		if e.argsErr = e.call.Tool.CheckArgs(e.call.Args); e.argsErr == nil {
 			e.safe = e.call.Tool.ClassifyChecked(e.call.Args)
 		}
@@ -347,8 +352,8 @@ func (p *Prepared) Run() *Result {
 	if ok {
 		rt.dispatched(e)
 		out = rt.dispatch(e, hooks) // around wrappers and the body
-		if e.req.Sequencer != nil {
-			e.req.Sequencer.PostTurn()
+		if e.sequencer != nil {
+			e.sequencer.PostTurn()
 		}
 		out = rt.postPolicy(e, hooks, out)
 	}
@@ -390,9 +395,9 @@ var testHookResolve, testHookParse func()
 
 // dispatched tells the sequencer, once, that pre-dispatch stages are over.
 func (rt *Runtime) dispatched(e *execution) {
-	if e.req.Sequencer != nil && !e.sequenced {
+	if e.sequencer != nil && !e.sequenced {
 		e.sequenced = true
-		e.req.Sequencer.Dispatched()
+		e.sequencer.Dispatched()
 	}
 }
 
@@ -428,14 +433,26 @@ func (rt *Runtime) hooksFor(view *registry.View) hookSet {
 	if g := rt.global; g != nil {
 		return *g
 	}
-	return hookSet{
-		pre:       pick(rt.pre, view),
-		guards:    pick(rt.guards, view),
-		around:    pick(rt.around, view),
-		post:      pick(rt.post, view),
-		observers: pick(rt.observers, view),
+	build := func() any {
+		return &hookSet{
+			pre:       pick(rt.pre, view),
+			guards:    pick(rt.guards, view),
+			around:    pick(rt.around, view),
+			post:      pick(rt.post, view),
+			observers: pick(rt.observers, view),
+		}
 	}
+	if view == nil {
+		return *build().(*hookSet)
+	}
+	// A view's chain never changes: its hooks are picked once per
+	// generation of the hooks.
+	return *view.Memo(rt.gen, build).(*hookSet)
 }
+
+// hooksGen is one generation of a runtime's hooks; it keys the hook set
+// picked for a view.
+type hooksGen struct{ _ byte }
 
 // pick keeps global hooks and hooks of a scope on the chain of the call's
 // view (nil: global hooks only).
@@ -457,17 +474,16 @@ func (rt *Runtime) traceStage(s Stage, e *execution) {
 
 // parseArgs reads the raw argument string once: parsed losslessly and
 // frozen. A failure here wins over an already-cancelled caller.
-func (rt *Runtime) parseArgs(e *execution) error {
+func (rt *Runtime) parseArgs(e *execution, raw string) error {
 	if testHookParse != nil {
 		testHookParse()
 	}
-	raw := e.req.Arguments
 	if raw == "" {
 		raw = "{}"
 	}
 	v, err := frozen.ParseString(raw)
 	if err != nil {
-		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON%s", e.req.Name, strings.TrimPrefix(err.Error(), "invalid JSON"))}
+		return &registry.Error{Code: registry.CodeInvalidArgs, Message: fmt.Sprintf("arguments for %s are not valid JSON%s", e.call.Name, strings.TrimPrefix(err.Error(), "invalid JSON"))}
 	}
 	e.call.Args = v
 	return nil
@@ -558,10 +574,10 @@ func (rt *Runtime) ask(e *execution, reason string) *registry.Error {
 	deny := func(code registry.Code, msg string) *registry.Error {
 		return &registry.Error{Code: code, Message: msg}
 	}
-	if e.req.Approver == nil {
+	if e.approver == nil {
 		return deny(registry.CodeDenied, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", e.call.Name, orDefault(reason, "policy asked")))
 	}
-	ans := safeApprove(e.req.Approver, e.callerCtx, ApprovalRequest{Call: e.call, Reason: reason})
+	ans := safeApprove(e.approver, e.callerCtx, ApprovalRequest{Call: e.call, Reason: reason})
 	if err := e.callerCtx.Err(); err != nil {
 		return deny(registry.CodeAbortedBeforeDispatch, fmt.Sprintf("%s was cancelled while waiting for approval", e.call.Name))
 	}

@@ -446,6 +446,35 @@ func TestScopedPrePolicyGatesOnlyItsScope(t *testing.T) {
 	wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`}), "")
 }
 
+// A view's hooks are picked once, yet every hook added or removed applies
+// to the calls that start afterwards in views already used.
+func TestScopedHooksFollowAddAndRemove(t *testing.T) {
+	reg, rt := newRT(t)
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
+	_ = reg.CreateScope("a", registry.Global, registry.ModeNative)
+	call := func() *Result {
+		return rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Scope: "a"})
+	}
+	removeScoped := rt.AddPrePolicy("a", func(context.Context, Call) (Decision, error) { return Allow(), nil })
+	wantCode(t, call(), "")
+	removeGuard := rt.AddGuard("a", func(context.Context, Call) string { return "vetoed" })
+	wantCode(t, call(), registry.CodeDenied)
+	var observed int
+	removeObserver := rt.AddObserver(func(Call, *Result) { observed++ })
+	wantCode(t, call(), registry.CodeDenied)
+	removeGuard()
+	wantCode(t, call(), "")
+	if observed != 2 {
+		t.Fatalf("the observer saw %d calls, want 2", observed)
+	}
+	removeObserver()
+	removeScoped()
+	wantCode(t, call(), "")
+	if observed != 2 {
+		t.Fatal("a removed observer still observes")
+	}
+}
+
 func TestCancellation(t *testing.T) {
 	t.Run("while pre-policy waits", func(t *testing.T) {
 		reg, rt := newRT(t)
@@ -1007,5 +1036,114 @@ func TestHostileErrorAfterCancellation(t *testing.T) {
 				t.Fatal("no message")
 			}
 		})
+	}
+}
+
+// The body's context under Timeout: caller cancellation reaches it, and it
+// is released as soon as the body returns, whether the body is the
+// timeout's next or another wrapper runs in between (each attempt of a
+// retry then has its own).
+func TestTimeoutBodyContext(t *testing.T) {
+	type env struct {
+		bodies []context.Context // each attempt's context
+	}
+	run := func(t *testing.T, inner func(*env) []Around, cancelCaller bool) (*env, *Result) {
+		reg, rt := newRT(t)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		ev := &env{}
+		mustRegister(t, reg, registry.Global, anyTool(t, "t", registry.Behavior{Execute: func(bctx context.Context, _ registry.Exec, _ frozen.Value) (any, error) {
+			ev.bodies = append(ev.bodies, bctx)
+			if cancelCaller {
+				cancel(errors.New("caller gone"))
+				select {
+				case <-bctx.Done():
+				case <-time.After(5 * time.Second):
+					t.Error("the body did not see the caller's cancellation")
+				}
+				return nil, bctx.Err()
+			}
+			if bctx.Err() != nil {
+				t.Errorf("the body's context was done as it ran: %v", bctx.Err())
+			}
+			if len(ev.bodies) < 2 {
+				return nil, Transient(errors.New("again"))
+			}
+			return "ok", nil
+		}}))
+		rt.AddAround(func(ctx context.Context, _ Call, next Next) Outcome {
+			out := next(ctx)
+			for i, b := range ev.bodies {
+				if b.Err() == nil {
+					t.Errorf("attempt %d: the body's context was not released when the timeout returned", i+1)
+				}
+			}
+			return out
+		})
+		rt.AddAround(Timeout(time.Minute))
+		if inner != nil {
+			for _, a := range inner(ev) {
+				rt.AddAround(a)
+			}
+		}
+		return ev, rt.Execute(ctx, Request{Name: "t"})
+	}
+	t.Run("body right under the timeout", func(t *testing.T) {
+		ev, r := run(t, nil, false)
+		wantCode(t, r, registry.CodeToolFailed)
+		if len(ev.bodies) != 1 {
+			t.Fatalf("%d attempts", len(ev.bodies))
+		}
+	})
+	t.Run("a wrapper between the timeout and the body", func(t *testing.T) {
+		released := false
+		run(t, func(ev *env) []Around {
+			return []Around{func(ctx context.Context, _ Call, next Next) Outcome {
+				out := next(ctx)
+				released = len(ev.bodies) == 1 && ev.bodies[0].Err() != nil && ctx.Err() == nil
+				return out
+			}}
+		}, false)
+		if !released {
+			t.Fatal("the body's context was not released when the body returned")
+		}
+	})
+	t.Run("a retry between the timeout and the body", func(t *testing.T) {
+		ev, r := run(t, func(*env) []Around { return []Around{Retry(RetryOptions{Attempts: 2, Backoff: time.Millisecond})} }, false)
+		wantCode(t, r, "")
+		if len(ev.bodies) != 2 {
+			t.Fatalf("%d attempts", len(ev.bodies))
+		}
+	})
+	passThrough := func(*env) []Around {
+		return []Around{func(ctx context.Context, _ Call, next Next) Outcome { return next(ctx) }}
+	}
+	for name, inner := range map[string]func(*env) []Around{"right under the timeout": nil, "below another wrapper": passThrough} {
+		t.Run("caller cancellation, body "+name, func(t *testing.T) {
+			ev, r := run(t, inner, true)
+			wantCode(t, r, registry.CodeAborted)
+			if len(ev.bodies) != 1 || context.Cause(ev.bodies[0]).Error() != "caller gone" {
+				t.Fatalf("%d attempts, cause %v", len(ev.bodies), context.Cause(ev.bodies[0]))
+			}
+		})
+	}
+}
+
+func TestResultImages(t *testing.T) {
+	size := int64(3)
+	img := registry.Image("image/png", "AAAA")
+	img.Size = &size
+	r := &Result{content: []registry.ContentBlock{registry.Text("a"), img, registry.Text("b"), registry.Image("image/gif", "BBBB")}}
+	got := r.Images()
+	if len(got) != 2 || got[0].MimeType != "image/png" || got[1].MimeType != "image/gif" {
+		t.Fatalf("images %+v", got)
+	}
+	*got[0].Size = 9 // a copy: the result must not change
+	got[1].Data = "changed"
+	if *r.content[1].Size != 3 || r.content[3].Data != "BBBB" {
+		t.Fatal("Images shares the result's content")
+	}
+	if (&Result{content: []registry.ContentBlock{registry.Text("a")}}).Images() != nil {
+		t.Fatal("images of a text result")
 	}
 }

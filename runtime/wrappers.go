@@ -26,7 +26,7 @@ func Timeout(def time.Duration) Around {
 		}
 		tctx, cancel := context.WithTimeoutCause(ctx, d, errDeadline)
 		defer cancel()
-		out := next(tctx)
+		out := next(derive(c, ctx, tctx))
 		if out.Err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), errDeadline) {
 			return Outcome{
 				Err:      &registry.Error{Code: registry.CodeToolTimeout, Message: fmt.Sprintf("%s timed out after %s", c.Name, d)},

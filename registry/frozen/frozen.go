@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // Value is an immutable JSON value. The zero Value is "absent" (no value),
@@ -55,7 +56,40 @@ func position(data []byte, offset int64) (line, col int) {
 }
 
 // ParseString is Parse for a string.
-func ParseString(s string) (Value, error) { return Parse([]byte(s)) }
+func ParseString(s string) (Value, error) {
+	raw := []byte(s) // the one copy: valid text is compacted in place
+	if !json.Valid(raw) {
+		return Parse(raw)
+	}
+	return Value{raw: compactValid(raw)}, nil
+}
+
+// compactValid elides the insignificant white space of valid JSON in place,
+// as json.Compact does.
+func compactValid(b []byte) []byte {
+	n := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '"':
+			inString = true
+		}
+		b[n] = c
+		n++
+	}
+	return b[:n]
+}
 
 // MustParse is Parse for trusted literals (tests, tables); it panics on error.
 func MustParse(s string) Value {
@@ -84,6 +118,9 @@ func Snapshot(v any) (val Value, err error) {
 	case json.RawMessage:
 		return Parse(x)
 	}
+	if b, ok := appendPlain(make([]byte, 0, 64), v, 0); ok {
+		return Value{raw: b}, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -105,8 +142,10 @@ func (v Value) Bytes() []byte {
 	return bytes.Clone(v.raw)
 }
 
-// String returns the compact JSON text ("" when absent).
-func (v Value) String() string { return string(v.raw) }
+// String returns the compact JSON text ("" when absent). It shares the
+// value's memory, which is never written after construction, so it costs
+// no copy.
+func (v Value) String() string { return unsafe.String(unsafe.SliceData(v.raw), len(v.raw)) }
 
 // Len is the size of the JSON text in bytes.
 func (v Value) Len() int { return len(v.raw) }

@@ -1,6 +1,7 @@
 package frozen
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -144,4 +145,97 @@ func TestParseErrorsSayWhere(t *testing.T) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
+}
+
+func TestStringSharesTheText(t *testing.T) {
+	v := MustParse(`{"a":[1,2]}`)
+	if n := testing.AllocsPerRun(100, func() { _ = v.String() }); n != 0 {
+		t.Fatalf("String allocated %v times", n)
+	}
+	if (Value{}).String() != "" {
+		t.Fatal("the absent value's text is not empty")
+	}
+}
+
+// FuzzParseStringMatchesParse: ParseString compacts valid text in place and
+// must give exactly what Parse gives, errors included.
+func FuzzParseStringMatchesParse(f *testing.F) {
+	for _, s := range []string{` {"a" : [1, 2 ,{"b":" x\" y "}]} `, "\t\"a b\"\n", `{"a":1,}`, ``, `  `, `nul`, `[1 2]`, `"\\" `} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gerr := ParseString(s)
+		want, werr := Parse([]byte(s))
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) || !got.Equal(want) {
+			t.Fatalf("ParseString(%q) = %s, %v; Parse = %s, %v", s, got, gerr, want, werr)
+		}
+	})
+}
+
+// encoderSnapshot is what Snapshot wrote before its plain-tree path.
+func encoderSnapshot(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(buf.String(), "\n"), nil
+}
+
+func TestSnapshotPlainTrees(t *testing.T) {
+	var nilMap map[string]any
+	var nilSlice []any
+	for _, v := range []any{
+		map[string]any{"sum": 3.0, "b": []any{nil, true, "x<&>\u2028\u2029\x01\b\f\n\r\t\"\\", json.Number("-0.5e+7")}, "a": map[string]any{}},
+		[]any{1e21, 1e-7, 123456789.0, -0.0, 0.1, 5e-324, math.MaxFloat64},
+		map[string]any{"n": -3, "i8": int8(-8), "i16": int16(16), "i32": int32(-32), "i64": int64(math.MinInt64), "u": uint(7), "u8": uint8(8), "u16": uint16(16), "u32": uint32(32), "u64": uint64(math.MaxUint64)},
+		"bad \xff utf-8", json.Number(""), nilMap, nilSlice, []any{},
+	} {
+		want, err := encoderSnapshot(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Snapshot(v)
+		if err != nil || got.String() != want {
+			t.Errorf("Snapshot(%#v) = %s, %v; want %s", v, got, err, want)
+		}
+		if b, ok := appendPlain(nil, v, 0); !ok || string(b) != want {
+			t.Errorf("%#v did not take the plain path", v)
+		}
+	}
+	for _, v := range []any{json.Number("01"), math.NaN(), []any{math.Inf(1)}, map[string]any{"f": func() {}}} {
+		if _, ok := appendPlain(nil, v, 0); ok {
+			t.Errorf("%#v took the plain path", v)
+		}
+		if _, err := Snapshot(v); err == nil {
+			t.Errorf("Snapshot(%#v) did not fail", v)
+		}
+	}
+}
+
+// FuzzSnapshotPlainMatchesEncoder: the plain-tree path writes exactly what
+// the encoder writes.
+func FuzzSnapshotPlainMatchesEncoder(f *testing.F) {
+	f.Add(`{"a":[1,2.5,-0,1e300,"x"],"b":{"c":null,"d":true}}`, true, "s\u2028\xff<", 1.5)
+	f.Add(`[0.000001,1e21,123e-20]`, false, "", 1e21)
+	f.Fuzz(func(t *testing.T, text string, useNumber bool, s string, x float64) {
+		dec := json.NewDecoder(strings.NewReader(text))
+		if useNumber {
+			dec.UseNumber()
+		}
+		var tree any
+		if dec.Decode(&tree) != nil {
+			tree = nil
+		}
+		i := int64(math.Float64bits(x))
+		ints := []any{int(i), int8(i), int16(i), int32(i), i, uint(i), uint8(i), uint16(i), uint32(i), uint64(i)}
+		for _, v := range []any{tree, map[string]any{s: tree, "s": s, "x": x, "n": json.Number(s), "i": ints}, []any{s, x}} {
+			b, ok := appendPlain(nil, v, 0)
+			want, err := encoderSnapshot(v)
+			if ok && (err != nil || string(b) != want) {
+				t.Fatalf("%#v: plain %s, encoder %s (%v)", v, b, want, err)
+			}
+		}
+	})
 }

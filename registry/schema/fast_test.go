@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -63,6 +64,9 @@ func TestFastPathTable(t *testing.T) {
 		if got := s.fast.check(v, 0) == valid; got != tc.fast {
 			t.Errorf("schema %d %s: fast path valid=%v, want %v", tc.schema, tc.value, got, tc.fast)
 		}
+		if got := s.ValidText(tc.value); got != tc.fast {
+			t.Errorf("schema %d %s: ValidText=%v, want %v", tc.schema, tc.value, got, tc.fast)
+		}
 		if got := len(s.Validate(v)) == 0; got != tc.ok {
 			t.Errorf("schema %d %s: Validate ok=%v, want %v", tc.schema, tc.value, got, tc.ok)
 		}
@@ -91,6 +95,67 @@ func FuzzFastPathNeverAcceptsInvalid(f *testing.F) {
 			if err := s.root.Validate(v); err != nil {
 				t.Fatalf("fast path accepted %s, jsonschema says %v", value, err)
 			}
+		}
+	})
+}
+
+func TestValidTextUnsure(t *testing.T) {
+	ss := compiled(t)
+	for _, tc := range []struct {
+		schema int
+		text   string
+		want   bool
+	}{
+		{0, ` {"a": 1 , "b" :2} `, true},
+		{0, `{"a":1,"b":2}x`, false},         // not one value
+		{0, `{"a":1,"b":2,}`, false},         // not JSON
+		{0, `{"a":"x","a":1,"b":2}`, false},  // a duplicate must pass every time
+		{0, `{"a":1,"b":2,"c":"\x"}`, false}, // a bad escape
+		{1, `{"s":"x\u00e9"}`, true},         // escapes are decoded
+		{1, `{"s":"\u0078\u00e9\u00e9"}`, true},
+		{1, `{"s":"x\u00e9\u00e9\u00e9\u00e9"}`, false}, // five runes
+		{2, `{"e":"\u0061"}`, true},
+		{2, `{"e":"\u0063"}`, false},
+		{3, `{"arr":[{"k":"v"},{"k":"w"},{"k":"x"},{"k":"y"}]}`, false}, // maxItems
+		{5, `{"any":[[[{"a":-0.5e-3}]]]}`, true},
+		{5, `{"any":[1e999]}`, false},
+		{0, ``, false},
+	} {
+		if got := ss[tc.schema].ValidText(tc.text); got != tc.want {
+			t.Errorf("schema %d %s: ValidText=%v, want %v", tc.schema, tc.text, got, tc.want)
+		}
+	}
+}
+
+// FuzzValidTextMatchesFastPath checks that judging the text is judging its
+// decoded tree: for the canonical text of a value (no duplicate keys) the
+// two agree, and whatever text ValidText accepts is JSON the tree check
+// accepts.
+func FuzzValidTextMatchesFastPath(f *testing.F) {
+	for _, v := range []string{`{"a":1,"b":2}`, `{"s":"xa","i":0}`, `{"e":"b","c":true}`, `{"arr":[{"k":""}]}`, `{"o":1}`, `{"x":1.9}`, `[]`, `null`, `{"s":"x\u00e9"}`, `{"a":1,"a":"x","b":2}`} {
+		for i := range fastSchemas {
+			f.Add(i, v)
+		}
+	}
+	ss := compiled(f)
+	f.Fuzz(func(t *testing.T, i int, value string) {
+		if i < 0 {
+			i = -i
+		}
+		s := ss[i%len(ss)]
+		v, err := decodeJSON([]byte(value))
+		if s.ValidText(value) && (err != nil || !json.Valid([]byte(value)) || s.fast.check(v, 0) != valid) {
+			t.Fatalf("ValidText accepted %s, which the fast path does not (decode error %v)", value, err)
+		}
+		if err != nil {
+			return
+		}
+		canon, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		if got, want := s.ValidText(string(canon)), s.fast.check(v, 0) == valid; got != want {
+			t.Fatalf("%s: ValidText=%v, fast path on the tree=%v", canon, got, want)
 		}
 	})
 }
