@@ -138,7 +138,7 @@ func TestPeer(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
-	res, err := runPeer(context.Background(), "node", 3)
+	res, err := runPeer(context.Background(), "node", vmPeer, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,11 +148,37 @@ func TestPeer(t *testing.T) {
 			t.Errorf("%s: %+v", name, p)
 		}
 	}
-	if _, err := runPeer(context.Background(), "", 3); !errors.Is(err, errNoNode) {
+	if res.Engine != "vm" {
+		t.Errorf("engine %q", res.Engine)
+	}
+	if _, err := runPeer(context.Background(), "", vmPeer, 3); !errors.Is(err, errNoNode) {
 		t.Errorf("no node: error %v", err)
 	}
-	if _, err := runPeer(context.Background(), "no-such-node-binary", 3); !errors.Is(err, errNoNode) {
+	if _, err := runPeer(context.Background(), "no-such-node-binary", vmPeer, 3); !errors.Is(err, errNoNode) {
 		t.Errorf("missing node: error %v", err)
+	}
+}
+
+// The isolated-vm peer runs the same programs with the same output; CI
+// installs it (.ci/node-deps).
+func TestIsolatedVMPeer(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	res, err := runPeer(context.Background(), "node", ivmPeer, 3)
+	if errors.Is(err, errNoIsolatedVM) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"trivial", "calls20"} {
+		if p := res.Programs[name]; p.N != 3 || p.MeanUS <= 0 {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+	if res.Engine != "isolated-vm 5.0.4" {
+		t.Errorf("engine %q, want isolated-vm 5.0.4 (package.json pins it)", res.Engine)
 	}
 }
 

@@ -6,15 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 )
 
-// peerResult is what bench/peer/peer.mjs prints.
+// peerResult is what a Node peer (cmd/benchtable/peer) prints.
 type peerResult struct {
 	Node       string                 `json:"node"`
+	Engine     string                 `json:"engine"`
 	Iterations int                    `json:"iterations"`
 	Rounds     int                    `json:"rounds"`
 	Programs   map[string]peerSummary `json:"programs"`
@@ -31,20 +33,33 @@ type peerSummary struct {
 	N        int     `json:"n"`
 }
 
-// peerScript is the path of peer.mjs, found beside this source file when
+// The Node peers: the vm one needs only Node; the isolated-vm one needs the
+// isolated-vm package installed beside it (npm ci in cmd/benchtable/peer).
+const (
+	vmPeer  = "peer.mjs"
+	ivmPeer = "ivm.mjs"
+)
+
+// peerDir is the directory of the peers, found beside this source file when
 // the harness runs from a checkout, else relative to the working directory.
-func peerScript() string {
+func peerDir() string {
 	if _, file, _, ok := goruntime.Caller(0); ok {
-		return filepath.Join(filepath.Dir(file), "peer", "peer.mjs")
+		return filepath.Join(filepath.Dir(file), "peer")
 	}
-	return filepath.Join("bench", "peer", "peer.mjs")
+	return filepath.Join("cmd", "benchtable", "peer")
 }
+
+// peerScript is the path of the vm peer.
+func peerScript() string { return filepath.Join(peerDir(), vmPeer) }
 
 // errNoNode means the peer cannot run here.
 var errNoNode = errors.New("node not found")
 
-// runPeer runs one round of the peer: iterations runs of each program.
-func runPeer(ctx context.Context, node string, iterations int) (peerResult, error) {
+// errNoIsolatedVM means the isolated-vm package is not installed.
+var errNoIsolatedVM = errors.New("isolated-vm is not installed: run npm ci in cmd/benchtable/peer")
+
+// runPeer runs one round of a peer script: iterations runs of each program.
+func runPeer(ctx context.Context, node, script string, iterations int) (peerResult, error) {
 	if node == "" {
 		return peerResult{}, errNoNode
 	}
@@ -52,19 +67,24 @@ func runPeer(ctx context.Context, node string, iterations int) (peerResult, erro
 	if err != nil {
 		return peerResult{}, fmt.Errorf("%w: %v", errNoNode, err)
 	}
-	cmd := exec.CommandContext(ctx, path, peerScript(), strconv.Itoa(iterations), "1")
+	if script == ivmPeer {
+		if _, err := os.Stat(filepath.Join(peerDir(), "node_modules", "isolated-vm", "package.json")); err != nil {
+			return peerResult{}, errNoIsolatedVM
+		}
+	}
+	cmd := exec.CommandContext(ctx, path, filepath.Join(peerDir(), script), strconv.Itoa(iterations), "1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return peerResult{}, fmt.Errorf("peer: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
+		return peerResult{}, fmt.Errorf("peer %s: %v: %s", script, err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	var res peerResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		return peerResult{}, fmt.Errorf("peer: unreadable output %q: %v", stdout.String(), err)
+		return peerResult{}, fmt.Errorf("peer %s: unreadable output %q: %v", script, stdout.String(), err)
 	}
 	for _, name := range []string{"trivial", "calls20"} {
 		if res.Programs[name].N == 0 {
-			return peerResult{}, fmt.Errorf("peer: no timings for %s in %q", name, stdout.String())
+			return peerResult{}, fmt.Errorf("peer %s: no timings for %s in %q", script, name, stdout.String())
 		}
 	}
 	return res, nil

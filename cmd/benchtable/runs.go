@@ -29,8 +29,8 @@ func gojaFloor() op {
 
 // runFigures measures whole runs through App.Run (pipeline, sandbox, and
 // the session log on SQLite, as `codemode serve` configures it by default):
-// the trivial run against goja's floor and the Node peer, a 20-call run
-// against the peer, and the cost of one nested call against a direct
+// the trivial run against goja's floor and the Node vm peer, a 20-call run
+// against the vm and isolated-vm peers, and the cost of one nested call against a direct
 // runtime.Execute of the same tool. The same runs on a memory store show
 // what the log costs. The peer runs one round after each Go round.
 func runFigures(e *env) ([]Row, error) {
@@ -81,9 +81,9 @@ func runFigures(e *env) ([]Row, error) {
 	}
 	samples := make([][]float64, len(ops))
 	allocs := make([][]float64, len(ops))
-	var peerTrivial, peerTwenty []float64
-	var peerErr error
-	peerNode := ""
+	var peerTrivial, peerTwenty, ivmTrivial, ivmTwenty []float64
+	var peerErr, ivmErr error
+	peerNode, ivmEngine := "", ""
 	for range e.o.rounds {
 		for i, fn := range ops {
 			s, err := measureRound(fn, e.o.roundTime)
@@ -94,14 +94,24 @@ func runFigures(e *env) ([]Row, error) {
 			allocs[i] = append(allocs[i], s.allocsPerOp)
 		}
 		if peerErr == nil {
-			p, err := runPeer(ctx, e.o.node, e.o.peerIterations)
-			if err != nil {
+			if p, err := runPeer(ctx, e.o.node, vmPeer, e.o.peerIterations); err != nil {
 				peerErr = err
-				continue
+			} else {
+				peerNode = p.Node
+				peerTrivial = append(peerTrivial, p.Programs["trivial"].MeanUS)
+				peerTwenty = append(peerTwenty, p.Programs["calls20"].MeanUS)
 			}
-			peerNode = p.Node
-			peerTrivial = append(peerTrivial, p.Programs["trivial"].MeanUS)
-			peerTwenty = append(peerTwenty, p.Programs["calls20"].MeanUS)
+		}
+		if ivmErr == nil {
+			// An isolate per run costs milliseconds: a tenth of the vm peer's runs
+			// take as long.
+			if p, err := runPeer(ctx, e.o.node, ivmPeer, max(e.o.peerIterations/10, 1)); err != nil {
+				ivmErr = err
+			} else {
+				ivmEngine = p.Engine
+				ivmTrivial = append(ivmTrivial, p.Programs["trivial"].MeanUS)
+				ivmTwenty = append(ivmTwenty, p.Programs["calls20"].MeanUS)
+			}
 		}
 	}
 	m := func(i int) float64 { return median(samples[i]) }
@@ -129,8 +139,22 @@ func runFigures(e *env) ([]Row, error) {
 		pt := Row{Figure: "trivial run ÷ Node vm peer", Value: m(0), Floor: median(peerTrivial), FloorName: "peer",
 			Unit: "µs", Target: "≤ 0.10×"}.withRatio()
 		rows = append(rows, pt.judge(pt.Ratio <= 0.10))
-		rows = append(rows, Row{Figure: "20-call run ÷ Node vm peer", Value: m(4), Floor: median(peerTwenty), FloorName: "peer",
-			Unit: "µs", AllocsPerOp: a(4)}.withRatio())
+		pw := Row{Figure: "20-call run ÷ Node vm peer", Value: m(4), Floor: median(peerTwenty), FloorName: "peer",
+			Unit: "µs", Target: "≤ 5×", AllocsPerOp: a(4)}.withRatio()
+		rows = append(rows, pw.judge(pw.Ratio <= 5))
+	}
+	const ivmFigure = "20-call run ÷ isolated-vm peer"
+	switch {
+	case ivmErr != nil:
+		why := ivmErr.Error()
+		if errors.Is(ivmErr, errNoNode) {
+			why = "node is not installed"
+		}
+		rows = append(rows, skipped(ivmFigure, why))
+	default:
+		iw := Row{Figure: ivmFigure, Value: m(4), Floor: median(ivmTwenty), FloorName: ivmEngine,
+			Unit: "µs", Target: "< 1×", Note: fmt.Sprintf("its trivial run %.0f µs", median(ivmTrivial))}.withRatio()
+		rows = append(rows, iw.judge(iw.Ratio < 1))
 	}
 
 	// One nested call is the difference between an 11-call and a 1-call
