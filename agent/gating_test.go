@@ -21,7 +21,8 @@ import (
 type countingStore struct {
 	session.Store
 	submits, appends, creates, gets atomic.Int32
-	afters                          []int64 // the after of every Events call; guarded by mu
+	usedLookups                     atomic.Int32 // UsedCallIDs calls
+	afters                          []int64      // the after of every Events call; guarded by mu
 
 	mu      sync.Mutex
 	holding bool
@@ -71,6 +72,11 @@ func (s *countingStore) Events(ctx context.Context, id string, after int64, limi
 	s.afters = append(s.afters, after)
 	s.mu.Unlock()
 	return s.Store.Events(ctx, id, after, limit)
+}
+
+func (s *countingStore) UsedCallIDs(ctx context.Context, id string, ids []string) ([]string, error) {
+	s.usedLookups.Add(1)
+	return s.Store.UsedCallIDs(ctx, id, ids)
 }
 
 func (s *countingStore) hold(on bool) {
@@ -211,9 +217,26 @@ func TestStepsResumeFromACheckpoint(t *testing.T) {
 	if err := evs[len(evs)-2].Decode(&c); err != nil || c.Turn != 1 || c.Step != 151 {
 		t.Fatalf("the step after the restart is %+v", c)
 	}
-	// A call id used before the checkpoint is still refused.
+	// A call id used before the checkpoint is still refused: the store's
+	// index is asked about ids the state does not hold.
+	lookups := cs.usedLookups.Load()
 	if _, err := restarted.Step(context.Background(), e.sid, []agent.ToolCall{call(id(3), "math_add", `{}`)}); !errors.Is(err, agent.ErrInvalidCalls) {
 		t.Fatalf("reused call id: %v", err)
+	}
+	if cs.usedLookups.Load() != lookups+1 {
+		t.Fatal("a step's call ids were not looked up in the store's index")
+	}
+	// The ids Run mints are unique by NewID's contract: it asks nothing.
+	lookups = cs.usedLookups.Load()
+	if rep, err := restarted.Run(context.Background(), e.sid, "return 1", "", agent.RunOptions{}); err != nil || rep.Result.IsError() {
+		t.Fatalf("run after a restart: %v %+v", err, rep)
+	}
+	if n := cs.usedLookups.Load() - lookups; n != 0 {
+		t.Fatalf("a run with a minted call id looked it up %d times", n)
+	}
+	// One whose caller names its call id is checked.
+	if _, err := restarted.Run(context.Background(), e.sid, "return 1", "", agent.RunOptions{CallID: id(4)}); !errors.Is(err, agent.ErrInvalidCalls) {
+		t.Fatalf("a run reusing a call id: %v", err)
 	}
 }
 

@@ -70,6 +70,7 @@ type stepOptions struct {
 	codeEntry bool             // the calls may be run_code in any scope
 	also      bridge.EventSink // also receives the nested events
 	create    *session.Session // the session to create with the step's first write
+	minted    bool             // the calls' ids come from Options.NewID: unique, so unused
 }
 
 // RunOptions adjust one Run.
@@ -118,9 +119,9 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if err != nil {
 		return nil, fmt.Errorf("agent: run arguments: %w", err)
 	}
-	id := opts.CallID
+	id, minted := opts.CallID, false
 	if id == "" {
-		id = "run_" + a.opts.NewID()
+		id, minted = "run_"+a.opts.NewID(), true
 	}
 	ctx = bridge.WithTimeout(ctx, opts.Timeout)
 	calls := collector{budget: opts.MaxCallsBytes}
@@ -130,7 +131,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if opts.Create != nil && opts.Create.ID != sessionID {
 		return nil, fmt.Errorf("agent: Create names session %q, not %q", opts.Create.ID, sessionID)
 	}
-	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create})
+	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create, minted: minted})
 	if len(res.Results) == 0 {
 		return nil, err
 	}
@@ -155,10 +156,12 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	if err != nil {
 		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
 	}
-	if id, err := a.usedCallID(ctx, sessionID, st, calls); err != nil {
-		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
-	} else if id != "" {
-		return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, id, sessionID)
+	if !o.minted { // minted ids are unique by NewID's contract: the store's index need not be asked
+		if id, err := a.usedCallID(ctx, sessionID, st, calls); err != nil {
+			return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
+		} else if id != "" {
+			return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, id, sessionID)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return StepResult{}, err // nothing appended yet: the caller is gone
