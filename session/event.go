@@ -2,10 +2,14 @@ package session
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -80,7 +84,11 @@ func NewEvent(typ string, payload any) (Event, error) {
 		if data, err = json.Marshal(payload); err != nil {
 			return Event{}, fmt.Errorf("session: marshal %s payload: %w", typ, err)
 		}
-		err = checkObject(data) // json.Marshal's output is valid JSON
+		// json.Marshal's output is valid JSON; a struct whose members cannot be the
+		// envelope's makes an object without them.
+		if !envelopeFree(reflect.TypeOf(payload)) {
+			err = checkObject(data)
+		}
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("session: %s payload: %w", typ, err)
@@ -198,6 +206,70 @@ func checkData(data []byte) ([]byte, error) {
 		return nil, errors.New("data is not valid JSON")
 	}
 	return data, checkObject(data)
+}
+
+// envelopeFreeTypes caches envelopeFree's answers by type.
+var envelopeFreeTypes sync.Map // reflect.Type → bool
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// envelopeFree reports whether every value of type t marshals to a JSON object
+// without an envelope member (seq, type, time): a struct, or a pointer to one,
+// that marshals itself in no custom way and none of whose members, its embedded
+// structs' included, is named like one.
+func envelopeFree(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	if v, ok := envelopeFreeTypes.Load(t); ok {
+		return v.(bool)
+	}
+	free := structEnvelopeFree(t, 0)
+	envelopeFreeTypes.Store(t, free)
+	return free
+}
+
+func structEnvelopeFree(t reflect.Type, depth int) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || depth > 8 {
+		return false
+	}
+	for _, m := range []reflect.Type{jsonMarshaler, textMarshaler} {
+		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+			return false
+		}
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			if ft := f.Type; ft.Kind() == reflect.Struct || ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+				if !structEnvelopeFree(ft, depth+1) {
+					return false
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.EqualFold(name, "seq") || strings.EqualFold(name, "type") || strings.EqualFold(name, "time") {
+			return false
+		}
+	}
+	return true
 }
 
 // checkObject reports whether valid JSON data is an object that does not

@@ -108,12 +108,39 @@ func TestNewEvent(t *testing.T) {
 		{"x", json.RawMessage(`{"a"`)},
 		{"x", func() {}},
 		{strings.Repeat("t", 65), struct{}{}},
+		// Structs whose members would be the envelope's, however they get there.
+		{"x", struct {
+			Kind string `json:"type"`
+		}{"k"}},
+		{"x", &struct {
+			N int `json:"seq"`
+		}{1}},
+		{"x", struct {
+			A int
+			envelopeMember
+		}{}},
+		{"x", struct{ *envelopeMember }{&envelopeMember{}}},
+		{"x", selfMarshaled{}},
+		{"x", struct {
+			A int
+			selfMarshaled
+		}{}},
 	} {
 		if _, err := session.NewEvent(tt.typ, tt.payload); err == nil {
 			t.Errorf("NewEvent(%q, %T) succeeded", tt.typ, tt.payload)
 		}
 	}
 }
+
+// envelopeMember is embedded by payloads that must be refused.
+type envelopeMember struct {
+	When string `json:"time"`
+}
+
+// selfMarshaled marshals to an object with an envelope member.
+type selfMarshaled struct{}
+
+func (selfMarshaled) MarshalJSON() ([]byte, error) { return []byte(`{"seq":1}`), nil }
 
 func TestPayloadJSONNames(t *testing.T) {
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
