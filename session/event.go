@@ -86,8 +86,8 @@ func NewEvent(typ string, payload any) (Event, error) {
 		}
 		// json.Marshal's output is valid JSON; a struct whose members cannot be the
 		// envelope's makes an object without them.
-		if !envelopeFree(reflect.TypeOf(payload)) {
-			err = checkObject(data)
+		if len(data) == 0 || data[0] != '{' || !envelopeFree(reflect.TypeOf(payload)) {
+			err = checkObject(data) // a nil pointer to a struct marshals to null
 		}
 	}
 	if err != nil {

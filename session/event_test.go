@@ -121,6 +121,7 @@ func TestNewEvent(t *testing.T) {
 		}{}},
 		{"x", struct{ *envelopeMember }{&envelopeMember{}}},
 		{"x", selfMarshaled{}},
+		{"x", (*session.ToolCall)(nil)},
 		{"x", struct {
 			A int
 			selfMarshaled
