@@ -28,6 +28,7 @@ type logWriter struct {
 	tickets []*session.Ticket // submitted, in order; guarded by mu
 	failure error             // the first failed write; guarded by mu
 	linger  *time.Timer       // flushes held events that no later write took; guarded by mu
+	armed   bool              // linger runs for the oldest lingering event held; guarded by mu
 }
 
 // lingerFor is how long a lingering event waits for a write to go with: a
@@ -47,12 +48,17 @@ func (w *logWriter) hold(events ...session.Event) {
 }
 
 // holdLinger queues events for the next write, or for a write of their own
-// after lingerFor when no other write comes first: nothing waits for them,
-// but they must not wait for the end of a long run either.
+// lingerFor after the oldest of them when no other write comes first:
+// nothing waits for them, but they must not wait for the end of a long run
+// either, however often more arrive.
 func (w *logWriter) holdLinger(events ...session.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.held = append(w.held, events...)
+	if w.armed {
+		return
+	}
+	w.armed = true
 	if w.linger == nil {
 		w.linger = time.AfterFunc(lingerFor, w.flushHeld)
 	} else {
@@ -78,6 +84,10 @@ func (w *logWriter) submit(ctx context.Context, events ...session.Event) *sessio
 	defer w.mu.Unlock()
 	all := append(w.held, events...)
 	w.held = nil
+	if w.armed { // what lingered goes now
+		w.linger.Stop()
+		w.armed = false
+	}
 	if len(all) == 0 && w.create == nil {
 		t, resolve := session.NewTicket()
 		resolve(nil, nil)
