@@ -67,7 +67,7 @@ func historyFigures(e *env) ([]Row, error) {
 		return float64(time.Since(start).Microseconds()), err
 	}
 	var firstsLong, firstsNew []float64
-	for range e.o.rounds {
+	for range 3 * e.o.rounds { // single runs: three times the rounds for a steadier median
 		l, err := firstRun(id)
 		if err != nil {
 			return nil, err
