@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 // chunkKeyword is the private keyword that stands, inside one compiled chunk,
@@ -50,11 +52,11 @@ func (r renderer) node(b []byte, n *Node, depth int) []byte {
 	o := objectWriter{b: append(b, '{')}
 	if t != TypeJSON && t != TypeOneOf {
 		o.key("type")
-		o.b = appendString(o.b, t)
+		o.b = jsontext.AppendString(o.b, t)
 	}
 	if n.Description != "" {
 		o.key("description")
-		o.b = appendString(o.b, n.Description)
+		o.b = jsontext.AppendString(o.b, n.Description)
 	}
 	switch t {
 	case TypeObject:
@@ -65,7 +67,7 @@ func (r renderer) node(b []byte, n *Node, depth int) []byte {
 				if i > 0 {
 					o.b = append(o.b, ',')
 				}
-				o.b = appendString(o.b, name)
+				o.b = jsontext.AppendString(o.b, name)
 				o.b = append(o.b, ':')
 				o.b = r.child(o.b, n.Properties[name], depth+1)
 			}
@@ -78,7 +80,7 @@ func (r renderer) node(b []byte, n *Node, depth int) []byte {
 				if i > 0 {
 					o.b = append(o.b, ',')
 				}
-				o.b = appendString(o.b, name)
+				o.b = jsontext.AppendString(o.b, name)
 			}
 			o.b = append(o.b, ']')
 		}
@@ -98,7 +100,7 @@ func (r renderer) node(b []byte, n *Node, depth int) []byte {
 		o.int("maxLength", n.MaxLength)
 		if n.Pattern != "" {
 			o.key("pattern")
-			o.b = appendString(o.b, n.Pattern)
+			o.b = jsontext.AppendString(o.b, n.Pattern)
 		}
 	case TypeNumber, TypeInteger:
 		o.float("minimum", n.Minimum)
@@ -142,7 +144,7 @@ func (o *objectWriter) key(k string) {
 		o.b = append(o.b, ',')
 	}
 	o.more = true
-	o.b = appendString(o.b, k)
+	o.b = jsontext.AppendString(o.b, k)
 	o.b = append(o.b, ':')
 }
 
@@ -169,7 +171,7 @@ func appendValue(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, x)
 	case string:
-		return appendString(b, x)
+		return jsontext.AppendString(b, x)
 	case json.Number:
 		return append(b, x...)
 	case float64:
@@ -207,7 +209,7 @@ func appendValue(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsontext.AppendString(b, k)
 			b = append(b, ':')
 			b = appendValue(b, x[k])
 		}
@@ -241,60 +243,8 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	return b
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string without HTML escaping; invalid
-// UTF-8 becomes U+FFFD, and U+2028/U+2029 are escaped for JavaScript hosts.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
 // quoteJSON returns s as a JSON string literal, for messages.
-func quoteJSON(s string) string { return string(appendString(nil, s)) }
+func quoteJSON(s string) string { return string(jsontext.AppendString(nil, s)) }
 
 // preview renders an acceptable value compactly for a message, truncated.
 func preview(v any) string {
