@@ -79,32 +79,26 @@ func BenchmarkRunTrivial10Tools(b *testing.B)   { benchmarkTrivial(b, 10) }
 func BenchmarkRunTrivial1000Tools(b *testing.B) { benchmarkTrivial(b, 1000) }
 
 func BenchmarkRunOneCallSyncHost(b *testing.B) {
-	p, err := Compile("return await tools.tool_0001({a: 1})", JavaScript)
-	if err != nil {
-		b.Fatal(err)
-	}
-	host := newNamesHost(10)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res := Run(ctx, p, host, Options{}); res.Err != nil {
-			b.Fatalf("%+v", res)
-		}
-	}
+	benchmarkRunProgram(b, newNamesHost(10), "", "return await tools.tool_0001({a: 1})")
 }
 
 // BenchmarkRunElevenCallsSyncHost is the per-call cost inside the sandbox: eleven sequential
 // calls; the difference from BenchmarkRunOneCallSyncHost ÷ 10 is one call.
 func BenchmarkRunElevenCallsSyncHost(b *testing.B) {
-	p, err := Compile("let n = 0; for (let i = 0; i < 11; i++) if ((await tools.tool_0001({a: i, b: 2})).ok) n++; return n", JavaScript)
+	benchmarkRunProgram(b, newNamesHost(10), "11", "let n = 0; for (let i = 0; i < 11; i++) if ((await tools.tool_0001({a: i, b: 2})).ok) n++; return n")
+}
+
+// benchmarkRunProgram runs src with host, and checks that each run succeeds
+// and, unless want is empty, returns want.
+func benchmarkRunProgram(b *testing.B, host Host, want, src string) {
+	p, err := Compile(src, JavaScript)
 	if err != nil {
 		b.Fatal(err)
 	}
-	host := newNamesHost(10)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := Run(ctx, p, host, Options{}); res.Err != nil || string(res.Value) != "11" {
+		if res := Run(ctx, p, host, Options{}); res.Err != nil || want != "" && string(res.Value) != want {
 			b.Fatalf("%+v", res)
 		}
 	}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"testing"
 
 	"github.com/codemode/codemode/sandbox/intl"
@@ -44,33 +43,19 @@ func TestIntl(t *testing.T) {
 	}
 }
 
-func benchmarkRunProgram(b *testing.B, src string) {
-	p, err := Compile(src, JavaScript)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res := Run(ctx, p, nil, Options{}); res.Err != nil {
-			b.Fatalf("%+v", res)
-		}
-	}
-}
-
 // BenchmarkRunToFixed is the floor for BenchmarkRunToLocaleString: a run that formats a
 // number without Intl.
-func BenchmarkRunToFixed(b *testing.B) { benchmarkRunProgram(b, `return (1234.5).toFixed(2)`) }
+func BenchmarkRunToFixed(b *testing.B) { benchmarkRunProgram(b, nil, "", `return (1234.5).toFixed(2)`) }
 
 // BenchmarkRunToLocaleString is a run whose program names toLocaleString: Intl and the
 // Number, BigInt, Date and Array methods are installed, and one number is formatted.
 func BenchmarkRunToLocaleString(b *testing.B) {
-	benchmarkRunProgram(b, `return (1234.5).toLocaleString('de-DE')`)
+	benchmarkRunProgram(b, nil, "", `return (1234.5).toLocaleString('de-DE')`)
 }
 
 // BenchmarkRunNumberFormat is a run that builds Intl and one NumberFormat.
 func BenchmarkRunNumberFormat(b *testing.B) {
-	benchmarkRunProgram(b, `return new Intl.NumberFormat('de-DE', {style: 'currency', currency: 'EUR'}).format(1234.5)`)
+	benchmarkRunProgram(b, nil, "", `return new Intl.NumberFormat('de-DE', {style: 'currency', currency: 'EUR'}).format(1234.5)`)
 }
 
 // format and compare are getters of functions bound to their instance: the same function on
