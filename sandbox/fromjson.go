@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 var errInvalidJSON = errors.New("invalid JSON")
@@ -30,12 +32,12 @@ func (r *run) fromJSON(data []byte) (goja.Value, error) {
 	}
 	// The text is valid from here on: the scan below only tells its tokens apart.
 	stack, items := r.jsonStack[:0], r.jsonItems[:0]
-	i := skipJSONSpace(data, 0)
+	i := jsontext.SkipSpace(data, 0)
 	for {
 		var v goja.Value
 		switch data[i] {
 		case '{':
-			i = skipJSONSpace(data, i+1)
+			i = jsontext.SkipSpace(data, i+1)
 			if data[i] == '}' {
 				v, i = r.rt.NewObject(), i+1
 				break
@@ -45,7 +47,7 @@ func (r *run) fromJSON(data []byte) (goja.Value, error) {
 			stack = append(stack, jsonFrame{obj: r.rt.NewObject(), key: key})
 			continue
 		case '[':
-			i = skipJSONSpace(data, i+1)
+			i = jsontext.SkipSpace(data, i+1)
 			if data[i] == ']' {
 				v, i = r.rt.NewArray(), i+1
 				break
@@ -83,9 +85,9 @@ func (r *run) fromJSON(data []byte) (goja.Value, error) {
 			} else {
 				items = append(items, v)
 			}
-			i = skipJSONSpace(data, i)
+			i = jsontext.SkipSpace(data, i)
 			if data[i] == ',' {
-				i = skipJSONSpace(data, i+1)
+				i = jsontext.SkipSpace(data, i+1)
 				if top.obj != nil {
 					top.key, i = r.jsonKey(data, i)
 				}
@@ -109,7 +111,7 @@ func (r *run) fromJSON(data []byte) (goja.Value, error) {
 // the index of the value.
 func (r *run) jsonKey(data []byte, i int) (string, int) {
 	key, i := r.jsonString(data, i, true)
-	return key, skipJSONSpace(data, skipJSONSpace(data, i)+1)
+	return key, jsontext.SkipSpace(data, jsontext.SkipSpace(data, i)+1)
 }
 
 // maxInternedKey and maxInternedKeys bound the object keys a run keeps to share between the
@@ -257,16 +259,4 @@ func jsonNumber(data []byte, i int) (float64, int) {
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
-}
-
-func skipJSONSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }

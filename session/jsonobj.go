@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 // errNotObject reports JSON that is valid but not an object.
@@ -14,11 +16,11 @@ var errNotObject = errors.New("not a JSON object")
 // (without the whitespace around it). data must already be valid JSON
 // (json.Valid); anything else is reported as an error, never a panic.
 func objectMembers(data []byte, fn func(key, value []byte) error) error {
-	i := skipSpace(data, 0)
+	i := jsontext.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return errNotObject
 	}
-	i = skipSpace(data, i+1)
+	i = jsontext.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return nil
 	}
@@ -31,11 +33,11 @@ func objectMembers(data []byte, fn func(key, value []byte) error) error {
 			return err
 		}
 		key := data[i:end]
-		i = skipSpace(data, end)
+		i = jsontext.SkipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
 			return errMalformed
 		}
-		i = skipSpace(data, i+1)
+		i = jsontext.SkipSpace(data, i+1)
 		vend, err := skipValue(data, i)
 		if err != nil {
 			return err
@@ -43,13 +45,13 @@ func objectMembers(data []byte, fn func(key, value []byte) error) error {
 		if err := fn(key, data[i:vend]); err != nil {
 			return err
 		}
-		i = skipSpace(data, vend)
+		i = jsontext.SkipSpace(data, vend)
 		if i >= len(data) {
 			return errMalformed
 		}
 		switch data[i] {
 		case ',':
-			i = skipSpace(data, i+1)
+			i = jsontext.SkipSpace(data, i+1)
 		case '}':
 			return nil
 		default:
@@ -59,18 +61,6 @@ func objectMembers(data []byte, fn func(key, value []byte) error) error {
 }
 
 var errMalformed = errors.New("malformed JSON")
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
 
 // skipString returns the index just past the string starting at data[i].
 func skipString(data []byte, i int) (int, error) {

@@ -60,3 +60,17 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// SkipSpace returns the index of the first byte of text at or after i that
+// is not JSON whitespace (space, tab, line feed, carriage return).
+func SkipSpace[T ~string | ~[]byte](text T, i int) int {
+	for i < len(text) {
+		switch text[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}

@@ -28,3 +28,17 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+func TestSkipSpace(t *testing.T) {
+	for _, tc := range []struct {
+		text    string
+		i, want int
+	}{{"", 0, 0}, {" \t\r\n{", 0, 4}, {"a  b", 1, 3}, {"\v{", 0, 0}, {"  ", 0, 2}} {
+		if got := SkipSpace(tc.text, tc.i); got != tc.want {
+			t.Errorf("SkipSpace(%q, %d) = %d, want %d", tc.text, tc.i, got, tc.want)
+		}
+		if got := SkipSpace([]byte(tc.text), tc.i); got != tc.want {
+			t.Errorf("SkipSpace([]byte(%q), %d) = %d, want %d", tc.text, tc.i, got, tc.want)
+		}
+	}
+}

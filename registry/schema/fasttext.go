@@ -3,6 +3,8 @@ package schema
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 // The fast path over JSON text. Arguments and values reach validation as
@@ -20,8 +22,8 @@ func (s *Schema) ValidText(text string) bool {
 	if s == nil || s.fast == nil {
 		return false
 	}
-	end, ok := s.fast.scan(text, skipSpace(text, 0), 0)
-	return ok && skipSpace(text, end) == len(text)
+	end, ok := s.fast.scan(text, jsontext.SkipSpace(text, 0), 0)
+	return ok && jsontext.SkipSpace(text, end) == len(text)
 }
 
 // scan judges the value starting at text[i] and returns where it ends; ok
@@ -149,7 +151,7 @@ func elements(text string, i int, elem func(j int) (int, bool)) (int, bool) {
 	if text[i] != '[' {
 		return 0, false
 	}
-	i = skipSpace(text, i+1)
+	i = jsontext.SkipSpace(text, i+1)
 	if i < len(text) && text[i] == ']' {
 		return i + 1, true
 	}
@@ -158,7 +160,7 @@ func elements(text string, i int, elem func(j int) (int, bool)) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		i = skipSpace(text, end)
+		i = jsontext.SkipSpace(text, end)
 		if i >= len(text) {
 			return 0, false
 		}
@@ -166,7 +168,7 @@ func elements(text string, i int, elem func(j int) (int, bool)) (int, bool) {
 		case ']':
 			return i + 1, true
 		case ',':
-			i = skipSpace(text, i+1)
+			i = jsontext.SkipSpace(text, i+1)
 		default:
 			return 0, false
 		}
@@ -179,7 +181,7 @@ func members(text string, i int, member func(key string, j int) (int, bool)) (in
 	if text[i] != '{' {
 		return 0, false
 	}
-	i = skipSpace(text, i+1)
+	i = jsontext.SkipSpace(text, i+1)
 	if i < len(text) && text[i] == '}' {
 		return i + 1, true
 	}
@@ -188,14 +190,14 @@ func members(text string, i int, member func(key string, j int) (int, bool)) (in
 		if !ok {
 			return 0, false
 		}
-		i = skipSpace(text, end)
+		i = jsontext.SkipSpace(text, end)
 		if i >= len(text) || text[i] != ':' {
 			return 0, false
 		}
-		if end, ok = member(key, skipSpace(text, i+1)); !ok {
+		if end, ok = member(key, jsontext.SkipSpace(text, i+1)); !ok {
 			return 0, false
 		}
-		i = skipSpace(text, end)
+		i = jsontext.SkipSpace(text, end)
 		if i >= len(text) {
 			return 0, false
 		}
@@ -203,7 +205,7 @@ func members(text string, i int, member func(key string, j int) (int, bool)) (in
 		case '}':
 			return i + 1, true
 		case ',':
-			i = skipSpace(text, i+1)
+			i = jsontext.SkipSpace(text, i+1)
 		default:
 			return 0, false
 		}
@@ -312,16 +314,4 @@ func word(text string, i int, w string) (int, bool) {
 		return i + len(w), true
 	}
 	return 0, false
-}
-
-func skipSpace(text string, i int) int {
-	for i < len(text) {
-		switch text[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
