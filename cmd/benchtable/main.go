@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"time"
+
+	"github.com/codemode/codemode/internal/gcfloor"
 )
 
 // options are the command-line flags.
@@ -67,6 +69,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	gcfloor.Start() // as codemode serve does: the service's default configuration
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/gcfloor"
 	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/mcp"
 )
@@ -90,6 +91,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	log := newLogger(stderr, cfg.Log)
+	gcfloor.Start()
 	a, err := startApp(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
 		return err

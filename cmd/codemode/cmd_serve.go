@@ -12,6 +12,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	httpapi "github.com/codemode/codemode/http"
+	"github.com/codemode/codemode/internal/gcfloor"
 	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/mcp"
 	"github.com/codemode/codemode/playground"
@@ -65,6 +66,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	}
 
 	log := newLogger(stderr, cfg.Log)
+	gcfloor.Start()
 	a, err := startApp(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
 		return err
