@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"sync"
+
+	"github.com/codemode/codemode/internal/gopool"
 )
 
 // Batch runs sibling calls (one model step's tool calls, or one program's
@@ -13,10 +15,8 @@ import (
 // drain, runs alone and holds later calls back until it has settled.
 // Pre-policy, approval and guards keep submission order. What happens after
 // the body depends on BatchOptions.InOrder: a model step's calls settle in
-// submission order, a program's each as soon as its own body ends. A call
-// runs on the goroutine of a finished one when one is idle (its stack
-// already grown); idle goroutines end with the batch's context, which Close
-// cancels.
+// submission order, a program's each as soon as its own body ends. Calls
+// run on goroutines of gopool, whose stacks have grown already.
 type Batch struct {
 	rt      *Runtime
 	window  int
@@ -24,9 +24,6 @@ type Batch struct {
 	ctx     context.Context // calls run under it; cancelled by Close
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	// idle hands a submitted call to a worker that has finished one and
-	// waits for the next (its stack already grown), until ctx ends.
-	idle chan batchCall
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -55,7 +52,7 @@ type BatchOptions struct {
 func (rt *Runtime) NewBatch(ctx context.Context, opts BatchOptions) *Batch {
 	window := max(opts.Window, 1)
 	ctx, cancel := context.WithCancel(ctx)
-	b := &Batch{rt: rt, window: window, inOrder: opts.InOrder, ctx: ctx, cancel: cancel, idle: make(chan batchCall), nextStart: 1, finished: map[int]bool{}}
+	b := &Batch{rt: rt, window: window, inOrder: opts.InOrder, ctx: ctx, cancel: cancel, nextStart: 1, finished: map[int]bool{}}
 	b.cond = sync.NewCond(&b.mu)
 	// A cancelled batch starts nothing more: wake the waiting calls.
 	context.AfterFunc(ctx, func() {
@@ -97,33 +94,8 @@ func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	n = b.submitted
 	b.wg.Add(1)
 	b.mu.Unlock()
-	c := batchCall{n: n, req: req, h: h}
-	select {
-	case b.idle <- c:
-	default:
-		go b.work(c)
-	}
+	gopool.Go(func() { b.run(n, req, h) })
 	return n, true
-}
-
-// batchCall is a submitted call on its way to a worker.
-type batchCall struct {
-	n   int
-	req Request
-	h   Hooks
-}
-
-// work runs c, then each call handed to it while it waits idle, until the
-// batch's context ends.
-func (b *Batch) work(c batchCall) {
-	for {
-		b.run(c.n, c.req, c.h)
-		select {
-		case c = <-b.idle:
-		case <-b.ctx.Done():
-			return
-		}
-	}
 }
 
 func (b *Batch) run(n int, req Request, h Hooks) {

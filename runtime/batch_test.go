@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/gopool"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 )
@@ -322,28 +323,35 @@ func TestEachCallResolvesAndParsesOnce(t *testing.T) {
 	}
 }
 
-// A batch runs later calls on the goroutines of finished ones while it is
-// open, and leaves none behind once it is closed.
+// A batch's calls run on gopool's goroutines, which wait there once the
+// batch has closed: none is left behind that the pool does not hold, and
+// later calls reuse them rather than start more.
 func TestBatchWorkersEndWithTheBatch(t *testing.T) {
 	reg, rt := newRT(t)
 	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{IsConcurrencySafe: func(frozen.Value) bool { return true }}))
-	before := goruntime.NumGoroutine()
-	b := rt.NewBatch(context.Background(), BatchOptions{Window: 4})
-	for i := range 20 {
-		done := make(chan *Result, 1)
-		if _, ok := b.Go(Request{Name: "add", Arguments: fmt.Sprintf(`{"a":%d,"b":1}`, i)}, Hooks{Done: func(_ int, r *Result) { done <- r }}); !ok {
-			t.Fatal("the batch refused a call")
+	busy := func() int { return goruntime.NumGoroutine() - gopool.Idle() }
+	before, total := busy(), goruntime.NumGoroutine()
+	for round := range 3 {
+		b := rt.NewBatch(context.Background(), BatchOptions{Window: 4})
+		for i := range 20 {
+			done := make(chan *Result, 1)
+			if _, ok := b.Go(Request{Name: "add", Arguments: fmt.Sprintf(`{"a":%d,"b":1}`, i)}, Hooks{Done: func(_ int, r *Result) { done <- r }}); !ok {
+				t.Fatal("the batch refused a call")
+			}
+			if r := <-done; r.IsError() {
+				t.Fatal(r.Error().Message)
+			}
 		}
-		if r := <-done; r.IsError() {
-			t.Fatal(r.Error().Message)
+		b.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for busy() > before {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d goroutines busy before the batch, %d after it closed", round, before, busy())
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
-	b.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for goruntime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines before the batch, %d after it closed", before, goruntime.NumGoroutine())
-		}
-		time.Sleep(time.Millisecond)
+	if n := goruntime.NumGoroutine(); n > total+4 {
+		t.Errorf("%d goroutines before three batches of one call at a time, %d after: the pool's were not reused", total, n)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+
+	"github.com/codemode/codemode/internal/gopool"
 )
 
 // Defaults for Options fields left at zero (or set negative).
@@ -144,7 +146,7 @@ func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 	r := newRun(p, host, opts.withDefaults())
 	watchdog.add(r)
 	defer watchdog.remove(r)
-	go r.main()
+	gopool.Go(r.main)
 
 	deadline := time.NewTimer(r.opts.Timeout)
 	defer deadline.Stop()
