@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
@@ -62,6 +63,22 @@ type Event struct {
 	Type string
 	Time time.Time
 	Data json.RawMessage
+
+	// checked is set by NewEvent: Data, as long as it is these bytes (not
+	// replaced, not resliced), is a JSON object without envelope members, and
+	// the store's append need not check it again. Data is not to be changed
+	// in place after NewEvent.
+	checked checkedData
+}
+
+// checkedData identifies the bytes NewEvent checked.
+type checkedData struct {
+	p *byte
+	n int
+}
+
+func (c checkedData) covers(data []byte) bool {
+	return c.p != nil && len(data) == c.n && unsafe.SliceData(data) == c.p
 }
 
 // NewEvent returns an unsequenced event of type typ whose Data is payload
@@ -93,7 +110,11 @@ func NewEvent(typ string, payload any) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("session: %s payload: %w", typ, err)
 	}
-	return Event{Type: typ, Data: data}, nil
+	e := Event{Type: typ, Data: data}
+	if len(data) > 0 && data[0] == '{' { // not space-padded: what prepare keeps verbatim
+		e.checked = checkedData{p: unsafe.SliceData(data), n: len(data)}
+	}
+	return e, nil
 }
 
 // Decode unmarshals the event's Data into dst (typically a pointer to the
@@ -323,12 +344,15 @@ func prepare(events []Event, now time.Time) ([]prepared, error) {
 		if err := checkType(e.Type); err != nil {
 			return nil, fmt.Errorf("session: event %d: %w", i, err)
 		}
-		data, err := checkData(e.Data)
-		if err != nil {
-			return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)
-		}
-		if len(bytes.TrimSpace(e.Data)) != 0 {
-			data = e.Data // keep the caller's bytes exactly
+		data := []byte(e.Data)
+		if !e.checked.covers(data) {
+			var err error
+			if data, err = checkData(e.Data); err != nil {
+				return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)
+			}
+			if len(bytes.TrimSpace(e.Data)) != 0 {
+				data = e.Data // keep the caller's bytes exactly
+			}
 		}
 		if !utf8.Valid(data) {
 			return nil, fmt.Errorf("session: event %d (%s): data is not valid UTF-8", i, e.Type)
@@ -342,6 +366,7 @@ func prepare(events []Event, now time.Time) ([]prepared, error) {
 			return nil, fmt.Errorf("session: event %d (%s): time %v is outside the years 1 to 9999", i, e.Type, e.Time)
 		}
 		if e.Type == TypeToolCall || e.Type == TypeToolResult {
+			var err error
 			if p.callID, err = callIDOf(data); err != nil {
 				return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)
 			}
