@@ -97,15 +97,18 @@ func NewEvent(typ string, payload any) (Event, error) {
 	case []byte:
 		data = bytes.Clone(p)
 		_, err = checkData(data)
+	case CodeDispatchStart:
+		var ok bool
+		if data, ok = p.appendJSON(nil); !ok {
+			data, err = marshalPayload(payload)
+		}
+	case CodeDispatch:
+		var ok bool
+		if data, ok = p.appendJSON(nil); !ok {
+			data, err = marshalPayload(payload)
+		}
 	default:
-		if data, err = json.Marshal(payload); err != nil {
-			return Event{}, fmt.Errorf("session: marshal %s payload: %w", typ, err)
-		}
-		// json.Marshal's output is valid JSON; a struct whose members cannot be the
-		// envelope's makes an object without them.
-		if len(data) == 0 || data[0] != '{' || !envelopeFree(reflect.TypeOf(payload)) {
-			err = checkObject(data) // a nil pointer to a struct marshals to null
-		}
+		data, err = marshalPayload(payload)
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("session: %s payload: %w", typ, err)
@@ -115,6 +118,22 @@ func NewEvent(typ string, payload any) (Event, error) {
 		e.checked = checkedData{p: unsafe.SliceData(data), n: len(data)}
 	}
 	return e, nil
+}
+
+// marshalPayload marshals a payload that must make an event's data.
+func marshalPayload(payload any) ([]byte, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("marshal: %w", err)
+	}
+	// json.Marshal's output is valid JSON; a struct whose members cannot be the
+	// envelope's makes an object without them.
+	if len(data) == 0 || data[0] != '{' || !envelopeFree(reflect.TypeOf(payload)) {
+		if err := checkObject(data); err != nil { // a nil pointer to a struct marshals to null
+			return nil, err
+		}
+	}
+	return data, nil
 }
 
 // Decode unmarshals the event's Data into dst (typically a pointer to the

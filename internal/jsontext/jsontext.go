@@ -10,12 +10,19 @@ const hexDigits = "0123456789abcdef"
 // escaping off (json.Encoder.SetEscapeHTML(false)), byte for byte: \b, \f,
 // \n, \r, \t and \" \\ short, other control characters as \u00XX,
 // invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, false) }
+
+// AppendStringHTML appends s quoted as json.Marshal quotes it (HTML escaping
+// on), byte for byte: as AppendString, and <, > and & as \u003c, \u003e and
+// \u0026.
+func AppendStringHTML(b []byte, s string) []byte { return appendString(b, s, true) }
+
+func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}

@@ -17,7 +17,8 @@ func encoded(t *testing.T, s string) string {
 	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
-// AppendString writes what encoding/json writes with HTML escaping off.
+// AppendString writes what encoding/json writes with HTML escaping off,
+// AppendStringHTML what json.Marshal writes.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "q\"b\\s", "\b\f\n\r\t\x00\x1f\x7f", "<&>", "\u2028\u2029", "\xff\xfe", "é€😀", "a\xc3"} {
 		f.Add(s)
@@ -25,6 +26,13 @@ func FuzzAppendString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := string(AppendString([]byte("x"), s)), "x"+encoded(t, s); got != want {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendStringHTML([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("AppendStringHTML(%q) = %s, want x%s", s, got, want)
 		}
 	})
 }
