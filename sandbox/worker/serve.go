@@ -37,7 +37,17 @@ func init() {
 	if json.Unmarshal([]byte(v), &cfg) != nil || cfg.Version != protocolVersion {
 		return // not set by a pool of this version: leave the process alone
 	}
-	os.Exit(serveProcess(cfg))
+	os.Exit(offMainThread(func() int { return serveProcess(cfg) }))
+}
+
+// offMainThread runs f on a goroutine of its own and returns its result. The runtime locks
+// the goroutine that runs init functions to the main thread, so a goroutine that blocks and
+// wakes there (the protocol's reader, once per frame) has the one P handed between the main
+// thread and another, two thread wake-ups each time; a new goroutine is not locked.
+func offMainThread(f func() int) int {
+	status := make(chan int)
+	go func() { status <- f() }()
+	return <-status
 }
 
 // Main serves the worker protocol on the process's stdin and stdout with the configuration
