@@ -34,6 +34,7 @@ type process struct {
 	hard     int64                                     // the hard memory cap it applied, from its hello
 	grace    time.Duration                             // Options.KillGrace
 	maxStack int64                                     // Options.MaxStack
+	spinOK   func() bool                               // whether the worker may spin awaiting a settlement; nil for never
 
 	hello    chan *message // the worker's hello, once
 	helloErr chan error    // or why there was none
@@ -59,7 +60,7 @@ const (
 )
 
 // launch starts a worker process and its reader; awaitHello then waits until it is ready.
-func launch(opts Options, env []string, died func(*process, bool, string)) (*process, error) {
+func launch(opts Options, env []string, died func(*process, bool, string), spinOK func() bool) (*process, error) {
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Env = env
 	cmd.Dir = opts.Dir
@@ -98,6 +99,7 @@ func launch(opts Options, env []string, died func(*process, bool, string)) (*pro
 		died:     died,
 		grace:    opts.KillGrace,
 		maxStack: opts.MaxStack,
+		spinOK:   spinOK,
 		exited:   make(chan struct{}),
 		hello:    make(chan *message, 1),
 		helloErr: make(chan error, 1),
@@ -254,7 +256,7 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 	}()
 	w.runs++
 
-	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID}
+	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID, Spin: w.spin()}
 	if namesID != w.namesID {
 		list, err := names()
 		if err != nil {
@@ -353,7 +355,7 @@ func (r *procRun) call(m *message) {
 // settle sends a call's outcome to the worker. A value that is not JSON, or too large for a
 // frame, rejects the call instead.
 func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement) {
-	m := &message{Type: msgSettle, Run: run, Seq: seq}
+	m := &message{Type: msgSettle, Run: run, Seq: seq, Spin: w.spin()}
 	switch {
 	case s.Err != nil:
 		m.Error = &callError{ToolName: s.Err.ToolName, Code: s.Err.Code, Message: s.Err.Message}
@@ -367,6 +369,8 @@ func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement)
 	// A write error means the worker is gone; the run sees it exit.
 	_ = w.out.write(m)
 }
+
+func (w *process) spin() bool { return w.spinOK != nil && w.spinOK() }
 
 // deathFailure says why a worker that exited during a run ended, for the model that wrote the
 // program. Called after exited is closed.

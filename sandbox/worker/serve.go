@@ -114,7 +114,8 @@ func applyLimits(cfg config) (string, int64) {
 
 // server is the worker side of the protocol.
 type server struct {
-	out *frameWriter
+	out  *frameWriter
+	spin bool // the last run or settle frame allowed spinning; the reader's own
 
 	mu     sync.Mutex
 	active *workerRun // the run in progress; guarded by mu
@@ -130,6 +131,9 @@ type nameSet struct {
 // serve runs the protocol until in ends (nil) or a frame is bad (an error).
 func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
 	s := &server{out: newFrameWriter(out)}
+	if rc, ok := in.(*rawConn); ok {
+		rc.spin = s.awaiting
+	}
 	if err := s.out.write(&message{Type: msgHello, Version: protocolVersion, PID: os.Getpid(), Limits: limits, Hard: hard}); err != nil {
 		return err
 	}
@@ -144,10 +148,12 @@ func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
 		}
 		switch m.Type {
 		case msgRun:
+			s.spin = m.Spin
 			if err := s.start(m); err != nil {
 				return err
 			}
 		case msgSettle:
+			s.spin = m.Spin
 			s.settle(m)
 		case msgCancel:
 			s.cancel(m)
@@ -257,6 +263,18 @@ func (r *workerRun) Has(name string) bool {
 
 // Names implements sandbox.Host.
 func (r *workerRun) Names() []string { return r.names.list }
+
+// awaiting reports whether the reader should spin on an empty pipe (rawConn.spinRead): while
+// a run is active (the next frame is a settlement or a cancel) and the pool allows it; between
+// runs the worker parks. Called by the reader.
+func (s *server) awaiting() bool {
+	if !s.spin {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil
+}
 
 func (s *server) current(id uint64) *workerRun {
 	s.mu.Lock()
