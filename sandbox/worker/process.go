@@ -89,12 +89,13 @@ func launch(opts Options, env []string, died func(*process, bool, string), spinO
 		stdout.Close()
 		return nil, err
 	}
+	in := rawPipe(stdout)
 	w := &process{
 		cmd:      cmd,
 		pid:      cmd.Process.Pid,
 		pipes:    [2]*os.File{stdin, stdout},
 		out:      newFrameWriter(rawPipe(stdin)),
-		in:       newFrameReader(rawPipe(stdout), MaxFrameBytes),
+		in:       newFrameReader(in, MaxFrameBytes),
 		stderr:   tail,
 		died:     died,
 		grace:    opts.KillGrace,
@@ -103,6 +104,9 @@ func launch(opts Options, env []string, died func(*process, bool, string), spinO
 		exited:   make(chan struct{}),
 		hello:    make(chan *message, 1),
 		helloErr: make(chan error, 1),
+	}
+	if rc, ok := in.(*rawConn); ok {
+		rc.spin = w.awaiting
 	}
 	go w.readLoop()
 	return w, nil
@@ -371,6 +375,17 @@ func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement)
 }
 
 func (w *process) spin() bool { return w.spinOK != nil && w.spinOK() }
+
+// awaiting reports whether the reader should spin on an empty pipe (rawConn.spinRead): while
+// a run is in progress (its next frame is a call or done) and the pool allows it.
+func (w *process) awaiting() bool {
+	if !w.spin() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cur != nil
+}
 
 // deathFailure says why a worker that exited during a run ended, for the model that wrote the
 // program. Called after exited is closed.

@@ -104,14 +104,18 @@ func (c *rawConn) read(fd uintptr) bool {
 
 // Spinning. Waking a process that sleeps on the poller, and putting it to sleep again, is
 // most of what a frame's round trip between processes costs on a virtual machine: the
-// writer's system call wakes a halted CPU, the reader's thread is switched out and back in.
-// A reader that expects a frame soon retries the empty pipe instead, for up to spinFor,
-// yielding to every other goroutine of its process (runtime.Gosched) and to every other
-// thread on its CPU (sched_yield) between attempts, so that it uses only time nothing else
-// wants. Each spin that comes up empty doubles the number of reads that then park at once
-// (up to maxSpinBackoff): when the answers are slow (a tool that takes milliseconds, a CPU
-// the writer must share) spinning costs next to nothing; one that catches a frame ends the
-// backoff.
+// writer's system call wakes a halted CPU, the reader's thread is switched out and back in,
+// and in a process with idle Ps the scheduler wakes a second thread besides. A reader that
+// expects a frame soon (either side, while a run is in progress and few runs share the CPUs:
+// Options.SpinRuns) retries the empty pipe instead, for up to spinFor, calling
+// runtime.Gosched between attempts so that every other goroutine of its process runs first.
+// It does not yield its CPU to other threads (sched_yield there measured slower: it hands
+// the CPU to the scheduler's own spinning threads); the kernel preempts it as it would any
+// running thread, and the spin is short and rarely repeated when it fails: each spin that
+// comes up empty doubles the number of reads that then park at once (up to maxSpinBackoff),
+// so that when the answers are slow (a tool that takes milliseconds, a program that
+// computes, a CPU the other side must share) spinning costs next to nothing; one that
+// catches a frame ends the backoff.
 const (
 	spinFor        = 50 * time.Microsecond
 	maxSpinBackoff = 64
@@ -148,7 +152,6 @@ func (c *rawConn) spinRead() bool {
 			return false
 		}
 		runtime.Gosched()
-		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
 
