@@ -34,7 +34,9 @@ type process struct {
 	hard     int64                                     // the hard memory cap it applied, from its hello
 	grace    time.Duration                             // Options.KillGrace
 	maxStack int64                                     // Options.MaxStack
-	spinOK   func() bool                               // whether the worker may spin awaiting a settlement; nil for never
+	spinOK   func() bool                               // whether both sides may spin awaiting a frame (Options.SpinRuns); nil for never
+	// spinAfresh clears the backoff of in's spinning (spinOn); readLoop calls it after each run.
+	spinAfresh func()
 
 	hello    chan *message // the worker's hello, once
 	helloErr chan error    // or why there was none
@@ -105,9 +107,7 @@ func launch(opts Options, env []string, died func(*process, bool, string), spinO
 		hello:    make(chan *message, 1),
 		helloErr: make(chan error, 1),
 	}
-	if rc, ok := in.(*rawConn); ok {
-		rc.spin = w.awaiting
-	}
+	w.spinAfresh = spinOn(in, w.awaiting)
 	go w.readLoop()
 	return w, nil
 }
@@ -164,6 +164,7 @@ func (w *process) readLoop() {
 				r.call(m)
 			}
 		case msgDone:
+			w.spinAfresh()
 			if r := w.current(m.Run); r != nil {
 				select {
 				case r.done <- m:

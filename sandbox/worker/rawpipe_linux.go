@@ -52,6 +52,7 @@ type rawConn struct {
 	spin    func() bool
 	backoff int // reads to park at once after the last spin that came up empty
 	skip    int // of those, still to go
+	spins   struct{ caught, empty int }
 
 	wbuf    []byte
 	wn      int
@@ -121,6 +122,18 @@ const (
 	maxSpinBackoff = 64
 )
 
+// spinOn makes the reads of r, when it is a raw pipe, spin while awaiting reports true, and
+// returns the function that clears the backoff, for the reader to call when a run begins
+// (slow answers in one run say nothing of the next). Both are the reader's own.
+func spinOn(r io.Reader, awaiting func() bool) (restart func()) {
+	c, ok := r.(*rawConn)
+	if !ok {
+		return func() {}
+	}
+	c.spin = awaiting
+	return func() { c.backoff, c.skip = 0, 0 }
+}
+
 // spinRead is one read of an empty pipe that spins before the caller parks, when c.spin
 // asks for it and no backoff is due. It reports whether it read (or failed); false means
 // the caller parks.
@@ -140,6 +153,7 @@ func (c *rawConn) spinRead() bool {
 		}
 		switch {
 		case c.rgot && tries > 0:
+			c.spins.caught++
 			c.backoff = 0
 			return true
 		case c.rgot:
@@ -147,6 +161,7 @@ func (c *rawConn) spinRead() bool {
 		case tries == 0:
 			deadline = time.Now().Add(spinFor)
 		case time.Now().After(deadline):
+			c.spins.empty++
 			c.backoff = min(2*c.backoff+1, maxSpinBackoff)
 			c.skip = c.backoff
 			return false

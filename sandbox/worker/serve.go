@@ -131,9 +131,7 @@ type nameSet struct {
 // serve runs the protocol until in ends (nil) or a frame is bad (an error).
 func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
 	s := &server{out: newFrameWriter(out)}
-	if rc, ok := in.(*rawConn); ok {
-		rc.spin = s.awaiting
-	}
+	spinAfresh := spinOn(in, s.awaiting)
 	if err := s.out.write(&message{Type: msgHello, Version: protocolVersion, PID: os.Getpid(), Limits: limits, Hard: hard}); err != nil {
 		return err
 	}
@@ -149,6 +147,7 @@ func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
 		switch m.Type {
 		case msgRun:
 			s.spin = m.Spin
+			spinAfresh()
 			if err := s.start(m); err != nil {
 				return err
 			}
