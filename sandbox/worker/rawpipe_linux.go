@@ -135,8 +135,8 @@ func spinOn(r io.Reader, awaiting func() bool) (restart func()) {
 }
 
 // spinRead is one read of an empty pipe that spins before the caller parks, when c.spin
-// asks for it and no backoff is due. It reports whether it read (or failed); false means
-// the caller parks.
+// asks for it and no backoff is due, for as long as c.spin goes on asking for it, up to
+// spinFor. It reports whether it read (or failed); false means the caller parks.
 func (c *rawConn) spinRead() bool {
 	if c.spin == nil || !c.spin() {
 		return false
@@ -158,6 +158,8 @@ func (c *rawConn) spinRead() bool {
 			return true
 		case c.rgot:
 			return true // nothing was waited for: the backoff stands
+		case !c.spin():
+			return false // nothing to wait for any more (the run ended): park
 		case tries == 0:
 			deadline = time.Now().Add(spinFor)
 		case time.Now().After(deadline):

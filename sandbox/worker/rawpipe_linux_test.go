@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -89,7 +90,8 @@ func TestRawPipeDoesNotAllocate(t *testing.T) {
 // one P, the writer runs only if the spin lets it, and the spin then catches the frame.
 // Without the writer the spin gives up after spinFor and the read parks, still getting what
 // comes later; the reads after an empty spin park at once, and one spin that catches a frame
-// (or spinAfresh) ends that backoff. A reader not awaiting anything never spins.
+// (or spinAfresh) ends that backoff. A reader not awaiting anything never spins, and stops
+// spinning when it no longer is.
 func TestRawPipeSpins(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	r, w, err := os.Pipe()
@@ -99,8 +101,9 @@ func TestRawPipeSpins(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	rr := rawPipe(r).(*rawConn)
-	awaiting := true
-	afresh := spinOn(rr, func() bool { return awaiting })
+	var awaiting atomic.Bool
+	awaiting.Store(true)
+	afresh := spinOn(rr, awaiting.Load)
 	buf := make([]byte, 8)
 	read := func(want string) {
 		t.Helper()
@@ -139,12 +142,18 @@ func TestRawPipeSpins(t *testing.T) {
 	read("f")
 	want(2, 2, 0)
 
-	awaiting = false
+	awaiting.Store(false)
 	writeLater("g")
 	read("g")
 	want(2, 2, 0)
 
-	awaiting = true // the end of the pipe ends a spinning read
+	awaiting.Store(true) // a spin ends, in no backoff, when there is nothing more to await
+	go awaiting.Store(false)
+	writeLater("h")
+	read("h")
+	want(2, 2, 0)
+
+	awaiting.Store(true) // the end of the pipe ends a spinning read
 	go w.Close()
 	if n, err := rr.Read(buf); n != 0 || err != io.EOF {
 		t.Fatalf("read of a closed pipe = %d, %v; want io.EOF", n, err)
