@@ -435,8 +435,8 @@ func TestNoRetirementWhileRunsWait(t *testing.T) {
 }
 
 // Both sides spin awaiting a frame only while at most SpinRuns runs are in progress (the
-// flag crosses in run and settle frames) and a run is active; a pool that never spins runs
-// programs alike.
+// flag crosses in run and settle frames) and a run is active (for the pool, once it has made a
+// call); a pool that never spins runs programs alike.
 func TestPoolSpinsWhileFewRunsShareTheCPUs(t *testing.T) {
 	if got, want := (Options{}).withDefaults().SpinRuns, max(runtime.GOMAXPROCS(0)/2, 1); got != want {
 		t.Errorf("default SpinRuns %d, want %d", got, want)
@@ -458,6 +458,21 @@ func TestPoolSpinsWhileFewRunsShareTheCPUs(t *testing.T) {
 		wantValue(t, p.Run(context.Background(), code, sandboxtest.Host{}, sandbox.Options{}), "230")
 	}
 
+	// The pool's reader spins once the run has made a call (before it the worker is starting
+	// the run, longer than a spin); the worker's while its run is active.
+	allowed := true
+	w := &process{spinOK: func() bool { return allowed }}
+	for _, c := range []struct {
+		allowed, running, called, want bool
+	}{{true, true, true, true}, {true, true, false, false}, {true, false, false, false}, {false, true, true, false}} {
+		allowed, w.cur = c.allowed, nil
+		if c.running {
+			w.cur = &procRun{called: c.called}
+		}
+		if w.awaiting() != c.want {
+			t.Errorf("pool: spin allowed %v, run %v, called %v: awaiting %v", c.allowed, c.running, c.called, !c.want)
+		}
+	}
 	var s server
 	for _, c := range []struct {
 		spin, active, want bool

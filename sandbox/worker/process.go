@@ -161,6 +161,7 @@ func (w *process) readLoop() {
 		switch m.Type {
 		case msgCall:
 			if r := w.current(m.Run); r != nil {
+				r.called = true
 				r.call(m)
 			}
 		case msgDone:
@@ -244,6 +245,7 @@ type procRun struct {
 	done     chan *message // the done frame
 	finished atomic.Bool   // Run is returning: no more Calls, settlements are dropped
 	callMu   sync.Mutex    // held while host.Call runs, so that none runs after finish
+	called   bool          // a call of the run has been read; readLoop's own
 }
 
 // run runs one program on the worker and reports its result and whether the worker can be
@@ -378,14 +380,16 @@ func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement)
 func (w *process) spin() bool { return w.spinOK != nil && w.spinOK() }
 
 // awaiting reports whether the reader should spin on an empty pipe (rawConn.spinRead): while
-// a run is in progress (its next frame is a call or done) and the pool allows it.
+// a run is in progress (its next frame is a call or done) and the pool allows it, once the run
+// has made a call. Until then the worker is waking and starting the run (a runtime, a
+// compile), which takes longer than a spin. Called by readLoop.
 func (w *process) awaiting() bool {
 	if !w.spin() {
 		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.cur != nil
+	return w.cur != nil && w.cur.called
 }
 
 // deathFailure says why a worker that exited during a run ended, for the model that wrote the
