@@ -65,11 +65,11 @@ type Options struct {
 	// is never retired as surplus while a run waits for one. Default DefaultMaxIdle, and at
 	// least Warm.
 	MaxIdle int
-	// SpinRuns bounds the runs at once whose workers await a settlement by retrying the pipe
-	// for a few tens of microseconds before they sleep: that saves a process wake-up per tool
-	// call whose answer comes that soon, but holds a CPU meanwhile, which the runs that answer
-	// need when they outnumber the CPUs. Default half of GOMAXPROCS, at least 1; negative for
-	// none.
+	// SpinRuns is how many runs may be in progress for their frames to be awaited by spinning:
+	// while no more are, a worker awaiting a settlement and this process awaiting a call
+	// retry the pipe for up to 50 µs before they sleep. That saves a process wake-up per
+	// frame that comes that soon, but holds a CPU meanwhile, which the other side needs when
+	// runs outnumber the CPUs. Default half of GOMAXPROCS, at least 1; negative for none.
 	SpinRuns int
 	// MaxRuns recycles a worker after this many runs. Default DefaultMaxRuns.
 	MaxRuns int
@@ -266,7 +266,7 @@ func (p *Pool) Run(ctx context.Context, source string, host sandbox.Host, opts s
 	return res
 }
 
-// spinOK reports whether a worker may spin while it awaits its next settlement (SpinRuns).
+// spinOK reports whether the runs' frames may be awaited by spinning (SpinRuns), on both sides.
 func (p *Pool) spinOK() bool { return p.running.Load() <= int32(p.opts.SpinRuns) }
 
 // clamp keeps a run's limits within what the pool's workers and frames allow.

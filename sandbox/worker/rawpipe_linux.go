@@ -123,8 +123,9 @@ const (
 )
 
 // spinOn makes the reads of r, when it is a raw pipe, spin while awaiting reports true, and
-// returns the function that clears the backoff, for the reader to call when a run begins
-// (slow answers in one run say nothing of the next). Both are the reader's own.
+// returns the function that clears the backoff, for the reader to call between runs (slow
+// answers in one run say nothing of the next). awaiting runs on the reader's goroutine, and
+// so must restart.
 func spinOn(r io.Reader, awaiting func() bool) (restart func()) {
 	c, ok := r.(*rawConn)
 	if !ok {
