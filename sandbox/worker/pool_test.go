@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -430,5 +431,58 @@ func TestNoRetirementWhileRunsWait(t *testing.T) {
 	wg.Wait()
 	if s := pool.Stats(); s.Started != 2 {
 		t.Fatalf("6 runs on 2 workers started %d workers (retired %d)", s.Started, s.Retired)
+	}
+}
+
+// Both sides spin awaiting a frame only while at most SpinRuns runs are in progress (the
+// flag crosses in run and settle frames) and a run is active (for the pool, once it has made a
+// call); a pool that never spins runs programs alike.
+func TestPoolSpinsWhileFewRunsShareTheCPUs(t *testing.T) {
+	if got, want := (Options{}).withDefaults().SpinRuns, max(runtime.GOMAXPROCS(0)/2, 1); got != want {
+		t.Errorf("default SpinRuns %d, want %d", got, want)
+	}
+	pool := newTestPool(t, Options{Warm: -1, SpinRuns: 2})
+	for running, want := range map[int32]bool{0: true, 1: true, 2: true, 3: false} {
+		pool.running.Store(running)
+		if pool.spinOK() != want {
+			t.Errorf("SpinRuns 2, %d runs: spinOK %v", running, !want)
+		}
+	}
+	pool.running.Store(0)
+	never := newTestPool(t, Options{Warm: -1, SpinRuns: -1})
+	if never.spinOK() {
+		t.Error("SpinRuns -1: spinOK")
+	}
+	const code = "let s = 0; for (let i = 0; i < 20; i++) s += (await tools.math_add({a: i, b: 2})).sum; return s"
+	for _, p := range []*Pool{pool, never} {
+		wantValue(t, p.Run(context.Background(), code, sandboxtest.Host{}, sandbox.Options{}), "230")
+	}
+
+	// The pool's reader spins once the run has made a call (before it the worker is starting
+	// the run, longer than a spin); the worker's while its run is active.
+	allowed := true
+	w := &process{spinOK: func() bool { return allowed }}
+	for _, c := range []struct {
+		allowed, running, called, want bool
+	}{{true, true, true, true}, {true, true, false, false}, {true, false, false, false}, {false, true, true, false}} {
+		allowed, w.cur = c.allowed, nil
+		if c.running {
+			w.cur = &procRun{called: c.called}
+		}
+		if w.awaiting() != c.want {
+			t.Errorf("pool: spin allowed %v, run %v, called %v: awaiting %v", c.allowed, c.running, c.called, !c.want)
+		}
+	}
+	var s server
+	for _, c := range []struct {
+		spin, active, want bool
+	}{{true, true, true}, {false, true, false}, {true, false, false}} {
+		s.spin, s.active = c.spin, nil
+		if c.active {
+			s.active = &workerRun{}
+		}
+		if s.awaiting() != c.want {
+			t.Errorf("worker: spin allowed %v, run active %v: awaiting %v", c.spin, c.active, !c.want)
+		}
 	}
 }

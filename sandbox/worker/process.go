@@ -34,6 +34,9 @@ type process struct {
 	hard     int64                                     // the hard memory cap it applied, from its hello
 	grace    time.Duration                             // Options.KillGrace
 	maxStack int64                                     // Options.MaxStack
+	spinOK   func() bool                               // whether both sides may spin awaiting a frame (Options.SpinRuns); nil for never
+	// spinAfresh clears the backoff of in's spinning (spinOn); readLoop calls it after each run.
+	spinAfresh func()
 
 	hello    chan *message // the worker's hello, once
 	helloErr chan error    // or why there was none
@@ -59,7 +62,7 @@ const (
 )
 
 // launch starts a worker process and its reader; awaitHello then waits until it is ready.
-func launch(opts Options, env []string, died func(*process, bool, string)) (*process, error) {
+func launch(opts Options, env []string, died func(*process, bool, string), spinOK func() bool) (*process, error) {
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Env = env
 	cmd.Dir = opts.Dir
@@ -88,20 +91,23 @@ func launch(opts Options, env []string, died func(*process, bool, string)) (*pro
 		stdout.Close()
 		return nil, err
 	}
+	in := rawPipe(stdout)
 	w := &process{
 		cmd:      cmd,
 		pid:      cmd.Process.Pid,
 		pipes:    [2]*os.File{stdin, stdout},
 		out:      newFrameWriter(rawPipe(stdin)),
-		in:       newFrameReader(rawPipe(stdout), MaxFrameBytes),
+		in:       newFrameReader(in, MaxFrameBytes),
 		stderr:   tail,
 		died:     died,
 		grace:    opts.KillGrace,
 		maxStack: opts.MaxStack,
+		spinOK:   spinOK,
 		exited:   make(chan struct{}),
 		hello:    make(chan *message, 1),
 		helloErr: make(chan error, 1),
 	}
+	w.spinAfresh = spinOn(in, w.awaiting)
 	go w.readLoop()
 	return w, nil
 }
@@ -155,9 +161,11 @@ func (w *process) readLoop() {
 		switch m.Type {
 		case msgCall:
 			if r := w.current(m.Run); r != nil {
+				r.called = true
 				r.call(m)
 			}
 		case msgDone:
+			w.spinAfresh()
 			if r := w.current(m.Run); r != nil {
 				select {
 				case r.done <- m:
@@ -237,6 +245,7 @@ type procRun struct {
 	done     chan *message // the done frame
 	finished atomic.Bool   // Run is returning: no more Calls, settlements are dropped
 	callMu   sync.Mutex    // held while host.Call runs, so that none runs after finish
+	called   bool          // a call of the run has been read; readLoop's own
 }
 
 // run runs one program on the worker and reports its result and whether the worker can be
@@ -254,7 +263,7 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 	}()
 	w.runs++
 
-	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID}
+	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID, Spin: w.spin()}
 	if namesID != w.namesID {
 		list, err := names()
 		if err != nil {
@@ -353,7 +362,7 @@ func (r *procRun) call(m *message) {
 // settle sends a call's outcome to the worker. A value that is not JSON, or too large for a
 // frame, rejects the call instead.
 func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement) {
-	m := &message{Type: msgSettle, Run: run, Seq: seq}
+	m := &message{Type: msgSettle, Run: run, Seq: seq, Spin: w.spin()}
 	switch {
 	case s.Err != nil:
 		m.Error = &callError{ToolName: s.Err.ToolName, Code: s.Err.Code, Message: s.Err.Message}
@@ -366,6 +375,21 @@ func (w *process) settle(run uint64, seq int, name string, s sandbox.Settlement)
 	}
 	// A write error means the worker is gone; the run sees it exit.
 	_ = w.out.write(m)
+}
+
+func (w *process) spin() bool { return w.spinOK != nil && w.spinOK() }
+
+// awaiting reports whether the reader should spin on an empty pipe (rawConn.spinRead): while
+// a run is in progress (its next frame is a call or done) and the pool allows it, once the run
+// has made a call. Until then the worker is waking and starting the run (a runtime, a
+// compile), which takes longer than a spin. Called by readLoop.
+func (w *process) awaiting() bool {
+	if !w.spin() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cur != nil && w.cur.called
 }
 
 // deathFailure says why a worker that exited during a run ended, for the model that wrote the

@@ -48,6 +48,9 @@ type message struct {
 	Type string `json:"t"`
 	Run  uint64 `json:"run,omitempty"`
 	Seq  int    `json:"seq,omitempty"`
+	// run and settle: the worker may spin while it awaits the next settlement (see
+	// rawConn.spinRead); the pool says so while few runs share the CPUs.
+	Spin bool `json:"spin,omitempty"`
 
 	// hello
 	Version int    `json:"version,omitempty"`

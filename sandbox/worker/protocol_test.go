@@ -26,9 +26,9 @@ func frame(msg string, raw ...string) []byte {
 func TestFrameRoundTrip(t *testing.T) {
 	msgs := []*message{
 		{Type: msgHello, Version: protocolVersion, PID: 7, Limits: "stack 1"},
-		{Type: msgRun, Run: 1, Source: "return 1\n\u2028\"", Options: &sandbox.Options{Timeout: time.Second, Memory: 1 << 20}, Names: []string{"a", "b.c"}, NamesID: 3},
+		{Type: msgRun, Run: 1, Source: "return 1\n\u2028\"", Options: &sandbox.Options{Timeout: time.Second, Memory: 1 << 20}, Names: []string{"a", "b.c"}, NamesID: 3, Spin: true},
 		{Type: msgCall, Run: 1, Seq: 2, Name: "math_add", Args: json.RawMessage(`{"a":1}`)},
-		{Type: msgSettle, Run: 1, Seq: 2, Value: json.RawMessage(`null`)},
+		{Type: msgSettle, Run: 1, Seq: 2, Value: json.RawMessage(`null`), Spin: true},
 		{Type: msgSettle, Run: 1, Seq: 3},
 		{Type: msgSettle, Run: 1, Seq: 4, Error: &callError{ToolName: "t", Message: "no"}},
 		{Type: msgCancel, Run: 1, Reason: reasonCancelled, Detail: "client went away"},

@@ -3,6 +3,7 @@ package worker
 import (
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -42,7 +43,16 @@ type rawConn struct {
 	rbuf   []byte
 	rn     int
 	rerrno syscall.Errno
+	rgot   bool // tryFn read something, or failed
 	readFn func(fd uintptr) bool
+	tryFn  func(fd uintptr)
+
+	// spin, when set, is asked each time a read finds nothing buffered: whether the reader
+	// should retry an empty pipe for a while before parking on the poller. See spinRead.
+	spin    func() bool
+	backoff int // reads to park at once after the last spin that came up empty
+	skip    int // of those, still to go
+	spins   struct{ caught, empty int }
 
 	wbuf    []byte
 	wn      int
@@ -52,7 +62,7 @@ type rawConn struct {
 
 func newRawConn(rc syscall.RawConn) *rawConn {
 	c := &rawConn{rc: rc}
-	c.readFn, c.writeFn = c.read, c.write
+	c.readFn, c.writeFn, c.tryFn = c.read, c.write, c.try
 	return c
 }
 
@@ -61,7 +71,10 @@ func (c *rawConn) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	c.rbuf, c.rn, c.rerrno = b, 0, 0
-	err := c.rc.Read(c.readFn)
+	var err error
+	if !c.spinRead() {
+		err = c.rc.Read(c.readFn)
+	}
 	n, errno := c.rn, c.rerrno
 	c.rbuf = nil
 	switch {
@@ -87,6 +100,91 @@ func (c *rawConn) read(fd uintptr) bool {
 		}
 		c.rn, c.rerrno = int(r), e
 		return true
+	}
+}
+
+// Spinning. Waking a process that sleeps on the poller, and putting it to sleep again, is
+// most of what a frame's round trip between processes costs on a virtual machine: the
+// writer's system call wakes a halted CPU, the reader's thread is switched out and back in,
+// and in a process with idle Ps the scheduler wakes a second thread besides. A reader that
+// expects a frame soon (either side, while a run is in progress and few runs share the CPUs:
+// Options.SpinRuns) retries the empty pipe instead, for up to spinFor, calling
+// runtime.Gosched between attempts so that every other goroutine of its process runs first.
+// It does not yield its CPU to other threads (sched_yield there measured slower: it hands
+// the CPU to the scheduler's own spinning threads); the kernel preempts it as it would any
+// running thread, and the spin is short and rarely repeated when it fails: each spin that
+// comes up empty doubles the number of reads that then park at once (up to maxSpinBackoff),
+// so that when the answers are slow (a tool that takes milliseconds, a program that
+// computes, a CPU the other side must share) spinning costs next to nothing; one that
+// catches a frame ends the backoff.
+const (
+	spinFor        = 50 * time.Microsecond
+	maxSpinBackoff = 64
+)
+
+// spinOn makes the reads of r, when it is a raw pipe, spin while awaiting reports true, and
+// returns the function that clears the backoff, for the reader to call between runs (slow
+// answers in one run say nothing of the next). awaiting runs on the reader's goroutine, and
+// so must restart.
+func spinOn(r io.Reader, awaiting func() bool) (restart func()) {
+	c, ok := r.(*rawConn)
+	if !ok {
+		return func() {}
+	}
+	c.spin = awaiting
+	return func() { c.backoff, c.skip = 0, 0 }
+}
+
+// spinRead is one read of an empty pipe that spins before the caller parks, when c.spin
+// asks for it and no backoff is due, for as long as c.spin goes on asking for it, up to
+// spinFor. It reports whether it read (or failed); false means the caller parks.
+func (c *rawConn) spinRead() bool {
+	if c.spin == nil || !c.spin() {
+		return false
+	}
+	if c.skip > 0 {
+		c.skip--
+		return false
+	}
+	var deadline time.Time
+	for tries := 0; ; tries++ {
+		c.rgot = false
+		if c.rc.Control(c.tryFn) != nil {
+			return false // closed: the read reports it
+		}
+		switch {
+		case c.rgot && tries > 0:
+			c.spins.caught++
+			c.backoff = 0
+			return true
+		case c.rgot:
+			return true // nothing was waited for: the backoff stands
+		case !c.spin():
+			return false // nothing to wait for any more (the run ended): park
+		case tries == 0:
+			deadline = time.Now().Add(spinFor)
+		case time.Now().After(deadline):
+			c.spins.empty++
+			c.backoff = min(2*c.backoff+1, maxSpinBackoff)
+			c.skip = c.backoff
+			return false
+		}
+		runtime.Gosched()
+	}
+}
+
+// try is one read attempt that never parks.
+func (c *rawConn) try(fd uintptr) {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return
+		}
+		c.rn, c.rerrno, c.rgot = int(r), e, true
+		return
 	}
 }
 

@@ -6,8 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A pipe crosses whole, in both directions past its kernel buffer (so both sides park on
@@ -81,4 +84,79 @@ func TestRawPipeDoesNotAllocate(t *testing.T) {
 	}); n != 0 {
 		t.Fatalf("%v allocations per write and read", n)
 	}
+}
+
+// A reader that awaits a frame spins for it, yielding to the goroutines of its process: with
+// one P, the writer runs only if the spin lets it, and the spin then catches the frame.
+// Without the writer the spin gives up after spinFor and the read parks, still getting what
+// comes later; the reads after an empty spin park at once, and one spin that catches a frame
+// (or spinAfresh) ends that backoff. A reader not awaiting anything never spins, and stops
+// spinning when it no longer is.
+func TestRawPipeSpins(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rr := rawPipe(r).(*rawConn)
+	var awaiting atomic.Bool
+	awaiting.Store(true)
+	afresh := spinOn(rr, awaiting.Load)
+	buf := make([]byte, 8)
+	read := func(want string) {
+		t.Helper()
+		if n, err := rr.Read(buf); err != nil || string(buf[:n]) != want {
+			t.Fatalf("read %q, %v; want %q", buf[:n], err, want)
+		}
+	}
+	writeSoon := func(s string) { go w.Write([]byte(s)) }
+	writeLater := func(s string) { time.AfterFunc(20*time.Millisecond, func() { w.Write([]byte(s)) }) }
+	want := func(caught, empty, skip int) {
+		t.Helper()
+		if rr.spins.caught != caught || rr.spins.empty != empty || rr.skip != skip {
+			t.Fatalf("spins caught %d, empty %d, skip %d; want %d, %d, %d", rr.spins.caught, rr.spins.empty, rr.skip, caught, empty, skip)
+		}
+	}
+
+	writeSoon("a")
+	read("a")
+	want(1, 0, 0)
+
+	writeLater("b") // the spin gives up; the read parks and gets it
+	read("b")
+	want(1, 1, 1)
+	writeLater("c") // parks at once
+	read("c")
+	want(1, 1, 0)
+	writeLater("d") // spins again, in vain: the backoff doubles
+	read("d")
+	want(1, 2, 3)
+	writeSoon("e") // parks at once
+	read("e")
+	want(1, 2, 2)
+	afresh()
+	want(1, 2, 0)
+	writeSoon("f")
+	read("f")
+	want(2, 2, 0)
+
+	awaiting.Store(false)
+	writeLater("g")
+	read("g")
+	want(2, 2, 0)
+
+	awaiting.Store(true) // a spin ends, in no backoff, when there is nothing more to await
+	go awaiting.Store(false)
+	writeLater("h")
+	read("h")
+	want(2, 2, 0)
+
+	awaiting.Store(true) // the end of the pipe ends a spinning read
+	go w.Close()
+	if n, err := rr.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("read of a closed pipe = %d, %v; want io.EOF", n, err)
+	}
+	want(3, 2, 0)
 }

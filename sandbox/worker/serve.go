@@ -37,7 +37,17 @@ func init() {
 	if json.Unmarshal([]byte(v), &cfg) != nil || cfg.Version != protocolVersion {
 		return // not set by a pool of this version: leave the process alone
 	}
-	os.Exit(serveProcess(cfg))
+	os.Exit(offMainThread(func() int { return serveProcess(cfg) }))
+}
+
+// offMainThread runs f on a goroutine of its own and returns its result. The runtime locks
+// the goroutine that runs init functions to the main thread, so a goroutine that blocks and
+// wakes there (the protocol's reader, once per frame) has the one P handed between the main
+// thread and another, two thread wake-ups each time; a new goroutine is not locked.
+func offMainThread(f func() int) int {
+	status := make(chan int)
+	go func() { status <- f() }()
+	return <-status
 }
 
 // Main serves the worker protocol on the process's stdin and stdout with the configuration
@@ -104,7 +114,8 @@ func applyLimits(cfg config) (string, int64) {
 
 // server is the worker side of the protocol.
 type server struct {
-	out *frameWriter
+	out  *frameWriter
+	spin bool // the last run or settle frame allowed spinning; the reader's own
 
 	mu     sync.Mutex
 	active *workerRun // the run in progress; guarded by mu
@@ -120,6 +131,7 @@ type nameSet struct {
 // serve runs the protocol until in ends (nil) or a frame is bad (an error).
 func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
 	s := &server{out: newFrameWriter(out)}
+	spinAfresh := spinOn(in, s.awaiting)
 	if err := s.out.write(&message{Type: msgHello, Version: protocolVersion, PID: os.Getpid(), Limits: limits, Hard: hard}); err != nil {
 		return err
 	}
@@ -134,10 +146,13 @@ func serve(in io.Reader, out io.Writer, limits string, hard int64) error {
 		}
 		switch m.Type {
 		case msgRun:
+			s.spin = m.Spin
+			spinAfresh()
 			if err := s.start(m); err != nil {
 				return err
 			}
 		case msgSettle:
+			s.spin = m.Spin
 			s.settle(m)
 		case msgCancel:
 			s.cancel(m)
@@ -247,6 +262,18 @@ func (r *workerRun) Has(name string) bool {
 
 // Names implements sandbox.Host.
 func (r *workerRun) Names() []string { return r.names.list }
+
+// awaiting reports whether the reader should spin on an empty pipe (rawConn.spinRead): while
+// a run is active (the next frame is a settlement or a cancel) and the pool allows it; between
+// runs the worker parks. Called by the reader.
+func (s *server) awaiting() bool {
+	if !s.spin {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil
+}
 
 func (s *server) current(id uint64) *workerRun {
 	s.mu.Lock()
