@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/codemode/codemode/app"
@@ -66,7 +67,10 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	}
 
 	log := newLogger(stderr, cfg.Log)
-	gcfloor.Start()
+	gc := "GOGC=" + os.Getenv("GOGC") // set: the runtime paces collections
+	if gcfloor.Start() {
+		gc = "floor 64MiB"
+	}
 	a, err := startApp(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
 		return err
@@ -106,7 +110,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		shutdown()
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "store", app.RedactURL(cfg.Store), "mode", cfg.Mode, "api_keys", len(cfg.APIKeys), "version", version.String())
+	log.Info("listening", "addr", ln.Addr().String(), "store", app.RedactURL(cfg.Store), "mode", cfg.Mode, "api_keys", len(cfg.APIKeys), "gc", gc, "version", version.String())
 	switch {
 	case loopbackOnly:
 		log.Info("no api_keys configured: listening on loopback only")

@@ -300,6 +300,9 @@ func TestServeLogFormatFlag(t *testing.T) {
 		}
 		if rec["msg"] == "listening" && !found {
 			found = true
+			if gc, _ := rec["gc"].(string); gc != "floor 64MiB" && !strings.HasPrefix(gc, "GOGC=") {
+				t.Errorf("the listening line says nothing of the collector: %v", rec)
+			}
 			cancel()
 		}
 	}
