@@ -107,7 +107,8 @@ func appendRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
 }
 
 // needsRewrite reports the runes json.Marshal changes in a raw message:
-// whitespace (compacted away outside strings) and what HTML escaping quotes.
+// whitespace (compacted away outside strings) and what HTML escaping quotes;
+// and U+FFFD, as which invalid UTF-8 decodes, so that it takes the exact path.
 func needsRewrite(r rune) bool {
 	switch r {
 	case ' ', '\t', '\n', '\r', '<', '>', '&', '\u2028', '\u2029', '\uFFFD':

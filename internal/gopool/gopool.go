@@ -4,8 +4,7 @@
 // calls need: the pipeline under a tool call and the goja interpreter under a
 // program grow theirs several times, in every run. A goroutine of the pool
 // keeps its grown stack for the next function (until a collection finds it
-// idle and shrinks it), so a run's first tool call costs what its later ones
-// do.
+// idle and shrinks it), so runs stop paying for the same growth every time.
 package gopool
 
 import (
