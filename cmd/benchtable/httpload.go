@@ -34,36 +34,11 @@ func load(ctx context.Context, client *http.Client, conns int, d time.Duration, 
 	for range conns {
 		wg.Go(func() {
 			for ctx.Err() == nil && time.Now().Before(deadline) {
-				req, err := newReq(ctx)
-				if err != nil {
-					fail(err)
-					return
-				}
-				resp, err := client.Do(req)
-				if err != nil {
+				if err := roundTrip(ctx, client, newReq); err != nil {
 					if ctx.Err() == nil {
 						fail(err)
 					}
 					return
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
-					fail(err)
-					return
-				}
-				if resp.StatusCode != http.StatusOK {
-					fail(fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, body))
-					return
-				}
-				if req.URL.Path == "/v1/run" {
-					var res struct {
-						IsError *bool `json:"is_error"`
-					}
-					if err := json.Unmarshal(body, &res); err != nil || res.IsError == nil || *res.IsError {
-						fail(fmt.Errorf("%s %s: the program failed: %s", req.Method, req.URL.Path, body))
-						return
-					}
 				}
 				done.Add(1)
 			}
@@ -75,6 +50,62 @@ func load(ctx context.Context, client *http.Client, conns int, d time.Duration, 
 		return 0, firstErr
 	}
 	return float64(done.Load()) / elapsed.Seconds(), nil
+}
+
+// roundTrip sends one request made by newReq and reads its response, which
+// must be 200 and, for a run, a success.
+func roundTrip(ctx context.Context, client *http.Client, newReq func(context.Context) (*http.Request, error)) error {
+	req, err := newReq(ctx)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, body)
+	}
+	if req.URL.Path == "/v1/run" {
+		var res struct {
+			IsError *bool `json:"is_error"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil || res.IsError == nil || *res.IsError {
+			return fmt.Errorf("%s %s: the program failed: %s", req.Method, req.URL.Path, body)
+		}
+	}
+	return nil
+}
+
+// pairedDelta sends requests of base and of with alternately, one at a time
+// on one connection, for d, and returns the median over pairs of with's
+// latency minus base's, in µs, and the number of pairs. Pairing cancels what
+// drifts between rounds (the disk's flush time, the host's load), which a
+// difference of two rates keeps.
+func pairedDelta(ctx context.Context, client *http.Client, d time.Duration, base, with func(context.Context) (*http.Request, error)) (float64, int, error) {
+	timed := func(newReq func(context.Context) (*http.Request, error)) (float64, error) {
+		start := time.Now()
+		err := roundTrip(ctx, client, newReq)
+		return float64(time.Since(start).Nanoseconds()) / 1e3, err
+	}
+	var deltas []float64
+	for deadline := time.Now().Add(d); time.Now().Before(deadline) || len(deltas) < 10; {
+		a, err := timed(base)
+		if err != nil {
+			return 0, 0, err
+		}
+		b, err := timed(with)
+		if err != nil {
+			return 0, 0, err
+		}
+		deltas = append(deltas, b-a)
+	}
+	return median(deltas), len(deltas), nil
 }
 
 // server is the real HTTP service over an App, on a loopback listener.
