@@ -13,8 +13,7 @@ import (
 // and one nested call of a read-only tool as a 1-call run's latency over the
 // same run without the call (the median over alternating pairs of the two,
 // and, as rates, per call of an 11-call run), in-process and with process
-// isolation; and at 16 connections, 2-call
-// runs/s over /healthz's requests/s.
+// isolation; and at 16 connections, 2-call runs/s over /healthz's requests/s.
 func gatingFigures(e *env) ([]Row, error) {
 	const (
 		none = `return 1`
