@@ -27,8 +27,8 @@ type logWriter struct {
 	held    []session.Event   // to go with the next write; guarded by mu
 	tickets []*session.Ticket // submitted, in order; guarded by mu
 	failure error             // the first failed write; guarded by mu
-	linger  *time.Timer       // flushes held events that no later write took; guarded by mu
-	armed   bool              // linger runs for the oldest lingering event held; guarded by mu
+	armed   bool              // the lingerer holds a flush for the oldest lingering event; guarded by mu
+	gen     uint64            // counts armings, so that a flush meant for an earlier one is dropped; guarded by mu
 }
 
 // lingerFor is how long a lingering event waits for a write to go with: a
@@ -61,19 +61,17 @@ func (w *logWriter) holdLinger(events ...session.Event) {
 		return
 	}
 	w.armed = true
-	if w.linger == nil {
-		w.linger = time.AfterFunc(lingerFor, w.flushHeld)
-	} else {
-		w.linger.Reset(lingerFor)
-	}
+	w.gen++
+	lingers.add(w, w.gen)
 }
 
-// flushHeld submits the held events, if any, as a write of their own.
-func (w *logWriter) flushHeld() {
+// flushLingering submits the held events, if the lingerer's flush of arming
+// gen is still due: no write has taken them since.
+func (w *logWriter) flushLingering(gen uint64) {
 	w.mu.Lock()
-	empty := len(w.held) == 0
+	due := w.armed && w.gen == gen
 	w.mu.Unlock()
-	if !empty {
+	if due {
 		w.submit(context.Background())
 	}
 }
@@ -86,10 +84,7 @@ func (w *logWriter) submit(ctx context.Context, events ...session.Event) *sessio
 	defer w.mu.Unlock()
 	all := append(w.held, events...)
 	w.held = nil
-	if w.armed { // what lingered goes now
-		w.linger.Stop()
-		w.armed = false
-	}
+	w.armed = false // what lingered goes now
 	if len(all) == 0 && w.create == nil {
 		t, resolve := session.NewTicket()
 		resolve(nil, nil)

@@ -46,7 +46,7 @@ func TestLingerCountsFromTheOldestEvent(t *testing.T) {
 	if store.n.Load() == 0 {
 		t.Fatalf("no write while events kept coming for %v: each one put the flush off", 10*lingerFor)
 	}
-	// A write takes what lingers with it, and the timer with it.
+	// A write takes what lingers with it, and its pending flush with it.
 	w.holdLinger(ev)
 	before := store.n.Load()
 	w.submit(context.Background())
@@ -56,5 +56,46 @@ func TestLingerCountsFromTheOldestEvent(t *testing.T) {
 	}
 	if err := w.durable(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An event that lingers alone is written within lingerFor, not before the
+// lingerer's due time, and the lingerer stops once nothing lingers.
+func TestLingeringEventIsWrittenAlone(t *testing.T) {
+	mem := session.NewMemory()
+	defer mem.Close()
+	if err := mem.CreateSession(context.Background(), session.Session{ID: "s", Scope: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	store := &submitCounter{Store: mem}
+	w := newLogWriter(store, "s", nil, nil)
+	ev, err := session.NewEvent(session.TypeToolNotice, session.ToolNotice{CallID: "c", Message: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := time.Now()
+	w.holdLinger(ev)
+	for store.n.Load() == 0 {
+		if time.Since(held) > time.Second {
+			t.Fatal("a lingering event was not written")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if waited := time.Since(held); waited < lingerFor-lingerTick {
+		t.Errorf("written after %v, before its due time of %v", waited, lingerFor-lingerTick)
+	}
+	if err := w.durable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(lingerTick) {
+		lingers.mu.Lock()
+		running := lingers.running
+		lingers.mu.Unlock()
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lingerer still ticks with nothing lingering")
+		}
 	}
 }
