@@ -173,20 +173,8 @@ func (c *rawConn) spinRead() bool {
 	}
 }
 
-// try is one read attempt that never parks.
-func (c *rawConn) try(fd uintptr) {
-	for {
-		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
-		switch e {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return
-		}
-		c.rn, c.rerrno, c.rgot = int(r), e, true
-		return
-	}
-}
+// try is one read attempt that never parks: rgot says whether it read (or failed).
+func (c *rawConn) try(fd uintptr) { c.rgot = c.read(fd) }
 
 func (c *rawConn) Write(b []byte) (int, error) {
 	if len(b) == 0 {
