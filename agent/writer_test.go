@@ -20,21 +20,28 @@ func (s *submitCounter) Submit(ctx context.Context, w session.Write) *session.Ti
 	return s.Store.Submit(ctx, w)
 }
 
-// A lingering event waits lingerFor from when it was held, not from the
-// newest one: a program whose calls keep coming has its events written
-// within lingerFor of each call, not only at its end.
-func TestLingerCountsFromTheOldestEvent(t *testing.T) {
+// lingerSetup is a log writer on session "s" of a memory store that counts
+// its writes, and an event to hold.
+func lingerSetup(t *testing.T) (*submitCounter, *logWriter, session.Event) {
+	t.Helper()
 	mem := session.NewMemory()
-	defer mem.Close()
+	t.Cleanup(func() { mem.Close() })
 	if err := mem.CreateSession(context.Background(), session.Session{ID: "s", Scope: "default"}); err != nil {
 		t.Fatal(err)
 	}
 	store := &submitCounter{Store: mem}
-	w := newLogWriter(store, "s", nil, nil)
 	ev, err := session.NewEvent(session.TypeToolNotice, session.ToolNotice{CallID: "c", Message: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return store, newLogWriter(store, "s", nil, nil), ev
+}
+
+// A lingering event waits lingerFor from when it was held, not from the
+// newest one: a program whose calls keep coming has its events written
+// within lingerFor of each call, not only at its end.
+func TestLingerCountsFromTheOldestEvent(t *testing.T) {
+	store, w, ev := lingerSetup(t)
 	// An event every 20 µs or so (a sleep could oversleep lingerFor), for ten
 	// times lingerFor.
 	for deadline, next := time.Now().Add(10*lingerFor), time.Now(); time.Now().Before(deadline); {
@@ -62,17 +69,7 @@ func TestLingerCountsFromTheOldestEvent(t *testing.T) {
 // An event that lingers alone is written within lingerFor, not before the
 // lingerer's due time, and the lingerer stops once nothing lingers.
 func TestLingeringEventIsWrittenAlone(t *testing.T) {
-	mem := session.NewMemory()
-	defer mem.Close()
-	if err := mem.CreateSession(context.Background(), session.Session{ID: "s", Scope: "default"}); err != nil {
-		t.Fatal(err)
-	}
-	store := &submitCounter{Store: mem}
-	w := newLogWriter(store, "s", nil, nil)
-	ev, err := session.NewEvent(session.TypeToolNotice, session.ToolNotice{CallID: "c", Message: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, w, ev := lingerSetup(t)
 	held := time.Now()
 	w.holdLinger(ev)
 	for store.n.Load() == 0 {
