@@ -15,6 +15,22 @@ var fastSchemas = []string{
 	`{"type":"object","properties":{"x":{"type":"number","exclusiveMinimum":1,"exclusiveMaximum":2},"any":{},"list":{"type":"array"}}}`,
 }
 
+// seedSchemas seeds f with every fast schema against a set of values, and
+// extra ones, and returns the compiled schemas; schemaAt picks the fuzzed one.
+func seedSchemas(f *testing.F, extra ...string) []*Schema {
+	values := append([]string{`{"a":1,"b":2}`, `{"s":"xa","i":0}`, `{"e":"b","c":true}`, `{"arr":[{"k":""}]}`, `{"o":1}`, `{"x":1.9}`, `[]`, `null`}, extra...)
+	for _, v := range values {
+		for i := range fastSchemas {
+			f.Add(i, v)
+		}
+	}
+	return compiled(f)
+}
+
+func schemaAt(ss []*Schema, i int) *Schema {
+	return ss[uint(i)%uint(len(ss))] // -i of the least int is negative
+}
+
 func compiled(t testing.TB) []*Schema {
 	t.Helper()
 	var out []*Schema
@@ -76,17 +92,9 @@ func TestFastPathTable(t *testing.T) {
 // FuzzFastPathNeverAcceptsInvalid checks the fast path's one promise: when
 // it says valid, jsonschema agrees.
 func FuzzFastPathNeverAcceptsInvalid(f *testing.F) {
-	for _, v := range []string{`{"a":1,"b":2}`, `{"s":"xa","i":0}`, `{"e":"b","c":true}`, `{"arr":[{"k":""}]}`, `{"o":1}`, `{"x":1.9}`, `[]`, `null`} {
-		for i := range fastSchemas {
-			f.Add(i, v)
-		}
-	}
-	ss := compiled(f)
+	ss := seedSchemas(f)
 	f.Fuzz(func(t *testing.T, i int, value string) {
-		if i < 0 {
-			i = -i
-		}
-		s := ss[i%len(ss)]
+		s := schemaAt(ss, i)
 		v, err := decodeJSON([]byte(value))
 		if err != nil {
 			return
@@ -132,17 +140,9 @@ func TestValidTextUnsure(t *testing.T) {
 // two agree, and whatever text ValidText accepts is JSON the tree check
 // accepts.
 func FuzzValidTextMatchesFastPath(f *testing.F) {
-	for _, v := range []string{`{"a":1,"b":2}`, `{"s":"xa","i":0}`, `{"e":"b","c":true}`, `{"arr":[{"k":""}]}`, `{"o":1}`, `{"x":1.9}`, `[]`, `null`, `{"s":"x\u00e9"}`, `{"a":1,"a":"x","b":2}`} {
-		for i := range fastSchemas {
-			f.Add(i, v)
-		}
-	}
-	ss := compiled(f)
+	ss := seedSchemas(f, `{"s":"x\u00e9"}`, `{"a":1,"a":"x","b":2}`)
 	f.Fuzz(func(t *testing.T, i int, value string) {
-		if i < 0 {
-			i = -i
-		}
-		s := ss[i%len(ss)]
+		s := schemaAt(ss, i)
 		v, err := decodeJSON([]byte(value))
 		if s.ValidText(value) && (err != nil || !json.Valid([]byte(value)) || s.fast.check(v, 0) != valid) {
 			t.Fatalf("ValidText accepted %s, which the fast path does not (decode error %v)", value, err)
