@@ -97,12 +97,7 @@ func NewEvent(typ string, payload any) (Event, error) {
 	case []byte:
 		data = bytes.Clone(p)
 		_, err = checkData(data)
-	case CodeDispatchStart:
-		var ok bool
-		if data, ok = p.appendJSON(nil); !ok {
-			data, err = marshalPayload(payload)
-		}
-	case CodeDispatch:
+	case jsonAppender:
 		var ok bool
 		if data, ok = p.appendJSON(nil); !ok {
 			data, err = marshalPayload(payload)

@@ -11,11 +11,17 @@ import (
 	"github.com/codemode/codemode/registry"
 )
 
+// jsonAppender is a payload that writes its own JSON, byte for byte as
+// json.Marshal writes it, without its reflection; false leaves the value to
+// json.Marshal (one whose encoding would fail, say).
+type jsonAppender interface {
+	appendJSON(b []byte) ([]byte, bool)
+}
+
 // The nested dispatch events are the log's most frequent: two per SDK call.
-// Their payloads are written by hand, byte for byte as json.Marshal writes
-// them (FuzzDispatchJSON holds them to it), without its reflection. Each
-// appender reports false for a value it leaves to json.Marshal: one whose
-// encoding would fail, or a content block with more than a type and a text.
+// Their payloads are jsonAppenders (FuzzDispatchJSON holds them to
+// json.Marshal); they leave to it a content block with more than a type and
+// a text.
 
 func (s *CodeDispatchStart) appendFields(b []byte) ([]byte, bool) {
 	b = append(b, `"root_call_id":`...)
@@ -39,14 +45,14 @@ func (s *CodeDispatchStart) size() int {
 	return 96 + len(s.RootCallID) + len(s.ParentCallID) + len(s.SubCallID) + len(s.Name) + len(s.Arguments)
 }
 
-func (s *CodeDispatchStart) appendJSON(b []byte) ([]byte, bool) {
+func (s CodeDispatchStart) appendJSON(b []byte) ([]byte, bool) {
 	b = slices.Grow(b, s.size())
 	b = append(b, '{')
 	b, ok := s.appendFields(b)
 	return append(b, '}'), ok
 }
 
-func (d *CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
+func (d CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
 	n := d.CodeDispatchStart.size() + 128
 	for i := range d.Content {
 		n += 32 + len(d.Content[i].Type) + len(d.Content[i].Text)

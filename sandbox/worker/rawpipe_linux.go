@@ -148,7 +148,6 @@ func (c *rawConn) spinRead() bool {
 	}
 	var deadline time.Time
 	for tries := 0; ; tries++ {
-		c.rgot = false
 		if c.rc.Control(c.tryFn) != nil {
 			return false // closed: the read reports it
 		}
