@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -135,6 +136,70 @@ func TestStepWaitsForItsLog(t *testing.T) {
 	cs.release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Output gating at the edge: StepGated returns the results while the log is
+// still being flushed, with a gate that opens only once it is durable; the
+// session's next step waits for the writes, whoever waits on the gate.
+func TestStepGatedReturnsBeforeItsLogAndGatesIt(t *testing.T) {
+	cs := &countingStore{Store: session.NewMemory()}
+	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
+	cs.hold(true)
+	out, gate, err := e.agent.StepGated(context.Background(), e.sid, []agent.ToolCall{call("c1", "math_add", `{"a":1,"b":2}`)})
+	if err != nil || len(out.Results) != 1 || out.Results[0].Result.IsError() {
+		t.Fatalf("StepGated: %v %+v", err, out)
+	}
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := gate.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the gate opened (%v) before the log was durable", err)
+	}
+	next := make(chan error, 1)
+	go func() {
+		_, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("c2", "math_add", `{"a":2,"b":2}`)})
+		next <- err
+	}()
+	select {
+	case err := <-next:
+		t.Fatalf("the next step ran (%v) before the first one's writes resolved", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cs.hold(false)
+	cs.release()
+	if err := gate.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+	var steps []int
+	for _, ev := range mustEvents(t, cs, e.sid) {
+		if ev.Type == session.TypeToolCall {
+			var c session.ToolCall
+			if err := ev.Decode(&c); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, c.Step)
+		}
+	}
+	if !slices.Equal(steps, []int{1, 2}) {
+		t.Fatalf("steps of the two calls %v, want [1 2]: the second step must see the first one's log", steps)
+	}
+}
+
+// A gate whose writes failed reports it: the step failed, and Step says so.
+func TestGateReportsAFailedWrite(t *testing.T) {
+	e := newEnv(t, failingStore{Store: session.NewMemory(), typ: session.TypeToolResult}, registry.ModeNative, agent.Options{})
+	_, gate, err := e.agent.StepGated(context.Background(), e.sid, []agent.ToolCall{call("c1", "math_add", `{"a":1,"b":2}`)})
+	if err == nil {
+		err = gate.Wait(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("StepGated then Wait: %v, want the write's failure", err)
+	}
+	if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("c2", "math_add", `{"a":1,"b":2}`)}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Step: %v, want the write's failure", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/internal/gopool"
 	"github.com/codemode/codemode/internal/requestid"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
@@ -62,7 +63,27 @@ type StepResult struct {
 //
 // A step with no calls only commits the pending contexts.
 func (a *Agent) Step(ctx context.Context, sessionID string, calls []ToolCall) (StepResult, error) {
+	out, gate, err := a.step(ctx, sessionID, calls, stepOptions{})
+	return out, waitGate(ctx, gate, err)
+}
+
+// StepGated is Step with output gating: it returns as soon as the results
+// are known, with the Gate that opens when everything the step wrote is
+// durable. The caller must not show the results before Gate.Wait returns
+// nil, and reports the step as failed when it returns an error. The
+// session's next step in this process waits until the writes have
+// resolved, whether or not anyone waits on the Gate.
+func (a *Agent) StepGated(ctx context.Context, sessionID string, calls []ToolCall) (StepResult, *Gate, error) {
 	return a.step(ctx, sessionID, calls, stepOptions{})
+}
+
+// waitGate waits for a gate whatever becomes of the caller (the step's log
+// must stay consistent) and returns the step's error or the gate's.
+func waitGate(ctx context.Context, g *Gate, err error) error {
+	if gerr := g.Wait(context.WithoutCancel(ctx)); err == nil {
+		err = gerr
+	}
+	return err
 }
 
 // stepOptions are what Run adds to a step.
@@ -88,6 +109,10 @@ type RunOptions struct {
 	// hands back (the log keeps them whole): past it, calls are trimmed, then
 	// left out, and RunReport counts them. Zero means DefaultMaxCallsBytes.
 	MaxCallsBytes int
+	// Gated makes Run return as soon as the result is known, before its
+	// log is durable, with RunReport.Gate to wait on before showing it
+	// (output gating, as StepGated).
+	Gated bool
 }
 
 // DefaultMaxCallsBytes is RunOptions.MaxCallsBytes when left zero.
@@ -102,6 +127,9 @@ type RunReport struct {
 	// Trimmed counts calls whose arguments or content were cut to fit;
 	// Omitted counts calls left out of Calls to fit.
 	Trimmed, Omitted int
+	// Gate, for a Run with RunOptions.Gated, opens when the run's log is
+	// durable (see StepGated); nil otherwise (Run waited).
+	Gate *Gate
 }
 
 // Run is a client's own entry to Code Mode (POST /v1/run): a one-call step
@@ -131,40 +159,37 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if opts.Create != nil && opts.Create.ID != sessionID {
 		return nil, fmt.Errorf("agent: Create names session %q, not %q", opts.Create.ID, sessionID)
 	}
-	res, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create, minted: minted})
+	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create, minted: minted})
+	if !opts.Gated {
+		err, gate = waitGate(ctx, gate, err), nil
+	}
 	if len(res.Results) == 0 {
 		return nil, err
 	}
-	return calls.report(res.Results[0].Result), err
+	rep := calls.report(res.Results[0].Result)
+	rep.Gate = gate
+	return rep, err
 }
 
-func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o stepOptions) (StepResult, error) {
+// step runs a step and returns its results with the Gate of its log; the
+// step's session stays locked until its writes have resolved.
+func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o stepOptions) (StepResult, *Gate, error) {
 	if err := checkCalls(calls); err != nil {
-		return StepResult{}, err
+		return StepResult{}, nil, err
 	}
 	unlock, err := a.lock(ctx, sessionID)
 	if err != nil {
-		return StepResult{}, err
+		return StepResult{}, nil, err
 	}
 	lease, err := a.takeLease(ctx, sessionID, o.create != nil)
 	if err != nil {
 		unlock()
-		return StepResult{}, err
+		return StepResult{}, nil, err
 	}
-	defer a.endLease(lease, unlock)
-	st, err := a.logState(ctx, sessionID, o.create)
+	st, err := a.stepState(ctx, sessionID, calls, o)
 	if err != nil {
-		return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
-	}
-	if !o.minted { // minted ids are unique by NewID's contract: the store's index need not be asked
-		if id, err := a.usedCallID(ctx, sessionID, st, calls); err != nil {
-			return StepResult{}, fmt.Errorf("agent: session %q: %w", sessionID, err)
-		} else if id != "" {
-			return StepResult{}, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, id, sessionID)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return StepResult{}, err // nothing appended yet: the caller is gone
+		a.endLease(lease, unlock)
+		return StepResult{}, nil, err
 	}
 	// From here on the log must stay consistent whatever the caller does.
 	logCtx := context.WithoutCancel(ctx)
@@ -179,7 +204,8 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	// The contexts the last step's results carried open this one; they go
 	// with its first write.
 	if err := r.hold("contexts", contextEntries(st.Pending)...); err != nil {
-		return StepResult{}, err
+		a.endLease(lease, unlock)
+		return StepResult{}, nil, err
 	}
 	r.turn, r.step = st.next()
 	r.cond = sync.NewCond(&r.mu)
@@ -187,15 +213,39 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 		r.done[i] = make(chan struct{})
 	}
 	out := r.run(ctx, bridge.Tee(&sink{a: a, w: r.w}, o.also))
-	// Nothing of the step leaves the process before its log is durable.
-	if err := r.w.durable(logCtx); err != nil {
-		r.fail(err)
+	// Nothing of the step leaves the process before its log is durable: the
+	// caller waits on the gate, and the state this process keeps of the
+	// session follows the writes once they have resolved.
+	gopool.Go(func() {
+		if err := r.w.durable(logCtx); err == nil {
+			if written, ok := r.w.written(); ok {
+				st.applyOwn(written)
+				a.saveCheckpoint(logCtx, sessionID, st, lease)
+			}
+		}
+		a.endLease(lease, unlock)
+	})
+	return out, &Gate{w: r.w}, r.failure()
+}
+
+// stepState returns the session's log state for a step, checking that the
+// calls' ids are new in the session.
+func (a *Agent) stepState(ctx context.Context, sessionID string, calls []ToolCall, o stepOptions) (*logState, error) {
+	st, err := a.logState(ctx, sessionID, o.create)
+	if err != nil {
+		return nil, fmt.Errorf("agent: session %q: %w", sessionID, err)
 	}
-	if written, ok := r.w.written(); ok {
-		st.applyOwn(written)
-		a.saveCheckpoint(logCtx, sessionID, st, lease)
+	if !o.minted { // minted ids are unique by NewID's contract: the store's index need not be asked
+		if id, err := a.usedCallID(ctx, sessionID, st, calls); err != nil {
+			return nil, fmt.Errorf("agent: session %q: %w", sessionID, err)
+		} else if id != "" {
+			return nil, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, id, sessionID)
+		}
 	}
-	return out, r.failure()
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing appended yet: the caller is gone
+	}
+	return st, nil
 }
 
 // checkCalls rejects what the log could not record faithfully.

@@ -352,6 +352,23 @@ var ErrUnknownScope = errors.New("unknown scope")
 // call, and the result comes back in its wire form. A run without SessionID
 // creates its session (unless Ephemeral, it stays, like any other).
 func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
+	out, gate, err := a.RunGated(ctx, req)
+	if err == nil {
+		err = gate.Wait(context.WithoutCancel(ctx))
+	}
+	if err != nil {
+		return RunResult{}, err
+	}
+	return out, nil
+}
+
+// RunGated is Run with output gating: the result comes back as soon as it
+// is known, with the gate that opens when the run's log is durable. The
+// caller builds its reply meanwhile and must not send it before Wait
+// returns nil; an error from Wait fails the run as Run would have. An
+// ephemeral run waits itself (its session is deleted once durable) and
+// returns an open gate.
+func (a *App) RunGated(ctx context.Context, req RunRequest) (RunResult, *agent.Gate, error) {
 	sessionID := req.SessionID
 	var create *session.Session
 	if sessionID == "" {
@@ -359,13 +376,14 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 		// its own.
 		s, err := a.newSession(req.Scope)
 		if err != nil {
-			return RunResult{}, err
+			return RunResult{}, nil, err
 		}
 		sessionID, create = s.ID, &s
 	}
-	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout, Create: create})
+	ephemeral := req.Ephemeral && create != nil
+	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout, Create: create, Gated: !ephemeral})
 	if err != nil {
-		return RunResult{}, err
+		return RunResult{}, nil, err
 	}
 	res, calls := rep.Result, rep.Calls
 	wire := session.ResultOf(res)
@@ -388,15 +406,16 @@ func (a *App) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	if !res.Value().IsZero() {
 		out.Value = res.Value().Bytes()
 	}
-	if req.Ephemeral && create != nil {
-		// The result is in hand: the session goes even if the caller left.
+	if ephemeral {
+		// The result is in hand and its log durable (Run waited): the
+		// session goes even if the caller left.
 		if err := a.Store.DeleteSession(context.WithoutCancel(ctx), sessionID); err != nil {
 			a.Logger.Warn("ephemeral run: delete its session", "session", sessionID, "err", err)
 		} else {
 			out.SessionDeleted = true
 		}
 	}
-	return out, nil
+	return out, rep.Gate, nil
 }
 
 // NewSession creates a session in a scope ("" means default).

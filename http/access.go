@@ -82,6 +82,13 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			)
 		}()
 		next.ServeHTTP(ww, r)
+		// A reply whose length is known is complete: send it before the
+		// logging and counting above, which no client needs to wait for.
+		if ww.Status() != 0 && ww.Header().Get("Content-Length") != "" {
+			if f, ok := ww.(http.Flusher); ok {
+				f.Flush()
+			}
+		}
 	})
 }
 

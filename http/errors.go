@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/codemode/codemode/session"
@@ -75,15 +76,28 @@ func marshal(v any) ([]byte, error) {
 
 // writeJSON writes v as the JSON response body with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	status, data := encodeJSON(status, v)
+	writeBody(w, status, data)
+}
+
+// encodeJSON returns v's JSON body, or, should it not encode, a 500's.
+func encodeJSON(status int, v any) (int, []byte) {
 	data, err := marshal(v)
 	if err != nil {
 		// Every response type here marshals; a failure is a bug, reported as one.
-		status = http.StatusInternalServerError
-		data = fmt.Appendf(nil, `{"error":{"code":%q,"message":"the response could not be encoded"}}`+"\n", CodeInternal)
+		return http.StatusInternalServerError,
+			fmt.Appendf(nil, `{"error":{"code":%q,"message":"the response could not be encoded"}}`+"\n", CodeInternal)
 	}
+	return status, data
+}
+
+// writeBody writes an encoded JSON body with status and its length (which
+// lets instrument send it before logging).
+func writeBody(w http.ResponseWriter, status int, data []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
 }

@@ -95,10 +95,18 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	start := time.Now()
-	res, err := s.app.Run(r.Context(), app.RunRequest{
+	res, gate, err := s.app.RunGated(r.Context(), app.RunRequest{
 		Code: req.Code, Description: req.Description, Scope: scope, SessionID: req.SessionID, Timeout: timeout,
 		Ephemeral: req.Ephemeral,
 	})
+	var status int
+	var body []byte
+	if err == nil {
+		// The reply is built while the log is flushed, and sent once it is
+		// durable.
+		status, body = encodeJSON(http.StatusOK, res)
+		err = gate.Wait(context.WithoutCancel(r.Context()))
+	}
 	elapsed := time.Since(start)
 	if err != nil {
 		s.metrics.runDuration.WithLabelValues(entryRun, outcomeFailed, "").Observe(elapsed.Seconds())
@@ -107,6 +115,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.logFor(r).Warn("run", "session", req.SessionID, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
 		s.writeError(w, e)
 		return
+	}
+	writeBody(w, status, body)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush() // the reply goes before its metrics and log line
 	}
 	outcome, kind := outcomeOK, ""
 	attrs := []any{"session", res.SessionID, "call_id", res.CallID, "duration", elapsed, "sub_calls", len(res.Calls)}
@@ -119,7 +131,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	s.metrics.runDuration.WithLabelValues(entryRun, outcome, kind).Observe(elapsed.Seconds())
 	s.metrics.runs.WithLabelValues(entryRun, outcome).Inc()
 	s.logFor(r).Info("run", append(attrs, "outcome", outcome)...)
-	writeJSON(w, http.StatusOK, res)
 }
 
 // stepRequest is the body of POST /v1/sessions/{id}/steps.
@@ -174,12 +185,38 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	start := time.Now()
-	out, err := s.app.Agent.Step(r.Context(), sess.ID, calls)
-	elapsed := time.Since(start)
+	out, gate, err := s.app.Agent.StepGated(r.Context(), sess.ID, calls)
 	ids := make([]string, len(calls))
 	for i, c := range calls {
 		ids[i] = c.ID
 	}
+	var resp stepResponse
+	var status int
+	var body []byte
+	outcome, kind := outcomeOK, ""
+	var codes []string
+	if err == nil {
+		// The reply is built while the log is flushed, and sent once it is
+		// durable.
+		resp = stepResponse{Results: make([]stepResult, len(out.Results)), Contexts: out.Contexts, ConcludesTurn: out.ConcludesTurn}
+		if resp.Contexts == nil {
+			resp.Contexts = []registry.Context{}
+		}
+		for i, cr := range out.Results {
+			sr := stepResult{ToolCallID: cr.ToolCallID, Result: session.ResultOf(cr.Result)}
+			sr.Contexts = nil // the step's contexts are listed once, below
+			if sr.IsError {
+				if outcome == outcomeOK { // the first failure names the kind
+					outcome, kind = outcomeError, failureKind(cr.Result.Error())
+				}
+				codes = append(codes, string(cr.Result.Code()))
+			}
+			resp.Results[i] = sr
+		}
+		status, body = encodeJSON(http.StatusOK, resp)
+		err = gate.Wait(context.WithoutCancel(r.Context()))
+	}
+	elapsed := time.Since(start)
 	if err != nil {
 		s.metrics.runDuration.WithLabelValues(entryStep, outcomeFailed, "").Observe(elapsed.Seconds())
 		s.metrics.runs.WithLabelValues(entryStep, outcomeFailed).Inc()
@@ -188,22 +225,9 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	resp := stepResponse{Results: make([]stepResult, len(out.Results)), Contexts: out.Contexts, ConcludesTurn: out.ConcludesTurn}
-	if resp.Contexts == nil {
-		resp.Contexts = []registry.Context{}
-	}
-	outcome, kind := outcomeOK, ""
-	var codes []string
-	for i, cr := range out.Results {
-		sr := stepResult{ToolCallID: cr.ToolCallID, Result: session.ResultOf(cr.Result)}
-		sr.Contexts = nil // the step's contexts are listed once, below
-		if sr.IsError {
-			if outcome == outcomeOK { // the first failure names the kind
-				outcome, kind = outcomeError, failureKind(cr.Result.Error())
-			}
-			codes = append(codes, string(cr.Result.Code()))
-		}
-		resp.Results[i] = sr
+	writeBody(w, status, body)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush() // the reply goes before its metrics and log line
 	}
 	s.metrics.runDuration.WithLabelValues(entryStep, outcome, kind).Observe(elapsed.Seconds())
 	s.metrics.runs.WithLabelValues(entryStep, outcome).Inc()
@@ -212,7 +236,6 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, "codes", codes)
 	}
 	s.logFor(r).Info("step", attrs...)
-	writeJSON(w, http.StatusOK, resp)
 }
 
 // toolCalls checks and converts the calls of a step request.
