@@ -254,6 +254,15 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 	r.calls = append(r.calls, sc)
 }
 
+var _ sandbox.Holder = (*run)(nil)
+
+// Hold implements sandbox.Holder: the sub-calls wait for Release.
+func (r *run) Hold() { r.batch.Hold() }
+
+// Release implements sandbox.Holder: the held sub-calls start, or the one
+// the program awaits alone runs on the calling goroutine.
+func (r *run) Release(alone bool, stop context.Context) bool { return r.batch.Release(alone, stop) }
+
 // unfinished lists, in submission order, the sub-calls that had not settled
 // when the program did: those in flight (which settle cancels) and those
 // still queued (which it abandons).

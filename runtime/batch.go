@@ -16,7 +16,8 @@ import (
 // Pre-policy, approval and guards keep submission order. What happens after
 // the body depends on BatchOptions.InOrder: a model step's calls settle in
 // submission order, a program's each as soon as its own body ends. Calls
-// run on goroutines of gopool, whose stacks have grown already.
+// run on goroutines of gopool, whose stacks have grown already, or, held
+// (Hold), on the goroutine that releases them.
 type Batch struct {
 	rt      *Runtime
 	window  int
@@ -34,6 +35,8 @@ type Batch struct {
 	closed    bool         // guarded by mu
 	finished  map[int]bool // guarded by mu
 	frontier  int          // every call <= frontier has finished; guarded by mu
+	hold      bool         // calls wait for Release (Hold); guarded by mu
+	held      []func()     // calls submitted and not yet released; guarded by mu
 }
 
 // BatchOptions configure NewBatch. The zero value works.
@@ -80,10 +83,12 @@ type Hooks struct {
 	Done func(n int, r *Result)
 }
 
-// Go submits the next call and returns at once with its number. It reports
-// false (and runs nothing) once the batch is closed. A call that has not
-// started when the batch is closed or its context cancelled is abandoned:
-// its hooks never run. req.Sequencer is set by the batch.
+// Go submits the next call and returns at once with its number: the call
+// starts on a goroutine of its own, or, in a batch that holds its calls,
+// when Release lets it. It reports false (and runs nothing) once the batch
+// is closed. A call that has not started when the batch is closed or its
+// context cancelled is abandoned: its hooks never run. req.Sequencer is set
+// by the batch.
 func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	b.mu.Lock()
 	if b.closed {
@@ -93,9 +98,50 @@ func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	b.submitted++
 	n = b.submitted
 	b.wg.Add(1)
+	run := func() { b.run(n, req, h) }
+	if b.hold {
+		b.held = append(b.held, run)
+		b.mu.Unlock()
+		return n, true
+	}
 	b.mu.Unlock()
-	gopool.Go(func() { b.run(n, req, h) })
+	gopool.Go(run)
 	return n, true
+}
+
+// Hold makes the calls submitted from now on wait for Release, which runs
+// a call on the releasing goroutine when it is the batch's only unfinished
+// one: a caller about to wait for that one call runs it instead of handing
+// it to another goroutine and back (two wake-ups of other threads).
+func (b *Batch) Hold() {
+	b.mu.Lock()
+	b.hold = true
+	b.mu.Unlock()
+}
+
+// Release lets the held calls go (see Hold). With alone set, and
+// the one held call the batch's only unfinished call, it runs that call on
+// the calling goroutine and returns once it has settled (its Done hook has
+// run), reporting true; stop, while it runs, cancels the batch when it ends
+// (the caller is being stopped). Otherwise each held call starts on a
+// goroutine of its own, Release returns at once and reports false.
+func (b *Batch) Release(alone bool, stop context.Context) bool {
+	b.mu.Lock()
+	held := b.held
+	b.held = nil
+	inline := alone && len(held) == 1 && b.frontier == b.submitted-1
+	b.mu.Unlock()
+	if inline {
+		if stop != nil {
+			defer context.AfterFunc(stop, b.cancel)()
+		}
+		held[0]()
+		return true
+	}
+	for _, run := range held {
+		gopool.Go(run)
+	}
+	return false
 }
 
 func (b *Batch) run(n int, req Request, h Hooks) {
@@ -229,8 +275,13 @@ func (b *Batch) Wait() { b.wg.Wait() }
 func (b *Batch) Close() {
 	b.mu.Lock()
 	b.closed = true
+	held := b.held
+	b.held = nil
 	b.cond.Broadcast()
 	b.mu.Unlock()
 	b.cancel()
+	for _, run := range held {
+		run() // closed: it is abandoned at once
+	}
 	b.wg.Wait()
 }

@@ -355,3 +355,64 @@ func TestBatchWorkersEndWithTheBatch(t *testing.T) {
 		t.Errorf("%d goroutines before three batches of one call at a time, %d after: the pool's were not reused", total, n)
 	}
 }
+
+// A batch that holds its calls starts none until Release; Release runs the
+// batch's only unfinished call on the calling goroutine when asked to, and
+// starts the others elsewhere; stop cancels the call running inline; Close
+// abandons what is still held (its hooks never run).
+func TestBatchHoldsCallsUntilReleased(t *testing.T) {
+	b := newBatchEnv(t, "a", "b", "c", "d")
+	batch := b.rt.NewBatch(context.Background(), BatchOptions{Window: 10})
+	batch.Hold()
+	results := map[int]*Result{}
+	var mu sync.Mutex
+	b.submit(batch, "safe", "a", results, &mu)
+	time.Sleep(10 * time.Millisecond)
+	if b.has("start a") {
+		t.Fatal("a held call started before Release")
+	}
+	// The only unfinished call, released alone: it runs here and has settled on return.
+	close(b.release["a"])
+	if !batch.Release(true, nil) || len(results) != 1 || results[1].IsError() {
+		t.Fatalf("inline release: results %v", results)
+	}
+	// Two calls held: released alone or not, they start elsewhere and overlap.
+	b.submit(batch, "safe", "b", results, &mu)
+	b.submit(batch, "safe", "c", results, &mu)
+	if batch.Release(true, nil) {
+		t.Fatal("two held calls ran inline")
+	}
+	b.waitFor(t, "start b")
+	b.waitFor(t, "start c")
+	close(b.release["b"])
+	close(b.release["c"])
+	b.waitFor(t, "end b")
+	b.waitFor(t, "end c")
+	// Running inline, stopped: the batch is cancelled and the call ends ABORTED.
+	b.submit(batch, "safe", "d", results, &mu)
+	stop, halt := context.WithCancel(context.Background())
+	go func() { b.waitFor(t, "start d"); halt() }()
+	for i := 0; i < 100; i++ { // b and c finish before d is alone
+		mu.Lock()
+		n := len(results)
+		mu.Unlock()
+		if n == 3 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !batch.Release(true, stop) {
+		t.Fatal("the only unfinished call did not run inline")
+	}
+	mu.Lock()
+	d := results[4]
+	mu.Unlock()
+	if d == nil || d.Code() != registry.CodeAborted {
+		t.Fatalf("stopped inline call: %+v", d)
+	}
+	b.submit(batch, "safe", "e", results, &mu)
+	batch.Close()
+	if _, ok := results[5]; ok || b.has("start e") {
+		t.Fatal("a call held at Close ran")
+	}
+}

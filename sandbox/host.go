@@ -1,5 +1,7 @@
 package sandbox
 
+import "context"
+
 // Host is the sandbox's only way out of the VM: it dispatches tool calls and says which tool
 // bindings exist. Everything that crosses is data (names, JSON text, messages), so a Host can
 // sit in another process.
@@ -14,6 +16,28 @@ type Host interface {
 	Has(name string) bool
 	// Names lists the tool bindings in order (for Object.keys(tools) and for … in).
 	Names() []string
+}
+
+// Holder is a Host that can hold the calls it is given until its Runner releases them, so that
+// a call the program is left awaiting alone runs on the goroutine that would otherwise only wait
+// for it: handing a call to another goroutine and its settlement back costs two wake-ups of
+// other threads, which on a virtual machine are most of a fast tool call's cost. A Runner that
+// releases calls says so by calling Hold before the program runs; until then, and with a Runner
+// that never does, each call starts when Call is given it.
+//
+// The sandbox releases the calls a job of the program (its start, a settlement applied, a timer)
+// made when that job ends, as a promise's work is done once the code that started it yields,
+// and within the heap watchdog's interval of being made should the job go on computing.
+type Holder interface {
+	Host
+	// Hold makes the calls given to Call from now on wait for Release.
+	Hold()
+	// Release starts the held calls. With alone set the program now awaits nothing but them (no
+	// job is queued, no timer pending, no other call in flight): when just one call is held
+	// Release may run it on the calling goroutine and return once it has settled (its settle
+	// function has been called), reporting true; stop ends when the run is being stopped, and
+	// the call must then end promptly. Otherwise it returns at once and reports false.
+	Release(alone bool, stop context.Context) bool
 }
 
 // KeyedNames is a Host whose Names come from a set that changes rarely (a registry view): NamesKey

@@ -144,6 +144,10 @@ func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 		return Result{Err: cancelled(ctx)}
 	}
 	r := newRun(p, host, opts.withDefaults())
+	if h, ok := host.(Holder); ok {
+		h.Hold()
+		r.holder = h
+	}
 	watchdog.add(r)
 	defer watchdog.remove(r)
 	gopool.Go(r.main)
@@ -207,6 +211,10 @@ type run struct {
 	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
 	calls       int                   // calls dispatched
 	inflight    int                   // dispatched calls not yet settled in the VM
+	holder      Holder                // host, when it holds calls for the VM to release; nil otherwise
+	held        int                   // calls dispatched to holder since the last release
+	heldSince   atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
+	inlining    atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
 	timerSeq    int
 	timers      map[int]*timer // pending timers by id
 	due         timerHeap      // scheduled timers by due time
@@ -219,14 +227,16 @@ type run struct {
 	callsClosed bool           // guarded by callMu
 	callMu      sync.Mutex     // held while the Host is called, so none is after close
 	mu          sync.Mutex
-	closed      bool        // guarded by mu
-	failure     *Failure    // first failure wins; guarded by mu
-	queue       []job       // jobs for the VM goroutine; guarded by mu
-	spare       []job       // the queue's other buffer, empty; owned by the VM goroutine
-	logs        []string    // guarded by mu
-	logBytes    int         // guarded by mu
-	logFull     bool        // guarded by mu
-	alarm       *time.Timer // wakes the loop for the earliest due timer; guarded by mu
+	closed      bool               // guarded by mu
+	failure     *Failure           // first failure wins; guarded by mu
+	queue       []job              // jobs for the VM goroutine; guarded by mu
+	spare       []job              // the queue's other buffer, empty; owned by the VM goroutine
+	logs        []string           // guarded by mu
+	logBytes    int                // guarded by mu
+	logFull     bool               // guarded by mu
+	alarm       *time.Timer        // wakes the loop for the earliest due timer; guarded by mu
+	stop        context.Context    // ends when the run fails (for a call run inline); guarded by mu
+	stopCancel  context.CancelFunc // guarded by mu
 }
 
 func newRun(p *Program, host Host, opts Options) *run {
@@ -248,6 +258,9 @@ func (r *run) fail(f *Failure) {
 	r.mu.Lock()
 	if r.failure == nil && !r.closed {
 		r.failure = f
+	}
+	if r.stopCancel != nil {
+		r.stopCancel()
 	}
 	r.mu.Unlock()
 	r.stopped.Store(true)
@@ -291,10 +304,19 @@ func (r *run) close() Result {
 	case <-r.done:
 	default:
 		grace := time.NewTimer(abandonGrace)
-		select {
-		case <-r.done:
-		case <-grace.C:
-			finished = false
+		for waiting := true; waiting; {
+			select {
+			case <-r.done:
+				waiting = false
+			case <-grace.C:
+				if r.inlining.Load() {
+					// The VM goroutine is in the host's call, which the stop cancelled,
+					// not in JavaScript: wait for it as for any call in flight.
+					grace.Reset(abandonGrace)
+					continue
+				}
+				finished, waiting = false, false
+			}
 		}
 		grace.Stop()
 	}
@@ -353,6 +375,7 @@ func (r *run) main() {
 	}
 	p := asPromise(ret)
 	if p == nil {
+		r.releaseHeld(false)
 		r.enter(jobFunc(func() { r.finishValue(ret) }))
 		return
 	}
@@ -379,6 +402,7 @@ func (r *run) loop(p *goja.Promise) {
 			return
 		}
 		if p.State() != goja.PromiseStatePending {
+			r.releaseHeld(false)
 			r.enter(jobFunc(func() { r.finishPromise(p) }))
 			return
 		}
@@ -387,6 +411,9 @@ func (r *run) loop(p *goja.Promise) {
 		r.queue, r.spare = r.spare, nil // the two buffers take turns
 		r.mu.Unlock()
 		if len(jobs) == 0 {
+			if r.releaseHeld(true) {
+				continue // the call ran here: its settlement is queued
+			}
 			if r.inflight == 0 && len(r.timers) == 0 {
 				r.fail(&Failure{Kind: KindRuntime, Message: "the program's promise never settled: it awaits something that nothing will resolve (no tool call or timer is pending)"})
 				return
@@ -397,16 +424,63 @@ func (r *run) loop(p *goja.Promise) {
 			r.ranJS.Store(true)
 			continue
 		}
-		for _, j := range jobs {
+		for i, j := range jobs {
 			if r.stopped.Load() || p.State() != goja.PromiseStatePending {
 				break
 			}
 			if !r.enter(j) {
 				return
 			}
+			if i < len(jobs)-1 {
+				r.releaseHeld(false) // the jobs after it must not hold back its calls
+			}
 		}
 		clear(jobs)
 		r.spare = jobs[:0]
+	}
+}
+
+// releaseHeld releases the calls the last job made, when the host holds them (Holder). With
+// awaiting set the loop is about to wait: when the program then awaits nothing but the one call
+// it made (no job queued, no timer, no other call in flight), that call runs here, and
+// releaseHeld reports true once it has settled. Runs on the VM goroutine.
+func (r *run) releaseHeld(awaiting bool) bool {
+	if r.held == 0 {
+		return false
+	}
+	alone := awaiting && r.held == 1 && r.inflight == 1 && len(r.timers) == 0 && !r.stopped.Load()
+	r.held = 0
+	r.heldSince.Store(0)
+	if !alone {
+		r.holder.Release(false, nil)
+		return false
+	}
+	r.mu.Lock()
+	alone = len(r.queue) == 0 && r.failure == nil
+	if alone && r.stop == nil {
+		r.stop, r.stopCancel = context.WithCancel(context.Background())
+	}
+	stop := r.stop
+	r.mu.Unlock()
+	if !alone {
+		r.holder.Release(false, nil)
+		return false
+	}
+	// Waiting on a tool, as the VM goroutine would otherwise: the heap watchdog charges
+	// what the call allocates as it would on another goroutine.
+	r.idle.Store(true)
+	r.inlining.Store(true)
+	ran := r.holder.Release(true, stop)
+	r.inlining.Store(false)
+	r.idle.Store(false)
+	return ran
+}
+
+// releaseOverdue releases calls held longer than d while the job that made them goes on
+// computing. Called by the heap watchdog, from its goroutine.
+func (r *run) releaseOverdue(now time.Time, d time.Duration) {
+	if since := r.heldSince.Load(); since != 0 && now.UnixNano()-since >= int64(d) && r.heldSince.CompareAndSwap(since, 0) {
+		r.holder.Release(false, nil)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -167,6 +168,11 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 	c.resolve, c.reject = resolve, reject
 	r.inflight++
 	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, c.settle)
+	if r.holder != nil {
+		if r.held++; r.held == 1 {
+			r.heldSince.Store(time.Now().UnixNano())
+		}
+	}
 	return r.rt.ToValue(p)
 }
 

@@ -63,6 +63,7 @@ func (w *heapWatchdog) loop() {
 	defer tick.Stop()
 	prev := read()
 	var lastGC time.Time
+	var holders []*run
 	for range tick.C {
 		w.mu.Lock()
 		if len(w.runs) == 0 {
@@ -75,7 +76,19 @@ func (w *heapWatchdog) loop() {
 		w.attribute(now - prev)
 		prev = now
 		over := w.overLimit()
+		holders = holders[:0]
+		for r := range w.runs {
+			if r.holder != nil {
+				holders = append(holders, r)
+			}
+		}
 		w.mu.Unlock()
+		// Calls a job made while it goes on computing start within an interval.
+		t := time.Now()
+		for i, r := range holders {
+			r.releaseOverdue(t, watchdogInterval)
+			holders[i] = nil
+		}
 		if len(over) == 0 || time.Since(lastGC) < watchdogGCInterval {
 			continue
 		}

@@ -242,16 +242,26 @@ type procRun struct {
 	id       uint64
 	w        *process
 	host     sandbox.Host
-	done     chan *message // the done frame
-	finished atomic.Bool   // Run is returning: no more Calls, settlements are dropped
-	callMu   sync.Mutex    // held while host.Call runs, so that none runs after finish
-	called   bool          // a call of the run has been read; readLoop's own
+	done     chan *message      // the done frame
+	finished atomic.Bool        // Run is returning: no more Calls, settlements are dropped
+	callMu   sync.Mutex         // held while host.Call runs, so that none runs after finish
+	called   bool               // a call of the run has been read; readLoop's own
+	holder   sandbox.Holder     // host, when it holds its calls; nil otherwise
+	stop     context.Context    // ends when the run is being stopped, for a call run inline
+	halt     context.CancelFunc // ends stop
+	inlining atomic.Bool        // the reader is running a call of the run (Holder.Release)
 }
 
 // run runs one program on the worker and reports its result and whether the worker can be
 // used again.
 func (w *process) run(ctx context.Context, id uint64, source string, host sandbox.Host, names func() ([]string, error), namesID uint64, opts sandbox.Options) (sandbox.Result, bool) {
 	r := &procRun{id: id, w: w, host: host, done: make(chan *message, 1)}
+	if h, ok := host.(sandbox.Holder); ok {
+		h.Hold()
+		r.holder = h
+		r.stop, r.halt = context.WithCancel(context.Background())
+		defer r.halt()
+	}
 	w.mu.Lock()
 	w.cur = r
 	w.mu.Unlock()
@@ -263,7 +273,7 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 	}()
 	w.runs++
 
-	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID, Spin: w.spin()}
+	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID, Spin: w.spin(), Hold: r.holder != nil}
 	if namesID != w.namesID {
 		list, err := names()
 		if err != nil {
@@ -294,6 +304,9 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 			return
 		}
 		stopping = reason
+		if r.halt != nil {
+			r.halt() // a call running inline ends, so that the reader reads the done frame
+		}
 		_ = w.out.write(&message{Type: msgCancel, Run: id, Reason: reason, Detail: detail})
 		graceTimer.Reset(w.grace)
 		grace = graceTimer.C
@@ -319,6 +332,12 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 			}
 			stop(reasonCancelled, detail)
 		case <-grace:
+			if r.inlining.Load() {
+				// The reader is in the host's call, which halt cancelled, not the worker
+				// in its program: wait for it as for any call in flight.
+				graceTimer.Reset(w.grace)
+				continue
+			}
 			w.kill(fmt.Sprintf("run %s: the program did not stop within %v of being cancelled", stopping, w.grace))
 			w.wait(5 * time.Second)
 			if stopping == reasonTimeout {
@@ -338,12 +357,24 @@ func (r *procRun) finish() {
 }
 
 // call hands one of the program's tool calls to the host. It runs on the reader goroutine;
-// the host returns promptly and settles later, from any goroutine.
+// the host returns promptly and settles later, from any goroutine. A host that holds its
+// calls (sandbox.Holder) has it released at once: run here, on the reader, when the worker
+// says the program awaits it alone (m.Inline), started elsewhere otherwise.
 func (r *procRun) call(m *message) {
+	if !r.dispatch(m) || r.holder == nil {
+		return
+	}
+	r.inlining.Store(m.Inline)
+	r.holder.Release(m.Inline, r.stop)
+	r.inlining.Store(false)
+}
+
+// dispatch gives the call to the host and reports whether it did (not after finish).
+func (r *procRun) dispatch(m *message) bool {
 	r.callMu.Lock()
 	defer r.callMu.Unlock()
 	if r.finished.Load() {
-		return
+		return false
 	}
 	var settled atomic.Bool
 	settle := func(s sandbox.Settlement) {
@@ -357,6 +388,7 @@ func (r *procRun) call(m *message) {
 		}
 	}()
 	r.host.Call(sandbox.Call{Seq: m.Seq, Name: m.Name, Args: m.Args, Line: m.Line, Column: m.Column}, settle)
+	return true
 }
 
 // settle sends a call's outcome to the worker. A value that is not JSON, or too large for a

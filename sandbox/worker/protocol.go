@@ -31,7 +31,7 @@ import (
 const MaxFrameBytes = 64 << 20
 
 // protocolVersion is sent in hello; a worker speaking another version is refused.
-const protocolVersion = 2
+const protocolVersion = 3
 
 // Message types.
 const (
@@ -63,12 +63,17 @@ type message struct {
 	Options *sandbox.Options `json:"options,omitempty"`
 	Names   []string         `json:"names,omitempty"`    // the host's tool names, when NamesID is new to the worker
 	NamesID uint64           `json:"names_id,omitempty"` // identifies the set of names
+	Hold    bool             `json:"hold,omitempty"`     // the host holds calls (sandbox.Holder): the worker says which it may run inline
 
 	// call
 	Name   string          `json:"name,omitempty"`
 	Args   json.RawMessage `json:"-"` // raw
 	Line   int             `json:"line,omitempty"`
 	Column int             `json:"col,omitempty"`
+	// Inline: the program awaits this call and nothing else, so the parent may run it on the
+	// goroutine that reads the frames (sandbox.Holder): nothing will come from the worker
+	// before its settlement but a done (after a cancel).
+	Inline bool `json:"inline,omitempty"`
 
 	// settle: Value (empty means undefined; raw) or Error
 	Value json.RawMessage `json:"-"`

@@ -171,9 +171,12 @@ type workerRun struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	reason  string                           // the cancel reason received; guarded by mu
-	pending map[int]func(sandbox.Settlement) // calls awaiting a settle; guarded by mu
+	mu          sync.Mutex
+	reason      string                           // the cancel reason received; guarded by mu
+	pending     map[int]func(sandbox.Settlement) // calls awaiting a settle; guarded by mu
+	parentHolds bool                             // the parent's host holds calls (the run frame's Hold)
+	holding     bool                             // calls wait for Release (sandbox.Holder); guarded by mu
+	held        []*message                       // their frames; guarded by mu
 }
 
 func (s *server) start(m *message) error {
@@ -190,7 +193,7 @@ func (s *server) start(m *message) error {
 		s.names = nameSet{id: m.NamesID, list: m.Names, set: set}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, pending: make(map[int]func(sandbox.Settlement))}
+	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, pending: make(map[int]func(sandbox.Settlement)), parentHolds: m.Hold}
 	s.active = r
 	go r.execute(m.Source, *m.Options)
 	return nil
@@ -235,23 +238,66 @@ func tidyAfterRun() int64 {
 	return int64(sample[1].Value.Uint64() - sample[2].Value.Uint64())
 }
 
-// Call implements sandbox.Host: the call goes to the parent, and its settle comes back.
+// Call implements sandbox.Host: the call goes to the parent (once released, when held), and
+// its settle comes back.
 func (r *workerRun) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
+	m := &message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args, Line: c.Line, Column: c.Column}
 	r.mu.Lock()
 	r.pending[c.Seq] = settle
+	if r.holding {
+		r.held = append(r.held, m)
+		r.mu.Unlock()
+		return
+	}
 	r.mu.Unlock()
-	err := r.s.out.write(&message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args, Line: c.Line, Column: c.Column})
+	r.send(m)
+}
+
+var _ sandbox.Holder = (*workerRun)(nil)
+
+// Hold implements sandbox.Holder: call frames wait for Release, when the parent's host holds
+// calls too (otherwise a frame is sent at once, to be worked on while the program goes on).
+func (r *workerRun) Hold() {
+	r.mu.Lock()
+	r.holding = r.parentHolds
+	r.mu.Unlock()
+}
+
+// Release implements sandbox.Holder: the held frames go to the parent, the last marked for
+// running inline when the program awaits it alone. The call always runs in the parent, so
+// Release never runs it here.
+func (r *workerRun) Release(alone bool, _ context.Context) bool {
+	r.mu.Lock()
+	held := r.held
+	r.held = nil
+	if alone && len(held) == 1 && len(r.pending) == 1 {
+		held[0].Inline = true
+	}
+	r.mu.Unlock()
+	for _, m := range held {
+		r.send(m)
+	}
+	return false
+}
+
+// send writes a call frame; a call that cannot be sent is settled as failed.
+func (r *workerRun) send(m *message) {
+	err := r.s.out.write(m)
 	if err == nil {
 		return
 	}
 	r.mu.Lock()
-	delete(r.pending, c.Seq)
+	settle := r.pending[m.Seq]
+	delete(r.pending, m.Seq)
 	r.mu.Unlock()
+	if settle == nil {
+		return
+	}
 	msg := "the worker could not reach its parent: " + err.Error()
 	if errors.Is(err, errFrameTooLarge) {
-		msg = fmt.Sprintf("the argument is too large to leave a worker process (%d bytes; the limit is %d)", len(c.Args), MaxFrameBytes)
+		msg = fmt.Sprintf("the argument is too large to leave a worker process (%d bytes; the limit is %d)", len(m.Args), MaxFrameBytes)
 	}
-	settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: msg}})
+	settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: msg}})
 }
 
 // Has implements sandbox.Host from the names the parent sent with the run.
