@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/bits"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,9 +50,11 @@ type SQLite struct {
 	closed  atomic.Bool
 	commits *committer
 
-	writeMu sync.Mutex                     // serializes this process's write transactions
-	stmts   sqliteStmts                    // prepared on db; closed by Close
-	inserts [sqliteChunkBits + 1]*sql.Stmt // inserts[k] inserts 1<<k events
+	writeMu sync.Mutex  // serializes this process's write transactions
+	stmts   sqliteStmts // prepared on db; closed by Close
+	// inserts[k] inserts k rows of events, prepared on first use; guarded
+	// by writeMu.
+	inserts [sqliteMaxInsert + 1]*sql.Stmt
 	// writer runs every write transaction: one connection, so that its
 	// page cache stays warm (SQLite drops a connection's cache whenever
 	// another connection committed). The pool itself for :memory:.
@@ -78,10 +80,13 @@ const (
 	sqliteBusyTimeout = 10 * time.Second
 	// sqlitePollInterval bounds how late Wait sees another process's append.
 	sqlitePollInterval = 200 * time.Millisecond
-	// sqliteChunkBits: one INSERT carries up to 1<<sqliteChunkBits events; a
-	// commit inserts n events with the statements for the binary digits of
-	// n, all prepared when the store opens.
-	sqliteChunkBits = 6
+	// sqliteMaxInsert: one INSERT carries up to this many rows of events,
+	// so that a commit takes one statement for up to this many rows (a
+	// statement costs more than a row); the statements for 1 to
+	// sqliteWarmInserts rows, what one step writes, are prepared when the
+	// store opens, the others on first use.
+	sqliteMaxInsert   = 64
+	sqliteWarmInserts = 4
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
@@ -184,7 +189,7 @@ func (s *SQLite) warmWriter(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint) {
+	for _, stmt := range slices.Concat(s.inserts[1:sqliteWarmInserts+1], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint}) {
 		if err := tx.StmtContext(ctx, stmt).Close(); err != nil {
 			return err
 		}
@@ -192,22 +197,41 @@ func (s *SQLite) warmWriter(ctx context.Context) error {
 	return nil
 }
 
+// insert returns the statement that inserts k rows of events, preparing it
+// on first use (on another of the pool's connections than the writer's).
+// Callers hold writeMu.
+func (s *SQLite) insert(ctx context.Context, k int) (*sql.Stmt, error) {
+	if stmt := s.inserts[k]; stmt != nil {
+		return stmt, nil
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT OR ROLLBACK INTO events (session_id, seq, type, time, call_id, data, n) VALUES `)
+	for i := 0; i < k; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+	}
+	stmt, err := s.db.PrepareContext(ctx, b.String())
+	if err != nil {
+		return nil, err
+	}
+	s.inserts[k] = stmt
+	return stmt, nil
+}
+
 // prepare prepares the writer's statements.
 func (s *SQLite) prepare(ctx context.Context) error {
-	for k := range s.inserts {
-		var b strings.Builder
-		b.WriteString(`INSERT OR ROLLBACK INTO events (session_id, seq, type, time, call_id, data) VALUES `)
-		for i := 0; i < 1<<k; i++ {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString("(?, ?, ?, ?, ?, ?)")
-		}
-		stmt, err := s.db.PrepareContext(ctx, b.String())
-		if err != nil {
+	warm := sqliteWarmInserts
+	if s.writer == s.db {
+		// :memory:, on one connection, which a write transaction holds: no
+		// statement can be prepared during one.
+		warm = sqliteMaxInsert
+	}
+	for k := 1; k <= warm; k++ {
+		if _, err := s.insert(ctx, k); err != nil {
 			return err
 		}
-		s.inserts[k] = stmt
 	}
 	for _, q := range []struct {
 		stmt **sql.Stmt
@@ -215,13 +239,15 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	}{
 		// OR ROLLBACK: a constraint failure (a bug) fails the whole commit
 		// anyway, so SQLite keeps no statement journal.
-		{&s.stmts.state, `SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0), lease_owner, lease_token FROM sessions WHERE id = ?1`},
-		{&s.stmts.states, `SELECT id, COALESCE((SELECT MAX(seq) FROM events WHERE session_id = sessions.id), 0), lease_owner, lease_token FROM sessions
+		{&s.stmts.state, `SELECT COALESCE((SELECT seq + n - 1 FROM events WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1), 0), lease_owner, lease_token FROM sessions WHERE id = ?1`},
+		{&s.stmts.states, `SELECT id, ` + sqliteLastSeq + `, lease_owner, lease_token FROM sessions
 			WHERE id IN (SELECT value FROM json_each(?1))`},
 		{&s.stmts.create, `INSERT OR ROLLBACK INTO sessions (id, scope, created_at) VALUES (?, ?, ?)`},
 		{&s.stmts.checkpoint, `INSERT OR ROLLBACK INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
 			ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE excluded.seq >= checkpoints.seq`},
-		{&s.stmts.events, `SELECT seq, type, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`},
+		// A row of a pack that begins before after but ends past it is read too.
+		{&s.stmts.events, `SELECT seq, n, type, time, data FROM events WHERE session_id = ?1 AND seq > ?2 - ` + strconv.Itoa(maxPackEvents-1) + ` AND seq + n - 1 > ?2
+			ORDER BY seq LIMIT ?3`},
 		{&s.stmts.lastSeq, `SELECT ` + sqliteLastSeq + ` FROM sessions WHERE id = ?`},
 		{&s.stmts.session, `SELECT ` + sqliteSessionColumns + ` FROM sessions WHERE id = ?`},
 		{&s.stmts.usedCallID, `SELECT 1 FROM events WHERE session_id = ? AND call_id = ? AND type = 'tool/call' LIMIT 1`},
@@ -237,8 +263,8 @@ func (s *SQLite) prepare(ctx context.Context) error {
 }
 
 func (s *SQLite) closeStmts() {
-	for _, stmt := range append(s.inserts[:], s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint,
-		s.stmts.events, s.stmts.lastSeq, s.stmts.session, s.stmts.usedCallID, s.stmts.loadCheckpoint) {
+	for _, stmt := range slices.Concat(s.inserts[1:], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint,
+		s.stmts.events, s.stmts.lastSeq, s.stmts.session, s.stmts.usedCallID, s.stmts.loadCheckpoint}) {
 		if stmt != nil {
 			stmt.Close()
 		}
@@ -382,7 +408,7 @@ func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
 const sqliteSessionColumns = `id, scope, created_at, ` + sqliteLastSeq + `, ` + sqliteUpdatedAt
 
 const (
-	sqliteLastSeq   = `COALESCE((SELECT MAX(seq) FROM events WHERE session_id = sessions.id), 0)`
+	sqliteLastSeq   = `COALESCE((SELECT seq + n - 1 FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0)`
 	sqliteUpdatedAt = `MAX(created_at, COALESCE((SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
 )
 
@@ -523,7 +549,7 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 	if err != nil {
 		return err
 	}
-	var rows []any // event columns, 6 per event
+	var rows []any // event rows' columns, sqliteColumns per row
 	for _, p := range batch {
 		p.base, p.err = 0, nil
 		st := sessions[p.sessionID]
@@ -535,15 +561,8 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 			*st = sqliteSession{exists: true, created: p.create}
 		}
 		p.base = st.last
-		last := st.last + int64(len(p.events))
-		for i, e := range p.events {
-			var callID any
-			if e.callID != "" {
-				callID = e.callID
-			}
-			rows = append(rows, p.sessionID, p.base+int64(i)+1, e.Type, e.Time.UnixMicro(), callID, string(e.Data))
-		}
-		st.last = last
+		rows = appendEventRows(rows, p.sessionID, p.base, p.events)
+		st.last += int64(len(p.events))
 		if p.checkpoint != nil {
 			if seq := p.checkpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
 				st.checkpoint = &Checkpoint{Seq: seq, State: p.checkpoint.State}
@@ -572,13 +591,16 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 			}
 		}
 	}
-	for n := len(rows) / 6; n > 0; {
-		k := min(sqliteChunkBits, bits.Len(uint(n))-1) // the biggest statement that fits
-		m := 1 << k
-		if _, err := tx.StmtContext(ctx, s.inserts[k]).ExecContext(ctx, rows[:6*m]...); err != nil {
+	for n := len(rows) / sqliteColumns; n > 0; {
+		k := min(n, sqliteMaxInsert)
+		stmt, err := s.insert(ctx, k)
+		if err == nil {
+			_, err = tx.StmtContext(ctx, stmt).ExecContext(ctx, rows[:sqliteColumns*k]...)
+		}
+		if err != nil {
 			return fmt.Errorf("session: commit: insert events: %w", err)
 		}
-		rows, n = rows[6*m:], n-m
+		rows, n = rows[sqliteColumns*k:], n-k
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("session: commit: %w", err)
@@ -616,16 +638,22 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limi
 	}
 	defer rows.Close()
 	var out []Event
-	for rows.Next() {
+	for rows.Next() && (limit < 0 || len(out) < limit) {
 		var e Event
-		var t int64
+		var n, t int64
 		var data []byte
-		if err := rows.Scan(&e.Seq, &e.Type, &t, &data); err != nil {
+		if err := rows.Scan(&e.Seq, &n, &e.Type, &t, &data); err != nil {
 			return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 		}
-		e.Time = time.UnixMicro(t).UTC()
-		e.Data = data
-		out = append(out, e)
+		if n == 1 {
+			e.Time = time.UnixMicro(t).UTC()
+			e.Data = data
+			out = append(out, e)
+			continue
+		}
+		if out, err = unpackEvents(out, e.Seq, n, data, after, limit); err != nil {
+			return nil, fmt.Errorf("session: events of %q: seq %d: %w", sessionID, e.Seq, err)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)

@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +38,7 @@ func RunConformance(t *testing.T, open func(t *testing.T) session.Store) {
 		{"TimeAssignment", testTimeAssignment},
 		{"LargeBatch", testLargeBatch},
 		{"EventsAfterLimit", testEventsAfterLimit},
+		{"RunsOfEvents", testRunsOfEvents},
 		{"UnknownSession", testUnknownSession},
 		{"RejectsMalformed", testRejectsMalformed},
 		{"DataRoundTrip", testDataRoundTrip},
@@ -442,6 +445,73 @@ func testEventsAfterLimit(t *testing.T, s session.Store) {
 			t.Errorf("Events(after %d, limit %d) = %v, want %v", tt.after, tt.limit, got, tt.want)
 		}
 	}
+}
+
+// testRunsOfEvents writes a run's shape, many events without a call id between a call and
+// its result, in writes of several sizes (a store may keep such runs together), and reads the
+// log back from every after with every limit: the same events, numbers, types, times and
+// data each time, and the header's last seq and update time those of the last event.
+func testRunsOfEvents(t *testing.T, s session.Store) {
+	create(t, s, "s")
+	base := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var written []session.Event
+	for w, nested := range []int{0, 1, 2, 7, 70, 3} {
+		evs := []session.Event{callEvent(t, 1, w+1, fmt.Sprintf("c%d", w), "run_code", `{"code":"x"}`)}
+		for i := 0; i < nested; i++ {
+			e := contextEvent(fmt.Sprintf("write %d, nested %d %s", w, i, strings.Repeat("\"q\"", i%3)))
+			if i%2 == 1 {
+				e = event(t, "tool/code-dispatch", map[string]any{"sub_call_id": fmt.Sprintf("c%d:code:%d", w, i), "n": i, "q": "\u2028"})
+			}
+			e.Time = base.Add(time.Duration(len(written)+len(evs)) * time.Millisecond)
+			evs = append(evs, e)
+		}
+		evs = append(evs, resultEvent(t, fmt.Sprintf("c%d", w), false))
+		written = append(written, mustAppend(t, s, "s", evs...)...)
+	}
+	all := mustEvents(t, s, "s", 0, 0)
+	if len(all) != len(written) {
+		t.Fatalf("read %d events, wrote %d", len(all), len(written))
+	}
+	for i, e := range all {
+		w := written[i]
+		if e.Seq != int64(i+1) || e.Seq != w.Seq || e.Type != w.Type || !e.Time.Equal(w.Time) || !jsonEqual(e.Data, w.Data) {
+			t.Fatalf("event %d: read %d %s %v %s, wrote %d %s %v %s", i+1, e.Seq, e.Type, e.Time, e.Data, w.Seq, w.Type, w.Time, w.Data)
+		}
+	}
+	n := int64(len(all))
+	for after := int64(0); after <= n+1; after++ {
+		for _, limit := range []int{0, 1, 2, 3, 5, 64, 65, 200} {
+			got := mustEvents(t, s, "s", after, limit)
+			want := all[min(after, n):]
+			if limit > 0 && len(want) > limit {
+				want = want[:limit]
+			}
+			if len(got) != len(want) {
+				t.Fatalf("Events(after %d, limit %d): %d events, want %d", after, limit, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].Seq != want[i].Seq || got[i].Type != want[i].Type || !jsonEqual(got[i].Data, want[i].Data) {
+					t.Fatalf("Events(after %d, limit %d)[%d] = %d %s, want %d %s", after, limit, i, got[i].Seq, got[i].Type, want[i].Seq, want[i].Type)
+				}
+			}
+		}
+	}
+	sess, err := s.GetSession(context.Background(), "s")
+	if err != nil || sess.LastSeq != n || !sess.UpdatedAt.Equal(maxTime(sess.CreatedAt, all[n-1].Time)) {
+		t.Fatalf("header %+v (%v), want last seq %d, updated %v", sess, err, n, all[n-1].Time)
+	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func testUnknownSession(t *testing.T, s session.Store) {

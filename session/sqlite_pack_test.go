@@ -1,0 +1,164 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A write's consecutive events without a call id share rows of at most maxPackEvents events
+// (and maxPackBytes of data); a tool/call or tool/result has a row of its own, with its call id.
+func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call, _ := NewEvent(TypeToolCall, ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "run_code", Arguments: "{}"})
+	result, _ := NewEvent(TypeToolResult, ToolResult{CallID: "c1"})
+	evs := []Event{call}
+	for i := 0; i < 150; i++ {
+		e, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: fmt.Sprint(i)})
+		evs = append(evs, e)
+	}
+	big, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: strings.Repeat("x", maxPackBytes)})
+	evs = append(evs, big, result)
+	if _, err := s.Submit(ctx, Write{SessionID: "s", Create: &Session{ID: "s"}, Events: evs}).Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		seq, n int64
+		callID sql.NullString
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, n, call_id FROM events WHERE session_id = 's' ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.seq, &r.n, &r.callID); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	rows.Close()
+	want := []row{{1, 1, sql.NullString{String: "c1", Valid: true}}, {2, 64, sql.NullString{}}, {66, 64, sql.NullString{}}, {130, 22, sql.NullString{}}, {152, 1, sql.NullString{}}, {153, 1, sql.NullString{String: "c1", Valid: true}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows (seq, n, call_id) %v, want %v", got, want)
+	}
+	read, err := s.Events(ctx, "s", 0, 0)
+	if err != nil || len(read) != len(evs) {
+		t.Fatalf("read %d events (%v), want %d", len(read), err, len(evs))
+	}
+	if open, err := s.OpenCalls(ctx); err != nil || len(open) != 0 {
+		t.Fatalf("open calls %v %v", open, err)
+	}
+}
+
+// A database written before packing (schema 2) opens, reads its events as they were, and
+// takes new ones, packed.
+func TestSQLiteMigratesToPacking(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file://"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := migrations("sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE ` + migrationsTable + ` (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all[:2] {
+		if _, err := db.Exec(m.sql); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO `+migrationsTable+` VALUES (?, ?, 0)`, m.version, m.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	if _, err := db.Exec(`INSERT INTO sessions (id, scope, created_at) VALUES ('old', 'default', ?)`, now); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := db.Exec(`INSERT INTO events (session_id, seq, type, time, call_id, data) VALUES ('old', ?, 'user/context', ?, NULL, ?)`,
+			i, now+int64(i), fmt.Sprintf(`{"source":"t","text":"%d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var more []Event
+	for i := 4; i <= 6; i++ {
+		e, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: fmt.Sprint(i)})
+		more = append(more, e)
+	}
+	if _, err := s.Append(ctx, "old", more...); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Events(ctx, "old", 2, 0)
+	if err != nil || len(evs) != 4 {
+		t.Fatalf("events after 2: %v %v", evs, err)
+	}
+	for i, e := range evs {
+		var c UserContext
+		if err := json.Unmarshal(e.Data, &c); err != nil || e.Seq != int64(i+3) || c.Text != fmt.Sprint(i+3) {
+			t.Fatalf("event %d: %d %s", i, e.Seq, e.Data)
+		}
+	}
+	if sess, err := s.GetSession(ctx, "old"); err != nil || sess.LastSeq != 6 {
+		t.Fatalf("header %+v %v", sess, err)
+	}
+}
+
+// Unpacking never panics, whatever the bytes (it trusts the data of each event to be the JSON
+// object the store wrote, as a row of one event is trusted); what packEvents wrote reads back
+// whole.
+func FuzzUnpackEvents(f *testing.F) {
+	f.Add([]byte(`[["a",1,{}],["b\"c",-2,{"x":[1,{"y":"]"}]}]]`), int64(2), int64(0), 5)
+	f.Add([]byte(`[["a",1,{}]`), int64(2), int64(0), -1)
+	f.Add([]byte(`[ [ "a" , 1 , { } ] , [ "b" , 2 , {"k":"v"} ] ]`), int64(2), int64(1), 1)
+	f.Fuzz(func(t *testing.T, data []byte, n, after int64, limit int) {
+		if n < 2 || n > maxPackEvents {
+			return
+		}
+		out, err := unpackEvents(nil, 10, n, data, 10+after, limit)
+		if err != nil {
+			return
+		}
+		var events []prepared
+		for _, e := range out {
+			if !json.Valid(e.Data) {
+				return // not what a store writes
+			}
+			events = append(events, prepared{Event: e})
+		}
+		if len(events) < 2 {
+			return
+		}
+		again, err := unpackEvents(nil, 1, int64(len(events)), packEvents(events), 0, -1)
+		if err != nil || len(again) != len(events) {
+			t.Fatalf("round trip: %v, %d of %d", err, len(again), len(events))
+		}
+		for i := range again {
+			if again[i].Type != events[i].Type || !again[i].Time.Equal(events[i].Time) || string(again[i].Data) != string(events[i].Data) {
+				t.Fatalf("round trip %d: %+v != %+v", i, again[i], events[i])
+			}
+		}
+	})
+}
