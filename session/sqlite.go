@@ -68,7 +68,7 @@ type SQLite struct {
 
 // sqliteStmts are the writer's other statements.
 type sqliteStmts struct {
-	state, states, create, checkpoint *sql.Stmt // the writer's
+	state, states, create, createFresh, checkpoint *sql.Stmt // the writer's
 	// The reads every step makes, prepared once rather than parsed per call.
 	events, lastSeq, session, usedCallID, loadCheckpoint *sql.Stmt
 }
@@ -189,7 +189,7 @@ func (s *SQLite) warmWriter(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	for _, stmt := range slices.Concat(s.inserts[1:sqliteWarmInserts+1], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint}) {
+	for _, stmt := range slices.Concat(s.inserts[1:sqliteWarmInserts+1], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.createFresh, s.stmts.checkpoint}) {
 		if err := tx.StmtContext(ctx, stmt).Close(); err != nil {
 			return err
 		}
@@ -243,6 +243,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		{&s.stmts.states, `SELECT id, ` + sqliteLastSeq + `, lease_owner, lease_token FROM sessions
 			WHERE id IN (SELECT value FROM json_each(?1))`},
 		{&s.stmts.create, `INSERT OR ROLLBACK INTO sessions (id, scope, created_at) VALUES (?, ?, ?)`},
+		{&s.stmts.createFresh, `INSERT INTO sessions (id, scope, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&s.stmts.checkpoint, `INSERT OR ROLLBACK INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
 			ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE excluded.seq >= checkpoints.seq`},
 		// A row of a pack that begins before after but ends past it is read too.
@@ -263,7 +264,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 }
 
 func (s *SQLite) closeStmts() {
-	for _, stmt := range slices.Concat(s.inserts[1:], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.checkpoint,
+	for _, stmt := range slices.Concat(s.inserts[1:], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.createFresh, s.stmts.checkpoint,
 		s.stmts.events, s.stmts.lastSeq, s.stmts.session, s.stmts.usedCallID, s.stmts.loadCheckpoint}) {
 		if stmt != nil {
 			stmt.Close()
@@ -446,7 +447,8 @@ func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
 // sqliteSession is a session as a commit changes it.
 type sqliteSession struct {
 	exists     bool
-	created    *Session // created by this commit
+	inserted   bool     // created at once for the batch's first write to it, which creates it
+	created    *Session // created by this commit, still to insert
 	last       int64    // its last seq
 	owner      sql.NullString
 	token      int64
@@ -481,22 +483,35 @@ func (st *sqliteSession) check(p *queued) error {
 const sqliteFewSessions = 6
 
 // readSessions reads the sessions a batch writes (last seq, lease) and
-// returns them by id and in the order first written.
+// returns them by id and in the order first written. A session whose first
+// write in the batch creates it (a new session, almost always) is not read:
+// it is created at once, and read only if it exists already.
 func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) (map[string]*sqliteSession, []string, error) {
 	sessions := map[string]*sqliteSession{}
-	var order []string
+	var order, read []string
 	for _, p := range batch {
 		if sessions[p.sessionID] == nil {
 			sessions[p.sessionID] = &sqliteSession{}
 			order = append(order, p.sessionID)
+			if p.create != nil {
+				if err := s.createFresh(ctx, tx, p.create, sessions[p.sessionID]); err != nil {
+					return nil, nil, err
+				}
+			}
+			if !sessions[p.sessionID].inserted {
+				read = append(read, p.sessionID)
+			}
 		}
 	}
 	fail := func(err error) (map[string]*sqliteSession, []string, error) {
 		return nil, nil, fmt.Errorf("session: commit: read sessions: %w", err)
 	}
-	if len(order) <= sqliteFewSessions {
-		state := tx.StmtContext(ctx, s.stmts.state)
-		for _, id := range order {
+	if len(read) <= sqliteFewSessions {
+		var state *sql.Stmt
+		for _, id := range read {
+			if state == nil {
+				state = tx.StmtContext(ctx, s.stmts.state)
+			}
 			st := sessions[id]
 			switch err := state.QueryRowContext(ctx, id).Scan(&st.last, &st.owner, &st.token); {
 			case err == nil:
@@ -507,7 +522,7 @@ func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) 
 		}
 		return sessions, order, nil
 	}
-	ids, err := json.Marshal(order)
+	ids, err := json.Marshal(read)
 	if err != nil {
 		return fail(err)
 	}
@@ -528,6 +543,21 @@ func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) 
 		return fail(err)
 	}
 	return sessions, order, nil
+}
+
+// createFresh creates a session the batch's first write to it creates,
+// unless it exists (then the write fails with ErrExists, as checked later).
+func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sqliteSession) error {
+	res, err := tx.StmtContext(ctx, s.stmts.createFresh).ExecContext(ctx, c.ID, c.Scope, c.CreatedAt.UnixMicro())
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		return fmt.Errorf("session: commit: create %q: %w", c.ID, err)
+	}
+	st.inserted = n == 1
+	return nil
 }
 
 // commitBatch commits a batch in one write transaction: it checks each
@@ -553,12 +583,17 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 	for _, p := range batch {
 		p.base, p.err = 0, nil
 		st := sessions[p.sessionID]
+		inserted := st.inserted
+		st.inserted = false // for this write only: a second create of the session fails
 		if err := st.check(p); err != nil {
 			p.err = err
 			continue
 		}
 		if p.create != nil {
 			*st = sqliteSession{exists: true, created: p.create}
+			if inserted {
+				st.created = nil // created already
+			}
 		}
 		p.base = st.last
 		rows = appendEventRows(rows, p.sessionID, p.base, p.events)
