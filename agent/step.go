@@ -312,6 +312,9 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	bctx, abort := context.WithCancel(bridge.WithEventSink(context.WithoutCancel(ctx), sink))
 	r.abort = abort
 	b := r.a.rt.NewBatch(bctx, runtime.BatchOptions{Window: r.a.opts.MaxParallel, InOrder: true})
+	// The calls start together once submitted; a step of one call (a run)
+	// runs it on this goroutine, which would only wait for it.
+	b.Hold()
 	stopCaller := context.AfterFunc(ctx, b.Close)
 	stopAbort := context.AfterFunc(bctx, b.Close)
 	defer func() {
@@ -335,6 +338,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 			break // closed: the caller went away; the rest never start
 		}
 	}
+	b.Release(true, nil)
 	drained := make(chan struct{})
 	go func() { b.Wait(); close(drained) }()
 
