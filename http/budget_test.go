@@ -55,7 +55,7 @@ func TestMemoryBudget(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	if n := strings.Count(ts.logs.String(), "refused: memory budget"); n != 3 {
+	if n := strings.Count(ts.logs.counting("refused: memory budget", 3), "refused: memory budget"); n != 3 {
 		t.Errorf("%d refusals logged, want 3", n)
 	}
 	cancel()

@@ -40,6 +40,36 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
+// when returns the logs once cond holds of them, or as they are after a few seconds: a
+// request's log lines are written after its reply is sent.
+func (b *logBuffer) when(cond func(logs string) bool) string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		logs := b.String()
+		if cond(logs) || time.Now().After(deadline) {
+			return logs
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// containing returns the logs once they contain every one of subs (see when).
+func (b *logBuffer) containing(subs ...string) string {
+	return b.when(func(logs string) bool {
+		for _, s := range subs {
+			if !strings.Contains(logs, s) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// counting returns the logs once they contain sub at least n times (see when).
+func (b *logBuffer) counting(sub string, n int) string {
+	return b.when(func(logs string) bool { return strings.Count(logs, sub) >= n })
+}
+
 // testServer is a Server over a fresh App on a loopback httptest server.
 type testServer struct {
 	t    *testing.T

@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 	if res.Contexts == nil || res.Error != nil {
 		t.Errorf("contexts %v error %v: want [] and null", res.Contexts, res.Error)
 	}
-	line := logLine(t, ts.logs.String(), "msg=run ")
+	line := logLine(t, ts.logs, "msg=run ")
 	for _, want := range []string{"session=" + res.SessionID, "call_id=" + res.CallID, "sub_calls=1", "outcome=ok", "duration="} {
 		if !strings.Contains(line, want) {
 			t.Errorf("run log line %q lacks %s", line, want)
@@ -77,7 +77,7 @@ func TestRunFailuresAreResults(t *testing.T) {
 	if !strings.Contains(string(b), "before") || !strings.Contains(string(b), "boom") {
 		t.Errorf("failed run %d %s lacks its logs or message", resp.StatusCode, b)
 	}
-	if line := logLine(t, ts.logs.String(), "outcome=error"); !strings.Contains(line, "code=CODE_RUN_FAILED") {
+	if line := logLine(t, ts.logs, "outcome=error"); !strings.Contains(line, "code=CODE_RUN_FAILED") {
 		t.Errorf("failed run's log line %q lacks its code", line)
 	}
 	// A failing tool caught by the program is a successful run.
@@ -167,7 +167,7 @@ func TestSteps(t *testing.T) {
 	if got.Contexts == nil {
 		t.Error("contexts is null, want []")
 	}
-	if line := logLine(t, ts.logs.String(), "msg=step "); !strings.Contains(line, "outcome=error") || !strings.Contains(line, "TOOL_FAILED") {
+	if line := logLine(t, ts.logs, "msg=step "); !strings.Contains(line, "outcome=error") || !strings.Contains(line, "TOOL_FAILED") {
 		t.Errorf("step log line %q", line)
 	}
 
@@ -232,8 +232,9 @@ func TestStepsBadRequests(t *testing.T) {
 }
 
 // logLine returns the first log line containing substr.
-func logLine(t *testing.T, logs, substr string) string {
+func logLine(t *testing.T, buf *logBuffer, substr string) string {
 	t.Helper()
+	logs := buf.containing(substr)
 	for _, l := range strings.Split(logs, "\n") {
 		if strings.Contains(l, substr) {
 			return l

@@ -108,5 +108,5 @@ func TestShutdownCancelsRunsAfterGrace(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	logLine(t, ts.logs.String(), "shutdown grace is over")
+	logLine(t, ts.logs, "shutdown grace is over")
 }

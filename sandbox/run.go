@@ -329,6 +329,9 @@ func (r *run) close() Result {
 	if r.alarm != nil {
 		r.alarm.Stop()
 	}
+	if r.stopCancel != nil {
+		r.stopCancel()
+	}
 	r.queue = nil
 	res := Result{Logs: r.logs, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
