@@ -307,6 +307,37 @@ func TestStepsResumeFromACheckpoint(t *testing.T) {
 
 func id(i int) string { b, _ := json.Marshal(i); return "c" + string(b) }
 
+// A checkpoint costs no write of its own: the step that finds one due saves
+// it with its first write, as the state before that write's events.
+func TestCheckpointsRideTheStepsWrite(t *testing.T) {
+	cs := &countingStore{Store: session.NewMemory()}
+	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
+	var last session.Checkpoint
+	for i := 0; i < 100; i++ { // two events a step: past the checkpoint interval
+		before := cs.submits.Load()
+		if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call(id(i), "math_add", `{"a":1,"b":2}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if n := cs.submits.Load() - before; n != 1 {
+			t.Fatalf("step %d made %d writes, want 1", i+1, n)
+		}
+		cp, err := cs.LoadCheckpoint(context.Background(), e.sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Seq != last.Seq {
+			// A new checkpoint: the state before this step's two events.
+			if cp.Seq != int64(2*i) {
+				t.Fatalf("step %d saved a checkpoint at seq %d, want %d", i+1, cp.Seq, 2*i)
+			}
+			last = cp
+		}
+	}
+	if last.Seq == 0 {
+		t.Fatal("no checkpoint after 200 events")
+	}
+}
+
 // Two agents sharing a store with leases never interleave one session's
 // steps: every step's tool/call and tool/result are adjacent in the log.
 func TestLeasesSerializeStepsAcrossAgents(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // failures to the bridge beyond a failed write-ahead: a failed append is
 // logged with Options.Logger and the program goes on.
 func (a *Agent) Sink(sessionID string) bridge.EventSink {
-	return &sink{a: a, w: newLogWriter(a.store, sessionID, nil, nil), sync: true}
+	return &sink{a: a, w: newLogWriter(a.store, sessionID, nil, nil, nil), sync: true}
 }
 
 // sink writes nested events through a step's log writer.

@@ -35,10 +35,10 @@ type pendingContext struct {
 }
 
 // checkpointEvery is how many events may follow a session's checkpoint before
-// the agent saves a new one: the first step after a restart folds at most
-// this many events (measured: at 256 that step cost 1.6× a new session's
-// first; at 64, 1.16×), for one small write every 64 events that nobody
-// waits for.
+// the agent saves a new one, with the next step's first write: the first step
+// after a restart folds at most this many events and one step's (measured: at
+// 256 that step cost 1.6× a new session's first; at 64, 1.16×; at 32 no
+// better than at 64).
 const checkpointEvery = 64
 
 func newLogState(scope string) *logState {
@@ -171,22 +171,25 @@ func (a *Agent) logState(ctx context.Context, sessionID string, create *session.
 // its checkpoint when it has one (the call ids before it then come from the
 // store's index), else from nothing.
 func (a *Agent) loadState(ctx context.Context, sessionID string) (*logState, error) {
+	cp, err := a.store.LoadCheckpoint(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if cp.Seq > 0 {
+		var saved logState
+		err := json.Unmarshal(cp.State, &saved)
+		if err == nil && saved.Seq == cp.Seq && saved.Scope != "" {
+			// A session's scope never changes: the checkpoint's is the header's.
+			saved.callIDs, saved.saved = map[string]bool{}, cp.Seq
+			return &saved, nil
+		}
+		a.opts.Logger.Warn("agent: ignoring a checkpoint that does not decode", "session", sessionID, "seq", cp.Seq, "err", err)
+	}
 	sess, err := a.store.GetSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	st := newLogState(sess.Scope)
-	cp, err := a.store.LoadCheckpoint(ctx, sessionID)
-	if err != nil || cp.Seq == 0 {
-		return st, err
-	}
-	var saved logState
-	if err := json.Unmarshal(cp.State, &saved); err != nil || saved.Seq != cp.Seq {
-		a.opts.Logger.Warn("agent: ignoring a checkpoint that does not decode", "session", sessionID, "seq", cp.Seq, "err", err)
-		return st, nil
-	}
-	saved.Scope, saved.callIDs, saved.saved = sess.Scope, map[string]bool{}, cp.Seq
-	return &saved, nil
+	return newLogState(sess.Scope), nil
 }
 
 // usedCallID returns a call id of calls the session already used, or "".
@@ -208,18 +211,20 @@ func (a *Agent) usedCallID(ctx context.Context, sessionID string, st *logState, 
 	return used[0], nil
 }
 
-// saveCheckpoint queues a checkpoint of the state when enough events have
-// passed since the last one. It rides the next group commit; nobody waits
-// for it, and losing it costs a longer read after a restart, nothing else.
-func (a *Agent) saveCheckpoint(ctx context.Context, sessionID string, st *logState, lease *session.Lease) {
+// checkpoint returns a checkpoint of the state when enough events have
+// passed since the last one, for the step's first write to carry (it names
+// the state before that write's events, so it costs no write of its own),
+// and nil otherwise. Losing it costs a longer read after a restart, nothing
+// else.
+func (a *Agent) checkpoint(sessionID string, st *logState) *session.Checkpoint {
 	if st.Seq-st.saved < checkpointEvery {
-		return
+		return nil
 	}
 	state, err := json.Marshal(st)
 	if err != nil {
 		a.opts.Logger.Warn("agent: checkpoint not saved", "session", sessionID, "err", fmt.Errorf("encode: %w", err))
-		return
+		return nil
 	}
-	a.store.Submit(context.WithoutCancel(ctx), session.Write{SessionID: sessionID, Checkpoint: &session.Checkpoint{Seq: st.Seq, State: state}, Lease: lease})
 	st.saved = st.Seq
+	return &session.Checkpoint{Seq: st.Seq, State: state}
 }

@@ -196,7 +196,7 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	r := &stepRun{
 		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, logCtx: logCtx,
 		requestID: requestid.From(ctx),
-		w:         newLogWriter(a.store, sessionID, o.create, lease),
+		w:         newLogWriter(a.store, sessionID, o.create, lease, a.checkpoint(sessionID, st)),
 		done:      make([]chan struct{}, len(calls)),
 		results:   make([]*runtime.Result, len(calls)),
 		logged:    make([]bool, len(calls)),
@@ -220,7 +220,6 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 		if err := r.w.durable(logCtx); err == nil {
 			if written, ok := r.w.written(); ok {
 				st.applyOwn(written)
-				a.saveCheckpoint(logCtx, sessionID, st, lease)
 			}
 		}
 		a.endLease(lease, unlock)

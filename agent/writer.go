@@ -22,13 +22,14 @@ type logWriter struct {
 	sessionID string
 
 	mu      sync.Mutex
-	create  *session.Session  // created by the first write; guarded by mu
-	lease   *session.Lease    // fences every write; guarded by mu
-	held    []session.Event   // to go with the next write; guarded by mu
-	tickets []*session.Ticket // submitted, in order; guarded by mu
-	failure error             // the first failed write; guarded by mu
-	armed   bool              // the lingerer holds a flush for the oldest lingering event; guarded by mu
-	gen     uint64            // counts armings, so that a flush meant for an earlier one is dropped; guarded by mu
+	create  *session.Session    // created by the first write; guarded by mu
+	cp      *session.Checkpoint // saved by the first write: the state before it; guarded by mu
+	lease   *session.Lease      // fences every write; guarded by mu
+	held    []session.Event     // to go with the next write; guarded by mu
+	tickets []*session.Ticket   // submitted, in order; guarded by mu
+	failure error               // the first failed write; guarded by mu
+	armed   bool                // the lingerer holds a flush for the oldest lingering event; guarded by mu
+	gen     uint64              // counts armings, so that a flush meant for an earlier one is dropped; guarded by mu
 }
 
 // lingerFor is how long a lingering event waits for a write to go with: a
@@ -38,8 +39,8 @@ type logWriter struct {
 // its critical path: its result's commit queued behind its events'.)
 const lingerFor = 5 * time.Millisecond
 
-func newLogWriter(store session.Store, sessionID string, create *session.Session, lease *session.Lease) *logWriter {
-	return &logWriter{store: store, sessionID: sessionID, create: create, lease: lease}
+func newLogWriter(store session.Store, sessionID string, create *session.Session, lease *session.Lease, cp *session.Checkpoint) *logWriter {
+	return &logWriter{store: store, sessionID: sessionID, create: create, lease: lease, cp: cp}
 }
 
 // hold queues events for the next write.
@@ -85,13 +86,13 @@ func (w *logWriter) submit(ctx context.Context, events ...session.Event) *sessio
 	all := append(w.held, events...)
 	w.held = nil
 	w.armed = false // what lingered goes now
-	if len(all) == 0 && w.create == nil {
+	if len(all) == 0 && w.create == nil && w.cp == nil {
 		t, resolve := session.NewTicket()
 		resolve(nil, nil)
 		return t
 	}
-	t := w.store.Submit(context.WithoutCancel(ctx), session.Write{SessionID: w.sessionID, Create: w.create, Events: all, Lease: w.lease})
-	w.create = nil
+	t := w.store.Submit(context.WithoutCancel(ctx), session.Write{SessionID: w.sessionID, Create: w.create, Events: all, Checkpoint: w.cp, Lease: w.lease})
+	w.create, w.cp = nil, nil
 	w.tickets = append(w.tickets, t)
 	return t
 }

@@ -34,7 +34,7 @@ func lingerSetup(t *testing.T) (*submitCounter, *logWriter, session.Event) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store, newLogWriter(store, "s", nil, nil), ev
+	return store, newLogWriter(store, "s", nil, nil, nil), ev
 }
 
 // A lingering event waits lingerFor from when it was held, not from the

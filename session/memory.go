@@ -96,10 +96,8 @@ func (m *Memory) apply(p *queued) error {
 		return leaseLost(p.sessionID, *l)
 	}
 	p.base = s.LastSeq
-	if p.checkpoint != nil {
-		if seq, last := p.checkpointSeq(), p.base+int64(len(p.events)); seq > last {
-			return checkpointPastLog(p.sessionID, seq, last)
-		}
+	if p.checkpointPast() {
+		return checkpointPastLog(p.sessionID, p.checkpoint.Seq, p.base)
 	}
 	m.sessions[p.sessionID] = s
 	for i, e := range p.events {

@@ -280,7 +280,7 @@ func (p *Postgres) Stats() CommitStats { return p.commits.stats() }
 //     a fenced write needs the lease's owner and token;
 //   - each write's events are numbered after its session's last seq plus
 //     the events of the writes before it that succeed (a checkpoint naming a
-//     seq, which only a write without events may, must be within that);
+//     seq must be within that);
 //   - it inserts the events, sets each session's last_seq and updated_at
 //     (the later of created_at and its last event's time),
 //     saves each session's newest checkpoint, NOTIFYs, and returns each
@@ -434,8 +434,8 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 		if c := q.checkpoint; c != nil {
 			state := string(c.State)
 			cpStates[i] = &state
-			if len(q.events) == 0 {
-				cpSeqs[i] = &c.Seq
+			if c.Seq != 0 || len(q.events) == 0 {
+				cpSeqs[i] = &c.Seq // else the last of its events
 			}
 		}
 		for j, e := range q.events {
@@ -446,7 +446,7 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 			lastTimes[i] = &q.events[len(q.events)-1].Time
 		}
 	}
-	if q := batch[0]; n == 1 && q.create == nil && (q.checkpoint == nil || len(q.events) > 0) {
+	if q := batch[0]; n == 1 && q.create == nil && (q.checkpoint == nil || len(q.events) > 0 && q.checkpoint.Seq == 0) {
 		return p.commitOne(ctx, q, owners[0], tokens[0], cpStates[0], lastTimes[0], types, times, callIDs, data)
 	}
 	b := &pgx.Batch{}

@@ -239,16 +239,20 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	}{
 		// OR ROLLBACK: a constraint failure (a bug) fails the whole commit
 		// anyway, so SQLite keeps no statement journal.
-		{&s.stmts.state, `SELECT COALESCE((SELECT seq + n - 1 FROM events WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1), 0), lease_owner, lease_token FROM sessions WHERE id = ?1`},
+		{&s.stmts.state, `SELECT COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0), lease_owner, lease_token FROM sessions WHERE id = ?1`},
 		{&s.stmts.states, `SELECT id, ` + sqliteLastSeq + `, lease_owner, lease_token FROM sessions
 			WHERE id IN (SELECT value FROM json_each(?1))`},
 		{&s.stmts.create, `INSERT OR ROLLBACK INTO sessions (id, scope, created_at) VALUES (?, ?, ?)`},
 		{&s.stmts.createFresh, `INSERT INTO sessions (id, scope, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&s.stmts.checkpoint, `INSERT OR ROLLBACK INTO checkpoints (session_id, seq, state) VALUES (?, ?, ?)
 			ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, state = excluded.state WHERE excluded.seq >= checkpoints.seq`},
-		// A row of a pack that begins before after but ends past it is read too.
-		{&s.stmts.events, `SELECT seq, n, type, time, data FROM events WHERE session_id = ?1 AND seq > ?2 - ` + strconv.Itoa(maxPackEvents-1) + ` AND seq + n - 1 > ?2
-			ORDER BY seq LIMIT ?3`},
+		// A row's seq is its last event's, so the rows holding events after
+		// ?2 are the index's after it. The session's own row says, in the
+		// same read, whether it exists: one row of NULLs for a session
+		// without events after ?2.
+		{&s.stmts.events, `SELECT e.seq, e.n, e.type, e.time, e.data FROM sessions AS s
+			LEFT JOIN events AS e ON e.session_id = s.id AND e.seq > ?2
+			WHERE s.id = ?1 ORDER BY e.seq LIMIT ?3`},
 		{&s.stmts.lastSeq, `SELECT ` + sqliteLastSeq + ` FROM sessions WHERE id = ?`},
 		{&s.stmts.session, `SELECT ` + sqliteSessionColumns + ` FROM sessions WHERE id = ?`},
 		{&s.stmts.usedCallID, `SELECT 1 FROM events WHERE session_id = ? AND call_id = ? AND type = 'tool/call' LIMIT 1`},
@@ -409,7 +413,7 @@ func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
 const sqliteSessionColumns = `id, scope, created_at, ` + sqliteLastSeq + `, ` + sqliteUpdatedAt
 
 const (
-	sqliteLastSeq   = `COALESCE((SELECT seq + n - 1 FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0)`
+	sqliteLastSeq   = `COALESCE((SELECT MAX(seq) FROM events WHERE session_id = sessions.id), 0)`
 	sqliteUpdatedAt = `MAX(created_at, COALESCE((SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
 )
 
@@ -470,8 +474,8 @@ func (st *sqliteSession) check(p *queued) error {
 		if p.create != nil {
 			p.base = 0
 		}
-		if seq, last := p.checkpointSeq(), p.base+int64(len(p.events)); seq > last {
-			return checkpointPastLog(p.sessionID, seq, last)
+		if p.checkpointPast() {
+			return checkpointPastLog(p.sessionID, p.checkpoint.Seq, p.base)
 		}
 	}
 	return nil
@@ -673,30 +677,38 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limi
 	}
 	defer rows.Close()
 	var out []Event
+	exists := false
 	for rows.Next() && (limit < 0 || len(out) < limit) {
+		exists = true
 		var e Event
-		var n, t int64
+		var seq, n, t sql.NullInt64
+		var typ sql.NullString
 		var data []byte
-		if err := rows.Scan(&e.Seq, &n, &e.Type, &t, &data); err != nil {
+		if err := rows.Scan(&seq, &n, &typ, &t, &data); err != nil {
 			return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 		}
-		if n == 1 {
-			e.Time = time.UnixMicro(t).UTC()
+		if !seq.Valid {
+			break // the session, without events after after
+		}
+		e.Seq, e.Type = seq.Int64, typ.String
+		if n.Int64 == 1 {
+			e.Time = time.UnixMicro(t.Int64).UTC()
 			e.Data = data
 			out = append(out, e)
 			continue
 		}
-		if out, err = unpackEvents(out, e.Seq, n, data, after, limit); err != nil {
+		if out, err = unpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
 			return nil, fmt.Errorf("session: events of %q: seq %d: %w", sessionID, e.Seq, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
+		if s.closed.Load() {
+			return nil, ErrClosed
+		}
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
-	if len(out) == 0 {
-		if _, err := s.lastSeq(ctx, sessionID); err != nil {
-			return nil, err
-		}
+	if !exists {
+		return nil, ErrNotFound
 	}
 	return out, nil
 }

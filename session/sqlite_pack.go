@@ -13,7 +13,7 @@ import (
 
 // Packing (SQLite): a write's consecutive events without a call id share one
 // row of the events table, n > 1, whose data is a JSON array of [type, time,
-// data] triples and whose seq is the first one's (migration 0003). Each row
+// data] triples and whose seq is the last one's (migration 0003). Each row
 // costs a commit a B-tree insert and an index entry, and the statement its
 // bound parameters, so a run whose nested dispatch events pack costs about
 // as much to log as one without calls. Events with a call id (tool/call,
@@ -25,7 +25,7 @@ const (
 	// time, call_id, data, n.
 	sqliteColumns = 7
 	// maxPackEvents and maxPackBytes bound a pack, so that a read that
-	// starts in its middle reads little before it.
+	// starts in its middle reads little of it in vain.
 	maxPackEvents = 64
 	maxPackBytes  = 256 << 10
 )
@@ -40,17 +40,16 @@ func appendEventRows(rows []any, sessionID string, base int64, events []prepared
 				n++
 			}
 		}
-		seq := base + int64(i) + 1
+		last := base + int64(i+n) // the row's seq: its last event's
 		if n == 1 {
 			e := events[i]
 			var callID any
 			if e.callID != "" {
 				callID = e.callID
 			}
-			rows = append(rows, sessionID, seq, e.Type, e.Time.UnixMicro(), callID, bytesString(e.Data), int64(1))
+			rows = append(rows, sessionID, last, e.Type, e.Time.UnixMicro(), callID, bytesString(e.Data), int64(1))
 		} else {
-			last := events[i+n-1]
-			rows = append(rows, sessionID, seq, events[i].Type, last.Time.UnixMicro(), nil, bytesString(packEvents(events[i:i+n])), int64(n))
+			rows = append(rows, sessionID, last, events[i].Type, events[i+n-1].Time.UnixMicro(), nil, bytesString(packEvents(events[i:i+n])), int64(n))
 		}
 		i += n
 	}
@@ -86,8 +85,9 @@ func packEvents(events []prepared) []byte {
 
 var errPack = errors.New("malformed packed events")
 
-// unpackEvents appends the events of a pack of n events from seq, skipping
-// those up to after and stopping at limit events in all (< 0: no limit).
+// unpackEvents appends the events of a pack of n events whose first is
+// seq, skipping those up to after and stopping at limit events in all
+// (< 0: no limit).
 func unpackEvents(out []Event, seq, n int64, data []byte, after int64, limit int) ([]Event, error) {
 	i := jsontext.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {

@@ -40,10 +40,10 @@ type Write struct {
 // including Seq. A session has at most one; saving one that covers fewer
 // events than the saved one does nothing (the saved one is newer).
 type Checkpoint struct {
-	// Seq is the last event the state covers. In a Write with events it
-	// must be 0, which stands for the last of them (a writer that does not
-	// wait cannot know their numbers); in a Write without events it must be
-	// at most the session's last seq.
+	// Seq is the last event the state covers: at most the session's last
+	// seq before the write's own events (a state its writer derived from the
+	// log it has seen). In a Write with events, 0 stands for the last of
+	// them instead (a writer that does not wait cannot know their numbers).
 	Seq   int64
 	State json.RawMessage
 }
@@ -188,9 +188,6 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 		}
 		if !json.Valid(c.State) || !utf8.Valid(c.State) {
 			return nil, fmt.Errorf("session: checkpoint of %q: state is not UTF-8 JSON", w.SessionID)
-		}
-		if c.Seq != 0 && len(events) > 0 {
-			return nil, fmt.Errorf("session: checkpoint of %q names seq %d in a write with events: want 0, the last of them", w.SessionID, c.Seq)
 		}
 		if p.create != nil && c.Seq > 0 {
 			return nil, fmt.Errorf("session: checkpoint of new session %q covers seq %d, past its events", w.SessionID, c.Seq)
@@ -413,6 +410,10 @@ func leased(sessionID, owner string, expires time.Time) error {
 func leaseLost(sessionID string, l Lease) error {
 	return fmt.Errorf("%w: session %q is no longer leased by %q with token %d", ErrLeaseLost, sessionID, l.Owner, l.Token)
 }
+
+// checkpointPast reports a checkpoint that names a seq past the session's
+// last seq before the write's events, given base.
+func (p *queued) checkpointPast() bool { return p.checkpoint != nil && p.checkpoint.Seq > p.base }
 
 // checkpointPastLog fails a checkpoint that covers events the log lacks.
 func checkpointPastLog(sessionID string, seq, last int64) error {

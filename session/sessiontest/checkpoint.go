@@ -52,8 +52,9 @@ func testCheckpoints(t *testing.T, s session.Store) {
 		t.Fatalf("checkpoint = %+v", cp)
 	}
 	// Alone, an explicit seq within the log; one past it is refused. With
-	// events, the seq can only be 0 (their numbers are the store's): a
-	// write naming one fails whole.
+	// events, a seq names a state before them, so it can be at most the
+	// last seq before them (theirs are the store's): one past it fails the
+	// write whole.
 	mustAppend(t, s, "s", contextEvent("3"))
 	if err := save(session.Write{Checkpoint: &session.Checkpoint{Seq: 3, State: json.RawMessage(`3`)}}); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func testCheckpoints(t *testing.T, s session.Store) {
 		t.Fatal("a checkpoint past the log was saved")
 	}
 	if err := save(session.Write{Events: []session.Event{contextEvent("lost")}, Checkpoint: &session.Checkpoint{Seq: 4, State: json.RawMessage(`4`)}}); err == nil {
-		t.Fatal("a write with events and a checkpoint seq was made")
+		t.Fatal("a write with events and a checkpoint past the log before them was made")
 	}
 	if cp := load(); cp.Seq != 3 || string(cp.State) != `3` {
 		t.Fatalf("after refused checkpoints: %+v", cp)
@@ -93,8 +94,29 @@ func testCheckpoints(t *testing.T, s session.Store) {
 		t.Fatalf("after a burst: %+v", cp)
 	}
 
+	// With events, a checkpoint of the state before them (its writer's, as
+	// of the log it read) is saved with them, in the same write, and an
+	// older one still does nothing.
+	if err := save(session.Write{Events: []session.Event{contextEvent("5"), contextEvent("6")}, Checkpoint: &session.Checkpoint{Seq: 4, State: json.RawMessage(`[4]`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if cp := load(); cp.Seq != 4 || string(cp.State) != `[4]` {
+		t.Fatalf("a checkpoint before a write's events: %+v", cp)
+	}
+	checkSeqs(t, s, "s", 6)
+	if err := save(session.Write{Events: []session.Event{contextEvent("7")}, Checkpoint: &session.Checkpoint{Seq: 2, State: json.RawMessage(`"stale"`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if cp := load(); cp.Seq != 4 || string(cp.State) != `[4]` {
+		t.Fatalf("an older checkpoint with events replaced a newer one: %+v", cp)
+	}
+	if err := save(session.Write{Events: []session.Event{contextEvent("lost")}, Checkpoint: &session.Checkpoint{Seq: 8, State: json.RawMessage(`8`)}}); err == nil {
+		t.Fatal("a write whose checkpoint names its own first event was made")
+	}
+	checkSeqs(t, s, "s", 7)
+
 	// Resume: the checkpoint and the events after it, however long the log.
-	for i := 5; i <= 60; i++ {
+	for i := 8; i <= 60; i++ {
 		w := session.Write{SessionID: "s", Events: []session.Event{contextEvent(fmt.Sprint(i))}}
 		if i%10 == 0 {
 			w.Checkpoint = &session.Checkpoint{State: json.RawMessage(fmt.Sprint(i))}

@@ -206,7 +206,6 @@ func testSubmitMalformed(t *testing.T, s session.Store) {
 		{SessionID: "", Create: &session.Session{}},
 		{SessionID: "new", Create: &session.Session{}, Events: []session.Event{contextEvent("1")}, Checkpoint: &session.Checkpoint{Seq: 2, State: json.RawMessage(`{}`)}},
 		{SessionID: "new", Create: &session.Session{}, Checkpoint: &session.Checkpoint{Seq: 1, State: json.RawMessage(`{}`)}},
-		{SessionID: "s", Events: []session.Event{contextEvent("ok")}, Checkpoint: &session.Checkpoint{Seq: 1, State: json.RawMessage(`{}`)}},
 	}
 	for i, w := range bad {
 		tk := s.Submit(ctx, w)
