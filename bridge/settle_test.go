@@ -12,6 +12,7 @@ import (
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/worker"
 )
 
@@ -126,5 +127,47 @@ func checkCausalOrder(t *testing.T, opts bridge.Options, runs int) {
 		if strings.Join(logged, ",") != strings.Join(order, ",") {
 			t.Fatalf("run %d: settlements logged %v, program saw %v", i, logged, order)
 		}
+	}
+}
+
+// A call the program awaits alone (which runs on the program's own goroutine) ends with the
+// run: at the run's timeout, and when the caller cancels, the call is cancelled at once, its
+// settlement is logged before run_code returns, and the run fails as it would with the call
+// anywhere else.
+func TestAnAwaitedCallEndsWithTheRun(t *testing.T) {
+	pool, err := worker.New(worker.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	for _, tc := range []struct {
+		name string
+		kind string
+		opts bridge.Options
+		stop func(cancel context.CancelFunc)
+	}{
+		{"timeout", "timeout", bridge.Options{Limits: sandbox.Options{Timeout: 100 * time.Millisecond}}, func(context.CancelFunc) {}},
+		{"cancelled", "cancelled", bridge.Options{}, func(cancel context.CancelFunc) { time.AfterFunc(100*time.Millisecond, cancel) }},
+		{"timeout in a worker", "timeout", bridge.Options{Runner: pool, Limits: sandbox.Options{Timeout: 100 * time.Millisecond}}, func(context.CancelFunc) {}},
+		{"cancelled in a worker", "cancelled", bridge.Options{Runner: pool}, func(cancel context.CancelFunc) { time.AfterFunc(100*time.Millisecond, cancel) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts)
+			e.tool("sleep", true, sleepBody)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			tc.stop(cancel)
+			start := time.Now()
+			r := e.run(ctx, `return await tools.sleep({ms: 60000})`)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("the run took %v", d)
+			}
+			if r.Code() != registry.CodeCodeRunFailed || r.Error().Kind != tc.kind {
+				t.Fatalf("%+v", r.Error())
+			}
+			if log := e.sink.log(); strings.Join(log, "|") != "start sleep call_1:code:1|end sleep call_1:code:1 error" {
+				t.Fatalf("events %v", log)
+			}
+		})
 	}
 }

@@ -292,6 +292,7 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 
 	deadline := time.NewTimer(opts.Timeout + deadlineSlack)
 	defer deadline.Stop()
+
 	graceTimer := time.NewTimer(time.Hour)
 	graceTimer.Stop()
 	defer graceTimer.Stop()
@@ -305,7 +306,11 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 		}
 		stopping = reason
 		if r.halt != nil {
-			r.halt() // a call running inline ends, so that the reader reads the done frame
+			// A call running inline ends, so that the reader reads the done frame.
+			// (The worker reports its own timeout first, unread while the call
+			// runs; halting it any sooner would race the worker's stop, and the
+			// program could see the call fail instead of its run time out.)
+			r.halt()
 		}
 		_ = w.out.write(&message{Type: msgCancel, Run: id, Reason: reason, Detail: detail})
 		graceTimer.Reset(w.grace)
