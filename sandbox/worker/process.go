@@ -250,6 +250,7 @@ type procRun struct {
 	stop     context.Context    // ends when the run is being stopped, for a call run inline
 	halt     context.CancelFunc // ends stop
 	inlining atomic.Bool        // the reader is running a call of the run (Holder.Release)
+	halting  atomic.Bool        // the run is being stopped: its calls' settlements are not sent
 }
 
 // run runs one program on the worker and reports its result and whether the worker can be
@@ -292,6 +293,16 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 
 	deadline := time.NewTimer(opts.Timeout + deadlineSlack)
 	defer deadline.Stop()
+	if r.halt != nil {
+		// At the run's timeout a call running inline on the reader ends, so that
+		// the worker's done frame (it stops the program at the same timeout) is
+		// read at once. Its settlement is not sent: the program must see its run
+		// time out, not the call fail.
+		defer time.AfterFunc(opts.Timeout, func() {
+			r.halting.Store(true)
+			r.halt()
+		}).Stop()
+	}
 
 	graceTimer := time.NewTimer(time.Hour)
 	graceTimer.Stop()
@@ -306,11 +317,8 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 		}
 		stopping = reason
 		if r.halt != nil {
-			// A call running inline ends, so that the reader reads the done frame.
-			// (The worker reports its own timeout first, unread while the call
-			// runs; halting it any sooner would race the worker's stop, and the
-			// program could see the call fail instead of its run time out.)
-			r.halt()
+			r.halting.Store(true)
+			r.halt() // a call running inline ends, so that the reader reads the done frame
 		}
 		_ = w.out.write(&message{Type: msgCancel, Run: id, Reason: reason, Detail: detail})
 		graceTimer.Reset(w.grace)
@@ -383,7 +391,7 @@ func (r *procRun) dispatch(m *message) bool {
 	}
 	var settled atomic.Bool
 	settle := func(s sandbox.Settlement) {
-		if settled.CompareAndSwap(false, true) && !r.finished.Load() {
+		if settled.CompareAndSwap(false, true) && !r.finished.Load() && !r.halting.Load() {
 			r.w.settle(r.id, m.Seq, m.Name, s)
 		}
 	}
