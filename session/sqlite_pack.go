@@ -11,14 +11,14 @@ import (
 	"github.com/codemode/codemode/internal/jsontext"
 )
 
-// Packing (SQLite): a write's consecutive events without a call id share one
-// row of the events table, n > 1, whose data is a JSON array of [type, time,
-// data] triples and whose seq is the last one's (migration 0003). Each row
-// costs a commit a B-tree insert and an index entry, and the statement its
-// bound parameters, so a run whose nested dispatch events pack costs about
-// as much to log as one without calls. Events with a call id (tool/call,
-// tool/result) always have a row of their own: recovery and the call-id index
-// read them.
+// Packing (SQLite): a write's consecutive events without a call id, with the
+// tool/result that may follow them, share one row of the events table,
+// n > 1, whose data is a JSON array of [type, time, data] triples and whose
+// seq, type and call id are the last event's (migration 0003). Each row
+// costs a commit a B-tree insert and index entries, and the statement its
+// bound parameters, so a run whose nested dispatch events pack with its
+// result costs as many rows to log as one without calls. A tool/call always
+// has a row of its own: recovery reads its data by its call id.
 
 const (
 	// sqliteColumns are the columns of an events row: session_id, seq, type,
@@ -32,25 +32,30 @@ const (
 
 // appendEventRows appends the rows of a write's events, numbered after base.
 func appendEventRows(rows []any, sessionID string, base int64, events []prepared) []any {
+	fits := func(n, size int, e prepared) bool {
+		return n < maxPackEvents && size+len(e.Data) <= maxPackBytes
+	}
 	for i := 0; i < len(events); {
 		n, size := 1, len(events[i].Data)
 		if events[i].callID == "" {
-			for i+n < len(events) && n < maxPackEvents && events[i+n].callID == "" && size+len(events[i+n].Data) <= maxPackBytes {
+			for i+n < len(events) && events[i+n].callID == "" && fits(n, size, events[i+n]) {
 				size += len(events[i+n].Data)
 				n++
 			}
-		}
-		last := base + int64(i+n) // the row's seq: its last event's
-		if n == 1 {
-			e := events[i]
-			var callID any
-			if e.callID != "" {
-				callID = e.callID
+			if i+n < len(events) && events[i+n].Type == TypeToolResult && fits(n, size, events[i+n]) {
+				n++ // the result the nested events lead to
 			}
-			rows = append(rows, sessionID, last, e.Type, e.Time.UnixMicro(), callID, bytesString(e.Data), int64(1))
-		} else {
-			rows = append(rows, sessionID, last, events[i].Type, events[i+n-1].Time.UnixMicro(), nil, bytesString(packEvents(events[i:i+n])), int64(n))
 		}
+		e := events[i+n-1] // the row's seq, type, time and call id are its last event's
+		var callID any
+		if e.callID != "" {
+			callID = e.callID
+		}
+		data := e.Data
+		if n > 1 {
+			data = packEvents(events[i : i+n])
+		}
+		rows = append(rows, sessionID, base+int64(i+n), e.Type, e.Time.UnixMicro(), callID, bytesString(data), int64(n))
 		i += n
 	}
 	return rows

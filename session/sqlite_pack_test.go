@@ -27,7 +27,7 @@ func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
 		e, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: fmt.Sprint(i)})
 		evs = append(evs, e)
 	}
-	big, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: strings.Repeat("x", maxPackBytes)})
+	big, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: strings.Repeat("x", maxPackBytes-20)})
 	evs = append(evs, big, result)
 	if _, err := s.Submit(ctx, Write{SessionID: "s", Create: &Session{ID: "s"}, Events: evs}).Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,8 @@ func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
 		got = append(got, r)
 	}
 	rows.Close()
-	// A row's seq is its last event's.
+	// A row's seq is its last event's; the big event fits no pack, nor does
+	// the result after it.
 	want := []row{{1, 1, sql.NullString{String: "c1", Valid: true}}, {65, 64, sql.NullString{}}, {129, 64, sql.NullString{}}, {151, 22, sql.NullString{}}, {152, 1, sql.NullString{}}, {153, 1, sql.NullString{String: "c1", Valid: true}}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("rows (seq, n, call_id) %v, want %v", got, want)
@@ -60,6 +61,30 @@ func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
 	}
 	if open, err := s.OpenCalls(ctx); err != nil || len(open) != 0 {
 		t.Fatalf("open calls %v %v", open, err)
+	}
+	// A call whose result is packed is closed; one without a result is open,
+	// and its call id is used either way.
+	call2, _ := NewEvent(TypeToolCall, ToolCall{Turn: 1, Step: 2, CallID: "c2", Name: "run_code", Arguments: "{}"})
+	nested, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: "n"})
+	if _, err := s.Append(ctx, "s", call2, nested); err != nil {
+		t.Fatal(err)
+	}
+	call3, _ := NewEvent(TypeToolCall, ToolCall{Turn: 1, Step: 3, CallID: "c3", Name: "run_code", Arguments: "{}"})
+	result3, _ := NewEvent(TypeToolResult, ToolResult{CallID: "c3"})
+	if _, err := s.Append(ctx, "s", call3, nested, nested, result3); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	var callID string
+	if err := s.db.QueryRowContext(ctx, `SELECT n, call_id FROM events WHERE session_id = 's' AND seq = 159`).Scan(&n, &callID); err != nil || n != 3 || callID != "c3" {
+		t.Fatalf("the run's nested events and result: row n %d call id %q (%v), want one row of 3 for c3", n, callID, err)
+	}
+	open, err := s.OpenCalls(ctx)
+	if err != nil || len(open) != 1 || open[0].Call.CallID != "c2" || open[0].Seq != 154 {
+		t.Fatalf("open calls %+v %v, want c2 at 154", open, err)
+	}
+	if used, err := s.UsedCallIDs(ctx, "s", []string{"c1", "c2", "c3", "c4"}); err != nil || len(used) != 3 {
+		t.Fatalf("used call ids %v %v", used, err)
 	}
 }
 

@@ -1,11 +1,11 @@
 -- Packed events: a write's consecutive events without a call id (a run's
--- nested dispatch events, notices, contexts) may share one row, so that a
--- run of many tool calls costs its commit one row and one index entry, not
--- two per call. n is how many events a row holds; seq and time are the last
--- one's (so that the index finds the rows holding events after a seq, and
--- a session's last seq, by itself). A row of one event (n = 1) is stored as
--- before; a row of more holds them in data as a JSON array of
--- [type, time, data] triples (time in unix microseconds). Rows with a call
--- id always hold one event, so crash recovery and the call-id index read
--- them as before.
+-- nested dispatch events, notices, contexts), and the tool/result that may
+-- follow them, may share one row, so that a run of many tool calls costs its
+-- commit one row, not two per call. n is how many events a row holds; seq,
+-- time, type and call_id are the last one's (so that the index finds the
+-- rows holding events after a seq, and a session's last seq, by itself, and
+-- crash recovery finds a call's tool/result as before). A row of one event
+-- (n = 1) is stored as before; a row of more holds them in data as a JSON
+-- array of [type, time, data] triples (time in unix microseconds). A
+-- tool/call always has a row of its own: recovery reads its data.
 ALTER TABLE events ADD COLUMN n INTEGER NOT NULL DEFAULT 1;
