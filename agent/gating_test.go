@@ -14,43 +14,34 @@ import (
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
 )
 
 // countingStore counts what a step asks of its store and can hold every
-// write's durability until released: what the group commit would take a
-// flush for.
+// write's durability until released (sessiontest.HeldStore): what the group
+// commit would take a flush for.
 type countingStore struct {
-	session.Store
+	*sessiontest.HeldStore
 	submits, appends, creates, gets atomic.Int32
 	usedLookups                     atomic.Int32 // UsedCallIDs calls
 	afters                          []int64      // the after of every Events call; guarded by mu
 
-	mu      sync.Mutex
-	holding bool
-	held    []func() // releases of held tickets; guarded by mu
-	types   []string // the types of the events submitted, in order; guarded by mu
+	mu    sync.Mutex
+	types []string // the types of the events submitted, in order; guarded by mu
+}
+
+func newCountingStore(s session.Store) *countingStore {
+	return &countingStore{HeldStore: sessiontest.NewHeldStore(s)}
 }
 
 func (s *countingStore) Submit(ctx context.Context, w session.Write) *session.Ticket {
 	s.submits.Add(1)
-	t := s.Store.Submit(ctx, w)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, e := range w.Events {
 		s.types = append(s.types, e.Type)
 	}
-	if !s.holding {
-		return t
-	}
-	// A ticket of our own that resolves only when released.
-	held, resolve := session.NewTicket()
-	gate := make(chan struct{})
-	s.held = append(s.held, func() { close(gate) })
-	go func() {
-		<-gate
-		resolve(t.Wait(context.Background()))
-	}()
-	return held
+	s.mu.Unlock()
+	return s.HeldStore.Submit(ctx, w)
 }
 
 func (s *countingStore) Append(ctx context.Context, id string, evs ...session.Event) ([]session.Event, error) {
@@ -80,26 +71,10 @@ func (s *countingStore) UsedCallIDs(ctx context.Context, id string, ids []string
 	return s.Store.UsedCallIDs(ctx, id, ids)
 }
 
-func (s *countingStore) hold(on bool) {
-	s.mu.Lock()
-	s.holding = on
-	s.mu.Unlock()
-}
-
-func (s *countingStore) release() {
-	s.mu.Lock()
-	held := s.held
-	s.held = nil
-	s.mu.Unlock()
-	for _, r := range held {
-		r()
-	}
-}
-
 // A run in a new session is one write: the session, its tool/call and its
 // tool/result commit together, in one transaction of the group commit.
 func TestTrivialRunIsOneWrite(t *testing.T) {
-	cs := &countingStore{Store: session.NewMemory()}
+	cs := newCountingStore(session.NewMemory())
 	e := newEnv(t, cs, registry.ModeCode, agent.Options{})
 	cs.submits.Store(0)
 	cs.creates.Store(0)
@@ -119,9 +94,9 @@ func TestTrivialRunIsOneWrite(t *testing.T) {
 // Nothing of a step leaves the process before its log is durable: with
 // every write held, the step does not return.
 func TestStepWaitsForItsLog(t *testing.T) {
-	cs := &countingStore{Store: session.NewMemory()}
+	cs := newCountingStore(session.NewMemory())
 	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
-	cs.hold(true)
+	cs.Hold(false)
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("c1", "math_add", `{"a":1,"b":2}`)})
@@ -132,8 +107,8 @@ func TestStepWaitsForItsLog(t *testing.T) {
 		t.Fatalf("the step returned (%v) before its log was durable", err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	cs.hold(false)
-	cs.release()
+	cs.Unhold()
+	cs.Release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +118,9 @@ func TestStepWaitsForItsLog(t *testing.T) {
 // still being flushed, with a gate that opens only once it is durable; the
 // session's next step waits for the writes, whoever waits on the gate.
 func TestStepGatedReturnsBeforeItsLogAndGatesIt(t *testing.T) {
-	cs := &countingStore{Store: session.NewMemory()}
+	cs := newCountingStore(session.NewMemory())
 	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
-	cs.hold(true)
+	cs.Hold(false)
 	out, gate, err := e.agent.StepGated(context.Background(), e.sid, []agent.ToolCall{call("c1", "math_add", `{"a":1,"b":2}`)})
 	if err != nil || len(out.Results) != 1 || out.Results[0].Result.IsError() {
 		t.Fatalf("StepGated: %v %+v", err, out)
@@ -165,8 +140,8 @@ func TestStepGatedReturnsBeforeItsLogAndGatesIt(t *testing.T) {
 		t.Fatalf("the next step ran (%v) before the first one's writes resolved", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	cs.hold(false)
-	cs.release()
+	cs.Unhold()
+	cs.Release()
 	if err := gate.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +198,10 @@ func TestWriteAheadForEffects(t *testing.T) {
 		{"effectful", `return (await tools.probe({id: "effect"})).id`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := &countingStore{Store: session.NewMemory()}
+			cs := newCountingStore(session.NewMemory())
 			e := newEnv(t, cs, registry.ModeCode, agent.Options{})
 			cs.submits.Store(0)
-			cs.hold(true)
+			cs.Hold(false)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -243,8 +218,8 @@ func TestWriteAheadForEffects(t *testing.T) {
 			case !tc.waits && !cs.submitted(session.TypeToolResult):
 				t.Fatalf("a read-only call waited for the log (%d writes, no tool/result)", n)
 			}
-			cs.hold(false)
-			cs.release()
+			cs.Unhold()
+			cs.Release()
 			<-done
 			if tc.waits && !slices.Contains(e.rec.log(), "start:effect") {
 				t.Fatal("the effectful call never ran")
@@ -267,7 +242,7 @@ func TestStepsResumeFromACheckpoint(t *testing.T) {
 	if err != nil || cp.Seq == 0 {
 		t.Fatalf("no checkpoint after 300 events: %+v %v", cp, err)
 	}
-	cs := &countingStore{Store: store}
+	cs := newCountingStore(store)
 	restarted := agent.New(e.rt, cs, agent.Options{})
 	res, err := restarted.Step(context.Background(), e.sid, []agent.ToolCall{call("after-restart", "math_add", `{"a":1,"b":2}`)})
 	if err != nil || res.Results[0].Result.IsError() {
@@ -310,7 +285,7 @@ func id(i int) string { b, _ := json.Marshal(i); return "c" + string(b) }
 // A checkpoint costs no write of its own: the step that finds one due saves
 // it with its first write, as the state before that write's events.
 func TestCheckpointsRideTheStepsWrite(t *testing.T) {
-	cs := &countingStore{Store: session.NewMemory()}
+	cs := newCountingStore(session.NewMemory())
 	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
 	var last session.Checkpoint
 	for i := 0; i < 100; i++ { // two events a step: past the checkpoint interval

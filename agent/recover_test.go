@@ -148,7 +148,7 @@ func TestApprovalsPageThroughALongLog(t *testing.T) {
 // sub-call settled pages after its start is not closed again; one still
 // open after 2,400 settled ones is.
 func TestRecoverReadsFromTheOpenCall(t *testing.T) {
-	cs := &countingStore{Store: session.NewMemory()}
+	cs := newCountingStore(session.NewMemory())
 	e := newEnv(t, cs, registry.ModeBoth, agent.Options{})
 	for i := range 3 {
 		e.step(t, call(fmt.Sprintf("done%d", i), "math_add", `{"a":1,"b":2}`))

@@ -1,69 +1,20 @@
 package httpapi
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
 )
-
-// heldStore holds the durability of every write until released, as a
-// group commit waiting for its flush would; with fail set, held writes fail
-// instead.
-type heldStore struct {
-	session.Store
-
-	mu      sync.Mutex
-	holding bool
-	fail    bool
-	held    []func() // guarded by mu
-}
-
-func (s *heldStore) Submit(ctx context.Context, w session.Write) *session.Ticket {
-	t := s.Store.Submit(ctx, w)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.holding {
-		return t
-	}
-	out, resolve := session.NewTicket()
-	fail := s.fail
-	s.held = append(s.held, func() {
-		events, err := t.Wait(context.Background())
-		if fail {
-			events, err = nil, errors.New("the flush failed")
-		}
-		resolve(events, err)
-	})
-	return out
-}
-
-func (s *heldStore) hold(on, fail bool) {
-	s.mu.Lock()
-	s.holding, s.fail = on, fail
-	s.mu.Unlock()
-}
-
-func (s *heldStore) release() {
-	s.mu.Lock()
-	held := s.held
-	s.held = nil
-	s.mu.Unlock()
-	for _, r := range held {
-		r()
-	}
-}
 
 // Output gating at the edge: a run's or a step's reply is built while its
 // log is flushed and sent only once the log is durable; a flush that fails
 // turns it into an error, and the result never leaves.
 func TestRepliesWaitForTheirLog(t *testing.T) {
-	store := &heldStore{Store: session.NewMemory()}
+	store := sessiontest.NewHeldStore(session.NewMemory())
 	ts := newTestServer(t, "", func(su *serverSetup) { su.store = store })
 	sid := ts.newSession("default", "")
 	for _, tc := range []struct {
@@ -74,15 +25,15 @@ func TestRepliesWaitForTheirLog(t *testing.T) {
 		{"step", "/v1/sessions/" + sid + "/steps", `{"tool_calls": [{"id": "c1", "name": "math_add", "arguments": "{\"a\":40,\"b\":2}"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store.hold(true, false)
+			store.Hold(false)
 			reply := ts.sendAsync(request{method: http.MethodPost, path: tc.path, body: tc.body})
 			select {
 			case r := <-reply:
 				t.Fatalf("replied (%v %s) before the log was durable", r.err, r.body)
 			case <-time.After(100 * time.Millisecond):
 			}
-			store.hold(false, false)
-			store.release()
+			store.Unhold()
+			store.Release()
 			r := <-reply
 			if r.err != nil || r.resp.StatusCode != http.StatusOK || !strings.Contains(string(r.body), "42") {
 				t.Fatalf("reply: %v %+v %s", r.err, r.resp, r.body)
@@ -92,16 +43,16 @@ func TestRepliesWaitForTheirLog(t *testing.T) {
 			}
 		})
 		t.Run(tc.name+" whose flush fails", func(t *testing.T) {
-			store.hold(true, true)
+			store.Hold(true)
 			reply := ts.sendAsync(request{method: http.MethodPost, path: tc.path, body: strings.ReplaceAll(tc.body, `"c1"`, `"c2"`)})
-			defer store.hold(false, false)
+			defer store.Unhold()
 			var r response
 			for done := false; !done; {
 				select {
 				case r = <-reply:
 					done = true
 				case <-time.After(10 * time.Millisecond):
-					store.release() // what was held so far fails
+					store.Release() // what was held so far fails
 				}
 			}
 			if r.err != nil || r.resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(r.body), `"code":"INTERNAL"`) ||
