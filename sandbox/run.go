@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/parser"
 
 	"github.com/codemode/codemode/internal/gopool"
 )
@@ -211,6 +210,7 @@ type run struct {
 	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
 	calls       int                   // calls dispatched
 	inflight    int                   // dispatched calls not yet settled in the VM
+	based       bool                  // setupBase has run (a run set up ahead: see takeBlank)
 	holder      Holder                // host, when it holds calls for the VM to release; nil otherwise
 	held        int                   // calls dispatched to holder since the last release
 	heldSince   atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
@@ -239,17 +239,17 @@ type run struct {
 	stopCancel  context.CancelFunc // guarded by mu
 }
 
+// newRun returns the run of p: one set up ahead when one is ready (see takeBlank), else a
+// fresh one that main sets up.
 func newRun(p *Program, host Host, opts Options) *run {
-	return &run{
-		rt:    goja.New(),
-		prog:  p,
-		host:  host,
-		opts:  opts,
-		start: time.Now(),
-		caps:  capsFor(opts.Memory),
-		wake:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
+	r := takeBlank()
+	if r == nil {
+		r = &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	}
+	r.prog, r.host, r.opts = p, host, opts
+	r.start = time.Now()
+	r.caps = capsFor(opts.Memory)
+	return r
 }
 
 // fail records the run's failure (the first one wins), interrupts any running JavaScript and
@@ -549,31 +549,16 @@ func (r *run) finishValue(v goja.Value) {
 // process, no file system, no network. Set-up does not depend on the number of tools, and
 // what a trivial program does not use (ToolCallError, JSON decoding) is built on first use.
 func (r *run) setup() error {
-	rt := r.rt
-	// eval and new Function parse at run time; never let them read source maps from disk.
-	rt.SetParserOptions(parser.WithDisableSourceMaps)
-	rt.SetMaxCallStackSize(r.opts.MaxCallStackDepth)
-	if err := r.installGuards(r.prog.guards); err != nil {
+	if !r.based {
+		if err := r.setupBase(); err != nil {
+			return err
+		}
+	}
+	r.rt.SetMaxCallStackSize(r.opts.MaxCallStackDepth)
+	if err := r.installGuards(r.prog.guards &^ alwaysGuarded); err != nil {
 		return err
 	}
-	r.trampoline, _ = goja.AssertFunction(r.function("sandbox", func(goja.FunctionCall) goja.Value {
-		r.next.run()
-		return goja.Undefined()
-	}))
-
-	global := rt.GlobalObject()
-	define := func(name string, v goja.Value) error {
-		return global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	}
-	tce := r.function("ToolCallError", r.toolCallErrorAccessor)
-	return errors.Join(
-		global.DefineAccessorProperty("ToolCallError", tce, tce, goja.FLAG_TRUE, goja.FLAG_FALSE),
-		define("tools", r.newTools()),
-		define("console", r.newConsole()),
-		define("setTimeout", r.function("setTimeout", r.setTimeout)),
-		define("clearTimeout", r.function("clearTimeout", r.clearTimer)),
-		r.installFeatures(r.prog.features),
-	)
+	return r.installFeatures(r.prog.features)
 }
 
 // function makes a Go function callable from JavaScript under name. goja would otherwise name
