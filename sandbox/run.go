@@ -545,9 +545,11 @@ func (r *run) finishValue(v goja.Value) {
 }
 
 // setup installs the program's globals: tools, ToolCallError, console, setTimeout and
-// clearTimeout. The runtime has nothing else beyond ECMAScript built-ins: no require, no
-// process, no file system, no network. Set-up does not depend on the number of tools, and
-// what a trivial program does not use (ToolCallError, JSON decoding) is built on first use.
+// clearTimeout (setupBase, which a run set up ahead has had already), then the guards and
+// platform additions the program's text calls for. The runtime has nothing else beyond
+// ECMAScript built-ins: no require, no process, no file system, no network. Set-up does not
+// depend on the number of tools, and what a trivial program does not use (ToolCallError, JSON
+// decoding) is built on first use.
 func (r *run) setup() error {
 	if !r.based {
 		if err := r.setupBase(); err != nil {

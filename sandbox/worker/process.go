@@ -291,18 +291,15 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 	}
 	w.namesID = namesID
 
-	deadline := time.NewTimer(opts.Timeout + deadlineSlack)
-	defer deadline.Stop()
+	// The deadline fires first at the run's timeout, when a host that holds calls has the
+	// one running inline on the reader, if any, halted (see below), then deadlineSlack later.
+	first := opts.Timeout + deadlineSlack
 	if r.halt != nil {
-		// At the run's timeout a call running inline on the reader ends, so that
-		// the worker's done frame (it stops the program at the same timeout) is
-		// read at once. Its settlement is not sent: the program must see its run
-		// time out, not the call fail.
-		defer time.AfterFunc(opts.Timeout, func() {
-			r.halting.Store(true)
-			r.halt()
-		}).Stop()
+		first = opts.Timeout
 	}
+	deadline := time.NewTimer(first)
+	defer deadline.Stop()
+	halted := false
 
 	graceTimer := time.NewTimer(time.Hour)
 	graceTimer.Stop()
@@ -337,6 +334,17 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 			}
 			return sandbox.Result{Err: w.deathFailure(opts)}, false
 		case <-deadline.C:
+			if r.halt != nil && !halted {
+				// A call running inline on the reader ends, so that the worker's
+				// done frame (it stops the program at the same timeout) is read at
+				// once. Its settlement is not sent: the program must see its run
+				// time out, not the call fail.
+				halted = true
+				r.halting.Store(true)
+				r.halt()
+				deadline.Reset(deadlineSlack)
+				continue
+			}
 			stop(reasonTimeout, "")
 		case <-ctxDone:
 			detail := ""
