@@ -91,6 +91,15 @@ func encodeJSON(status int, v any) (int, []byte) {
 	return status, data
 }
 
+// sendBody writes an encoded JSON body and sends it at once, so that what
+// the handler does after it (its metrics and log lines) does not delay it.
+func sendBody(w http.ResponseWriter, status int, data []byte) {
+	writeBody(w, status, data)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // writeBody writes an encoded JSON body with status and its length (which
 // lets instrument send it before logging).
 func writeBody(w http.ResponseWriter, status int, data []byte) {

@@ -116,10 +116,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	writeBody(w, status, body)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush() // the reply goes before its metrics and log line
-	}
+	sendBody(w, status, body) // before its metrics and log line
 	outcome, kind := outcomeOK, ""
 	attrs := []any{"session", res.SessionID, "call_id", res.CallID, "duration", elapsed, "sub_calls", len(res.Calls)}
 	if res.IsError {
@@ -190,7 +187,6 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 	for i, c := range calls {
 		ids[i] = c.ID
 	}
-	var resp stepResponse
 	var status int
 	var body []byte
 	outcome, kind := outcomeOK, ""
@@ -198,7 +194,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		// The reply is built while the log is flushed, and sent once it is
 		// durable.
-		resp = stepResponse{Results: make([]stepResult, len(out.Results)), Contexts: out.Contexts, ConcludesTurn: out.ConcludesTurn}
+		resp := stepResponse{Results: make([]stepResult, len(out.Results)), Contexts: out.Contexts, ConcludesTurn: out.ConcludesTurn}
 		if resp.Contexts == nil {
 			resp.Contexts = []registry.Context{}
 		}
@@ -225,10 +221,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	writeBody(w, status, body)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush() // the reply goes before its metrics and log line
-	}
+	sendBody(w, status, body) // before its metrics and log line
 	s.metrics.runDuration.WithLabelValues(entryStep, outcome, kind).Observe(elapsed.Seconds())
 	s.metrics.runs.WithLabelValues(entryStep, outcome).Inc()
 	attrs := []any{"session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcome}
