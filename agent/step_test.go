@@ -225,7 +225,7 @@ func TestStepCancelledMidStepAbortsTheRest(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	calls := []agent.ToolCall{
-		probe("p1", probeArgs{Safe: true, Block: true}),
+		probe("p1", probeArgs{Safe: true, Block: true, Signal: "p1-started"}),
 		probe("x", probeArgs{}),
 		probe("p3", probeArgs{Safe: true}),
 	}
@@ -233,7 +233,9 @@ func TestStepCancelledMidStepAbortsTheRest(t *testing.T) {
 		res, err := e.agent.Step(ctx, e.sid, calls)
 		done <- outcome{res, err}
 	}()
-	waitFor(t, e.store, e.sid, isType(session.TypeToolCall))
+	// Cancel once p1's body runs: its tool/call can be durable before the
+	// body starts, and a call cancelled then is aborted before dispatch.
+	<-e.rec.gate("p1-started")
 	cancel()
 	out := <-done
 	if out.err != nil {
