@@ -62,15 +62,25 @@ func objectMembers(data []byte, fn func(key, value []byte) error) error {
 
 var errMalformed = errors.New("malformed JSON")
 
-// skipString returns the index just past the string starting at data[i].
+// skipString returns the index just past the string starting at data[i]. It
+// jumps from quote to quote (bytes.IndexByte): a quote ends the string unless
+// an odd number of backslashes precedes it. Reading a long log, the byte
+// loop this replaced was a tenth of the time.
 func skipString(data []byte, i int) (int, error) {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, nil
+	for i++; i < len(data); {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			break
 		}
+		q += i
+		escapes := 0
+		for j := q - 1; j >= i && data[j] == '\\'; j-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return q + 1, nil
+		}
+		i = q + 1
 	}
 	return 0, errMalformed
 }
