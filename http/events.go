@@ -16,15 +16,18 @@ import (
 	"github.com/codemode/codemode/session"
 )
 
-// Bounds of reading a session's log. A read takes pages from the store: one
-// event first, then at most pageEvents events, fewer once events turn out
-// large: as many as fit pageBytes at the size of the largest seen so far
-// (and at least one). So a page holds about pageBytes, and at most
-// pageEvents times the largest event the service logs when a log of small
-// events turns to large ones. The
-// JSON form of /events answers at most maxEventsPage events, or about
-// maxEventsPageBytes, per request, and says "more" when it stopped short.
+// Bounds of reading a session's log. A read takes pages from the store. A
+// store that bounds a read by bytes (session.BoundedReader: every store of
+// the session package) gives pages of at most boundedPageEvents events that
+// stop once they hold pageBytes. Another gives one event first, then at most
+// pageEvents events, fewer once events turn out large: as many as fit
+// pageBytes at the size of the largest seen so far (and at least one); its
+// pages hold at most pageEvents times the largest event the service logs
+// when a log of small events turns to large ones. The JSON form of /events
+// answers at most maxEventsPage events, or about maxEventsPageBytes, per
+// request, and says "more" when it stopped short.
 const (
+	boundedPageEvents  = 4096
 	pageEvents         = 16
 	pageBytes          = 4 << 20
 	defaultEventsPage  = 1000
@@ -48,6 +51,18 @@ func newPager(s *Server, id string, after int64) *pager {
 // an empty page means none are left for now, and full that the page is as
 // long as was asked (more may follow at once).
 func (p *pager) next(ctx context.Context, most int) (events []session.Event, full bool, err error) {
+	if br, ok := p.store.(session.BoundedReader); ok {
+		n := boundedPageEvents
+		if most > 0 && most < n {
+			n = most
+		}
+		events, err = br.EventsWithin(ctx, p.id, p.after, n, pageBytes)
+		if err != nil || len(events) == 0 {
+			return nil, false, err
+		}
+		p.after = events[len(events)-1].Seq
+		return events, len(events) == n || eventBytes(events) >= pageBytes, nil
+	}
 	n := 1 // the first page tells the size of the events
 	if p.largest > 0 {
 		n = max(1, min(pageEvents, pageBytes/p.largest))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,9 +107,11 @@ func (s *pageSpy) Events(ctx context.Context, id string, after int64, limit int)
 	return events, err
 }
 
-// TestPagesAreBounded: a read of a log takes pages of at most pageEvents
-// events and, once it has seen large events, about pageBytes; the log of
-// a session is never loaded whole (here by /messages, over 24 MiB of log).
+// TestPagesAreBounded: from a store that does not bound reads by bytes (the
+// spy is not a session.BoundedReader), a read of a log takes pages of at
+// most pageEvents events and, once it has seen large events, about
+// pageBytes; the log of a session is never loaded whole (here by /messages,
+// over 24 MiB of log).
 func TestPagesAreBounded(t *testing.T) {
 	spy := &pageSpy{Store: session.NewMemory()}
 	ts := newTestServer(t, "", func(su *serverSetup) { su.store = spy })
@@ -133,6 +136,70 @@ func TestPagesAreBounded(t *testing.T) {
 	for i, n := range spy.sizes {
 		if n > pageEvents*(512<<10)+64<<10 || (i > 1 && n > pageBytes+64<<10) {
 			t.Fatalf("page %d held %d KiB (pages %v)", i, n>>10, spy.sizes)
+		}
+	}
+}
+
+// boundedSpy is a pageSpy over a store that bounds reads by bytes.
+type boundedSpy struct {
+	*pageSpy
+	br     session.BoundedReader
+	limits []int
+}
+
+func (s *boundedSpy) EventsWithin(ctx context.Context, id string, after int64, limit, maxBytes int) ([]session.Event, error) {
+	events, err := s.br.EventsWithin(ctx, id, after, limit, maxBytes)
+	s.mu.Lock()
+	s.sizes = append(s.sizes, eventBytes(events))
+	s.limits = append(s.limits, limit)
+	s.mu.Unlock()
+	return events, err
+}
+
+// TestBoundedPagesAreBounded: from a store that bounds reads by bytes, a
+// read of a log takes pages of thousands of small events, and of about
+// pageBytes (one event more at most) when events are large, whichever
+// comes first: /messages of thousands of small events in a page or two,
+// and of 24 MiB of large ones in pages of 4 MiB.
+func TestBoundedPagesAreBounded(t *testing.T) {
+	mem := session.NewMemory()
+	spy := &boundedSpy{pageSpy: &pageSpy{Store: mem}, br: mem}
+	ts := newTestServer(t, "", func(su *serverSetup) { su.store = spy })
+	id := ts.newSession("", "")
+	appendBlobs(t, ts, id, 5000, 10)
+	ts.runOK(map[string]any{"code": "return (await tools.math_add({a: 1, b: 2})).sum", "session_id": id})
+	read := func() (sizes []int) {
+		t.Helper()
+		spy.mu.Lock()
+		spy.sizes, spy.limits = nil, nil
+		spy.mu.Unlock()
+		resp, b := ts.get("/v1/sessions/" + id + "/messages")
+		if msgs := decode[struct{ Messages []session.Message }](t, resp, b, http.StatusOK).Messages; len(msgs) == 0 {
+			t.Fatalf("no messages: %s", b)
+		}
+		spy.mu.Lock()
+		defer spy.mu.Unlock()
+		if len(spy.sizes) == 0 || len(spy.pageSpy.sizes) != len(spy.sizes) {
+			t.Fatalf("the pager read through Events, not EventsWithin")
+		}
+		for _, l := range spy.limits {
+			if l != boundedPageEvents {
+				t.Fatalf("page limits %v, want %d each", spy.limits, boundedPageEvents)
+			}
+		}
+		return slices.Clone(spy.sizes)
+	}
+	if sizes := read(); len(sizes) > 3 {
+		t.Fatalf("5,000 small events read in %d pages: %v", len(sizes), sizes)
+	}
+	appendBlobs(t, ts, id, 48, 512<<10)
+	sizes := read()
+	if len(sizes) < 6 {
+		t.Fatalf("24 MiB of log read in %d pages", len(sizes))
+	}
+	for i, n := range sizes {
+		if n > pageBytes+512<<10+64<<10 {
+			t.Fatalf("page %d held %d KiB (pages %v)", i, n>>10, sizes)
 		}
 	}
 }

@@ -122,6 +122,11 @@ func (m *Memory) apply(p *queued) error {
 
 // Events implements Store.
 func (m *Memory) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+	return m.EventsWithin(ctx, sessionID, after, limit, 0)
+}
+
+// EventsWithin implements BoundedReader.
+func (m *Memory) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
@@ -141,6 +146,8 @@ func (m *Memory) Events(ctx context.Context, sessionID string, after int64, limi
 	if limit > 0 && limit < len(evs) {
 		evs = evs[:limit]
 	}
+	keep, _ := withinBytes(evs, 0, maxBytes)
+	evs = evs[:keep]
 	out := make([]Event, len(evs))
 	for i, e := range evs {
 		out[i] = e

@@ -568,6 +568,12 @@ func (p *Postgres) committed(batch []*queued) { notifyWritten(p.hub, batch) }
 
 // Events implements Store.
 func (p *Postgres) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+	return p.EventsWithin(ctx, sessionID, after, limit, 0)
+}
+
+// EventsWithin implements BoundedReader: it stops reading rows at the bound
+// (the rest of the query's, at most limit, are discarded as they arrive).
+func (p *Postgres) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -582,14 +588,23 @@ func (p *Postgres) Events(ctx context.Context, sessionID string, after int64, li
 	if err != nil {
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
+	var out []Event
+	total := 0
+	for (maxBytes <= 0 || total < maxBytes) && rows.Next() {
 		var e Event
 		var data string
-		err := row.Scan(&e.Seq, &e.Type, &e.Time, &data)
+		if err = rows.Scan(&e.Seq, &e.Type, &e.Time, &data); err != nil {
+			break
+		}
 		e.Time = e.Time.UTC()
 		e.Data = []byte(data)
-		return e, err
-	})
+		out = append(out, e)
+		total += len(data)
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}

@@ -683,6 +683,13 @@ func notifyWritten(h *hub, batch []*queued) {
 
 // Events implements Store.
 func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+	return s.EventsWithin(ctx, sessionID, after, limit, 0)
+}
+
+// EventsWithin implements BoundedReader. A packed row is unpacked whole and
+// cut where the bound falls, so a read holds at most one row (256 KiB of
+// packed events, or one event) beyond maxBytes.
+func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -696,7 +703,8 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limi
 	defer rows.Close()
 	var out []Event
 	exists := false
-	for rows.Next() && (limit < 0 || len(out) < limit) {
+	counted, total := 0, 0 // out[:counted] hold total bytes of data
+	for (limit < 0 || len(out) < limit) && (maxBytes <= 0 || total < maxBytes) && rows.Next() {
 		exists = true
 		var e Event
 		var seq, n, t sql.NullInt64
@@ -713,11 +721,13 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limi
 			e.Time = time.UnixMicro(t.Int64).UTC()
 			e.Data = data
 			out = append(out, e)
-			continue
-		}
-		if out, err = unpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
+		} else if out, err = unpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
 			return nil, fmt.Errorf("session: events of %q: seq %d: %w", sessionID, e.Seq, err)
 		}
+		var keep int
+		keep, total = withinBytes(out[counted:], total, maxBytes)
+		out = out[:counted+keep]
+		counted = len(out)
 	}
 	if err := rows.Err(); err != nil {
 		if s.closed.Load() {

@@ -160,6 +160,32 @@ type Store interface {
 	Close() error
 }
 
+// BoundedReader is a store that bounds a read of a log by the size of its
+// events as well as by their number; every Store of this package is one. A
+// reader that does not know how large the next events are (a log of small
+// events may turn to multi-megabyte tool results) can then read in pages of
+// thousands of events without risking memory, instead of a few at a time.
+type BoundedReader interface {
+	// EventsWithin is Events, but stops after the event whose Data brings
+	// the total of the events returned to maxBytes or more (no byte bound
+	// when maxBytes <= 0): it returns the longest prefix of what Events
+	// would return whose Data, without its last event, total less than
+	// maxBytes. So it returns at least one event when any follow after.
+	EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error)
+}
+
+// withinBytes returns how many of events a read bounded by maxBytes keeps
+// when it has already read total bytes, and the new total.
+func withinBytes(events []Event, total, maxBytes int) (keep, newTotal int) {
+	for i, e := range events {
+		if maxBytes > 0 && total >= maxBytes {
+			return i, total
+		}
+		total += len(e.Data)
+	}
+	return len(events), total
+}
+
 // Durability says what a commit survives.
 type Durability string
 

@@ -431,3 +431,10 @@ func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
 		t.Fatalf("the log has %d events (%v), want 3: each write once", len(evs), err)
 	}
 }
+
+// Every store of this package bounds reads by bytes.
+var (
+	_ session.BoundedReader = (*session.Memory)(nil)
+	_ session.BoundedReader = (*session.SQLite)(nil)
+	_ session.BoundedReader = (*session.Postgres)(nil)
+)

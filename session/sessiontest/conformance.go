@@ -496,9 +496,67 @@ func testRunsOfEvents(t *testing.T, s session.Store) {
 			}
 		}
 	}
+	checkEventsWithin(t, s, all)
 	sess, err := s.GetSession(context.Background(), "s")
 	if err != nil || sess.LastSeq != n || !sess.UpdatedAt.Equal(maxTime(sess.CreatedAt, all[n-1].Time)) {
 		t.Fatalf("header %+v (%v), want last seq %d, updated %v", sess, err, n, all[n-1].Time)
+	}
+}
+
+// checkEventsWithin reads session "s", whose whole log is all, with
+// EventsWithin from every after, with limits and byte bounds that fall
+// inside and between runs of events: each read is the longest prefix of
+// Events' answer whose data, without its last event, total less than the
+// bound.
+func checkEventsWithin(t *testing.T, s session.Store, all []session.Event) {
+	t.Helper()
+	br, ok := s.(session.BoundedReader)
+	if !ok {
+		t.Logf("%T is not a session.BoundedReader: EventsWithin not checked", s)
+		return
+	}
+	ctx := context.Background()
+	n := int64(len(all))
+	for after := int64(0); after <= n+1; after++ {
+		// Bounds that fall exactly on, just before and just after the ends
+		// of the first events read, and some that do not.
+		bounds := []int{-1, 0, 1, 100, 1000, 3000, 1 << 20}
+		sum := 0
+		for _, e := range all[min(after, n):min(after+4, n)] {
+			sum += len(e.Data)
+			bounds = append(bounds, sum-1, sum, sum+1)
+		}
+		for _, limit := range []int{0, 1, 3, 65} {
+			for _, maxBytes := range bounds {
+				got, err := br.EventsWithin(ctx, "s", after, limit, maxBytes)
+				if err != nil {
+					t.Fatalf("EventsWithin(after %d, limit %d, maxBytes %d): %v", after, limit, maxBytes, err)
+				}
+				want := all[min(after, n):]
+				if limit > 0 && len(want) > limit {
+					want = want[:limit]
+				}
+				total := 0
+				for i, e := range want {
+					if maxBytes > 0 && total >= maxBytes {
+						want = want[:i]
+						break
+					}
+					total += len(e.Data)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("EventsWithin(after %d, limit %d, maxBytes %d): %d events, want %d", after, limit, maxBytes, len(got), len(want))
+				}
+				for i := range got {
+					if got[i].Seq != want[i].Seq || got[i].Type != want[i].Type || !got[i].Time.Equal(want[i].Time) || string(got[i].Data) != string(want[i].Data) {
+						t.Fatalf("EventsWithin(after %d, limit %d, maxBytes %d)[%d] = %d %s, want %d %s", after, limit, maxBytes, i, got[i].Seq, got[i].Type, want[i].Seq, want[i].Type)
+					}
+				}
+			}
+		}
+	}
+	if _, err := br.EventsWithin(ctx, "ghost", 0, 0, 100); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("EventsWithin of an unknown session: err = %v, want ErrNotFound", err)
 	}
 }
 
