@@ -15,6 +15,7 @@ import (
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/session"
 )
 
 // The outcomes of a run (label "outcome" of codemode_runs_total).
@@ -139,6 +140,38 @@ func registerDemoState(reg *prometheus.Registry, demo demoUsage) error {
 			Name: "codemode_demo_state_bytes",
 			Help: "Bytes of demo tool state of all sessions; bounded by demo_state.max_total_bytes.",
 		}, func() float64 { _, b := demo.Usage(); return float64(b) })),
+	)
+}
+
+// commitStatser is a store that counts its group commits (SQLite,
+// PostgreSQL).
+type commitStatser interface {
+	Stats() session.CommitStats
+}
+
+// registerLogStats adds the session log's group commits to reg, read from
+// the store at each scrape: how many commits and how long they took (their
+// ratio is a commit's mean time, its flush included), how many writes they
+// took (over commits, the writes a flush serves), and what waits now.
+func registerLogStats(reg *prometheus.Registry, st commitStatser) error {
+	counter := func(name, help string, v func(session.CommitStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(st.Stats()) })
+	}
+	return errors.Join(
+		reg.Register(counter("codemode_log_commits_total", "Group commits of the session log: transactions committed, each one flush with durability: full.",
+			func(s session.CommitStats) float64 { return float64(s.Commits) })),
+		reg.Register(counter("codemode_log_commit_failures_total", "Group commits of the session log that failed (every write in them failed).",
+			func(s session.CommitStats) float64 { return float64(s.Failed) })),
+		reg.Register(counter("codemode_log_commit_seconds_total", "Time spent in the session log's group commits, their flushes included.",
+			func(s session.CommitStats) float64 { return s.Busy.Seconds() })),
+		reg.Register(counter("codemode_log_writes_total", "Writes taken into the session log's group commits (a run's or step's writes; failed ones included).",
+			func(s session.CommitStats) float64 { return float64(s.Writes) })),
+		reg.Register(counter("codemode_log_events_total", "Events appended to the session log.",
+			func(s session.CommitStats) float64 { return float64(s.Events) })),
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "codemode_log_queued_writes",
+			Help: "Writes waiting for the session log's next group commit.",
+		}, func() float64 { return float64(st.Stats().Queued) })),
 	)
 }
 

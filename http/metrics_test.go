@@ -1,13 +1,16 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
 
 	"github.com/codemode/codemode/internal/version"
+	"github.com/codemode/codemode/session"
 )
 
 func TestMetrics(t *testing.T) {
@@ -71,5 +74,37 @@ func TestMetrics(t *testing.T) {
 	_, body = ts.get("/metrics")
 	if !strings.Contains(string(body), `codemode_http_requests_total{method="GET",route="unmatched",status="404"} 1`) {
 		t.Error("an unmatched route is not counted as such")
+	}
+}
+
+// A store with group commit shows its commits: a trivial run in a new
+// session is one write of two events in one commit; the memory store has
+// no commits to show.
+func TestLogMetrics(t *testing.T) {
+	mem := newTestServer(t, "")
+	if _, body := mem.get("/metrics"); strings.Contains(string(body), "codemode_log_commits_total") {
+		t.Error("the memory store shows group commits")
+	}
+	st, err := session.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	ts.runOK(map[string]any{"code": "return 1"})
+	_, body := ts.get("/metrics")
+	text := string(body)
+	for _, want := range []string{
+		"codemode_log_commits_total 1",
+		"codemode_log_commit_failures_total 0",
+		"codemode_log_writes_total 1",
+		"codemode_log_events_total 2",
+		"codemode_log_queued_writes 0",
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(text, "codemode_log_commit_seconds_total 0\n") || !strings.Contains(text, "codemode_log_commit_seconds_total ") {
+		t.Error("codemode_log_commit_seconds_total does not count the commit's time")
 	}
 }

@@ -147,6 +147,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if err == nil && a.Demo != nil {
 		err = registerDemoState(reg, a.Demo)
 	}
+	if st, ok := a.Store.(commitStatser); ok && err == nil {
+		err = registerLogStats(reg, st)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

@@ -138,7 +138,7 @@ func TestCommitterBatchFailure(t *testing.T) {
 	if _, err := after.Wait(ctx); err != nil {
 		t.Fatalf("the batch after a failed one: %v", err)
 	}
-	if st := c.stats(); st.Commits != 2 || st.Writes != 7 || st.Events != 2 {
+	if st := c.stats(); st.Commits != 2 || st.Failed != 1 || st.Writes != 7 || st.Events != 2 || st.Busy <= 0 || st.Queued != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	c.close()

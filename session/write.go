@@ -241,10 +241,12 @@ const (
 
 // CommitStats count a store's group commits since it opened.
 type CommitStats struct {
-	Commits int64 // transactions committed (each one flush with DurabilityFull)
-	Writes  int64 // writes in them, failed ones included
-	Events  int64 // events appended
-	Queued  int   // writes waiting for a commit now
+	Commits int64         // transactions committed (each one flush with DurabilityFull)
+	Failed  int64         // transactions that failed (their writes failed with them)
+	Busy    time.Duration // time spent in transactions, committed and failed, flushes included
+	Writes  int64         // writes taken into transactions, failed ones included
+	Events  int64         // events appended
+	Queued  int           // writes waiting for a commit now
 }
 
 // committer is the group commit shared by the SQL stores: one goroutine
@@ -271,7 +273,7 @@ type committer struct {
 	wake    chan struct{} // a pending wake-up for the writer
 	stopped chan struct{} // closed when the writer has stopped
 
-	commits, writes, events atomic.Int64
+	commits, failed, busy, writes, events atomic.Int64 // busy in nanoseconds
 }
 
 func newCommitter(commit func([]*queued) error, committed func([]*queued)) *committer {
@@ -343,10 +345,14 @@ func (c *committer) run() {
 		c.drained = make(chan struct{})
 		c.mu.Unlock()
 
+		start := time.Now()
 		err := c.commit(batch)
+		c.busy.Add(int64(time.Since(start)))
 		c.writes.Add(int64(len(batch)))
 		if err == nil {
 			c.commits.Add(1)
+		} else {
+			c.failed.Add(1)
 		}
 		for _, p := range batch {
 			switch {
@@ -382,7 +388,8 @@ func (c *committer) stats() CommitStats {
 	c.mu.Lock()
 	queued := len(c.queue)
 	c.mu.Unlock()
-	return CommitStats{Commits: c.commits.Load(), Writes: c.writes.Load(), Events: c.events.Load(), Queued: queued}
+	return CommitStats{Commits: c.commits.Load(), Failed: c.failed.Load(), Busy: time.Duration(c.busy.Load()),
+		Writes: c.writes.Load(), Events: c.events.Load(), Queued: queued}
 }
 
 // appendVia implements Store.Append over Submit; an empty append only checks
