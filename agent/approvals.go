@@ -229,27 +229,24 @@ func decide(ans session.ApprovalAnswered) runtime.ApprovalAnswer {
 	}
 }
 
-// scanPage is how many events eachEvent reads at a time.
-const scanPage = 1000
+// A read of a log takes pages of at most scanPage events (recoverPage in
+// recovery) and, from a store that bounds reads by bytes, of about
+// readBytes: a log of large events is never held a thousand at a time.
+const (
+	scanPage  = 1000
+	readBytes = 4 << 20
+)
 
 // eachEvent calls fn for the session's events in order, a page at a time, so
 // a long log is never held whole; fn returns false to stop. It fails with
 // session.ErrNotFound for an unknown session.
 func (a *Agent) eachEvent(ctx context.Context, sessionID string, fn func(session.Event) bool) error {
-	after := int64(0)
-	for {
-		page, err := a.store.Events(ctx, sessionID, after, scanPage)
-		if err != nil {
-			return err
-		}
+	return session.Pages(ctx, a.store, sessionID, 0, scanPage, readBytes, func(page []session.Event) bool {
 		for _, e := range page {
 			if !fn(e) {
-				return nil
+				return false
 			}
 		}
-		if len(page) < scanPage {
-			return nil
-		}
-		after = page[len(page)-1].Seq
-	}
+		return true
+	})
 }

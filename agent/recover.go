@@ -66,16 +66,11 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 		first = min(first, oc.Seq)
 	}
 	lg := newOpenLog(open)
-	for after := first - 1; ; {
-		events, err := a.store.Events(ctx, sessionID, after, recoverPage)
-		if err != nil {
-			return 0, fmt.Errorf("agent: read session %q: %w", sessionID, err)
-		}
+	if err := session.Pages(ctx, a.store, sessionID, first-1, recoverPage, readBytes, func(events []session.Event) bool {
 		lg.scan(events)
-		if len(events) < recoverPage {
-			break
-		}
-		after = events[len(events)-1].Seq
+		return true
+	}); err != nil {
+		return 0, fmt.Errorf("agent: read session %q: %w", sessionID, err)
 	}
 	now := a.opts.Now().UTC()
 	var entries []entry

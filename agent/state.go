@@ -149,11 +149,12 @@ func (a *Agent) logState(ctx context.Context, sessionID string, create *session.
 		}
 		fallthrough
 	default:
-		events, err := a.store.Events(ctx, sessionID, st.Seq, 0)
-		if err != nil {
+		if err := session.Pages(ctx, a.store, sessionID, st.Seq, scanPage, readBytes, func(events []session.Event) bool {
+			st.apply(events)
+			return true
+		}); err != nil {
 			return nil, err
 		}
-		st.apply(events)
 	}
 	a.mu.Lock()
 	if len(a.states) >= maxCachedStates && a.states[sessionID] == nil {

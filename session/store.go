@@ -174,6 +174,41 @@ type BoundedReader interface {
 	EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error)
 }
 
+// Pages reads a session's log after after, in order, a page at a time, and
+// calls fn with each page until fn returns false or the log ends. A page
+// holds at most limit events (all when limit <= 0) and, from a
+// BoundedReader, stops at maxBytes (EventsWithin); from another store it is
+// limit events whatever their size.
+// It fails with ErrNotFound for an unknown session.
+func Pages(ctx context.Context, s Store, sessionID string, after int64, limit, maxBytes int, fn func([]Event) bool) error {
+	br, bounded := s.(BoundedReader)
+	for {
+		var page []Event
+		var err error
+		if bounded {
+			page, err = br.EventsWithin(ctx, sessionID, after, limit, maxBytes)
+		} else {
+			page, err = s.Events(ctx, sessionID, after, limit)
+		}
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		if !fn(page) {
+			return nil
+		}
+		size := 0
+		for _, e := range page {
+			size += len(e.Data)
+		}
+		byCount := limit > 0 && len(page) == limit
+		byBytes := bounded && maxBytes > 0 && size >= maxBytes
+		if !byCount && !byBytes {
+			return nil // the page ended with the log
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
 // withinBytes returns how many of events a read bounded by maxBytes keeps
 // when it has already read total bytes, and the new total.
 func withinBytes(events []Event, total, maxBytes int) (keep, newTotal int) {

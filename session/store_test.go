@@ -438,3 +438,71 @@ var (
 	_ session.BoundedReader = (*session.SQLite)(nil)
 	_ session.BoundedReader = (*session.Postgres)(nil)
 )
+
+// unbounded hides a store's EventsWithin.
+type unbounded struct{ session.Store }
+
+// Pages reads a log in pages of at most limit events and, from a bounded
+// reader, of about maxBytes; it reads each event once, ends with the log
+// (also when the log ends on a full page), stops when fn says so, and reports
+// an unknown session.
+func TestPages(t *testing.T) {
+	ctx := context.Background()
+	mem := session.NewMemory()
+	defer mem.Close()
+	if err := mem.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	var evs []session.Event
+	for i := 0; i < 10; i++ {
+		e, err := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: strings.Repeat("x", 100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
+	if _, err := mem.Append(ctx, "s", evs...); err != nil {
+		t.Fatal(err)
+	}
+	size := len(evs[0].Data)
+	for _, tc := range []struct {
+		name            string
+		store           session.Store
+		after           int64
+		limit, maxBytes int
+		want            []int // events per page
+	}{
+		{"by count", mem, 0, 4, 0, []int{4, 4, 2}},
+		{"ends on a full page", mem, 0, 5, 0, []int{5, 5}},
+		{"by bytes", mem, 0, 100, 3*size - 1, []int{3, 3, 3, 1}},
+		{"bytes then count", mem, 2, 2, 3 * size, []int{2, 2, 2, 2}},
+		{"all at once", mem, 0, 0, 0, []int{10}},
+		{"after the end", mem, 10, 3, 0, nil},
+		{"unbounded store, by count only", unbounded{mem}, 0, 4, size, []int{4, 4, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int
+			next := tc.after + 1
+			err := session.Pages(ctx, tc.store, "s", tc.after, tc.limit, tc.maxBytes, func(page []session.Event) bool {
+				for _, e := range page {
+					if e.Seq != next {
+						t.Fatalf("seq %d, want %d", e.Seq, next)
+					}
+					next++
+				}
+				got = append(got, len(page))
+				return true
+			})
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("pages %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
+	pages := 0
+	if err := session.Pages(ctx, mem, "s", 0, 2, 0, func([]session.Event) bool { pages++; return pages < 2 }); err != nil || pages != 2 {
+		t.Fatalf("fn stopped after %d pages (%v), want 2", pages, err)
+	}
+	if err := session.Pages(ctx, mem, "ghost", 0, 2, 0, func([]session.Event) bool { return true }); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
