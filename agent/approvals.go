@@ -167,15 +167,21 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 	after := asked[0].Seq
 	var waitErr error
 	for waitErr == nil {
-		var events []session.Event
-		if events, waitErr = a.store.Events(logCtx, p.sessionID, after, 0); waitErr != nil {
+		var ans session.ApprovalAnswered
+		found := false
+		if waitErr = session.Pages(logCtx, a.store, p.sessionID, after, scanPage, readBytes, func(events []session.Event) bool {
+			for _, e := range events {
+				if ans, found = answerTo(e, id); found {
+					return false
+				}
+				after = e.Seq
+			}
+			return true
+		}); waitErr != nil {
 			break
 		}
-		for _, e := range events {
-			if ans, ok := answerTo(e, id); ok {
-				return decide(ans)
-			}
-			after = e.Seq
+		if found {
+			return decide(ans)
 		}
 		waitErr = a.store.Wait(wctx, p.sessionID, after)
 	}
