@@ -571,8 +571,9 @@ func (p *Postgres) Events(ctx context.Context, sessionID string, after int64, li
 	return p.EventsWithin(ctx, sessionID, after, limit, 0)
 }
 
-// EventsWithin implements BoundedReader: it stops reading rows at the bound
-// (the rest of the query's, at most limit, are discarded as they arrive).
+// EventsWithin implements BoundedReader. The bound is applied in the query
+// (a running sum of octet_length, which PostgreSQL reads from a TOASTed
+// value's header without fetching it), so the rows past it are never sent.
 func (p *Postgres) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
 	if p.closed.Load() {
 		return nil, ErrClosed
@@ -582,9 +583,16 @@ func (p *Postgres) EventsWithin(ctx context.Context, sessionID string, after int
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := p.pool.Query(ctx,
-		`SELECT seq, type, time, data FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-		sessionID, after, lim)
+	q, args := `SELECT seq, type, time, data FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+		[]any{sessionID, after, lim}
+	if maxBytes > 0 {
+		q = `SELECT seq, type, time, data FROM (
+			SELECT seq, type, time, data, SUM(octet_length(data)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - octet_length(data) AS before
+			FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) AS page
+			WHERE before < $4 ORDER BY seq`
+		args = append(args, int64(maxBytes))
+	}
+	rows, err := p.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
