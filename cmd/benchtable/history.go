@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"time"
 
 	"github.com/codemode/codemode/app"
+	httpapi "github.com/codemode/codemode/http"
 )
 
 // historyEvents is the length of the long session's log.
@@ -15,7 +18,8 @@ const historyEvents = 100_000
 // 1-call run in a session of historyEvents events against the same run in a
 // new session (both SQLite, default durability), and the first run in the
 // long session after a restart (a new App over the same file) against the
-// first run of a new App in a new session. The long log is written beforehand by runs of the same
+// first run of a new App in a new session; and GET /messages of the long
+// session. The long log is written beforehand by runs of the same
 // program with durability process, so that it has the checkpoints a real
 // session has.
 func historyFigures(e *env) ([]Row, error) {
@@ -97,5 +101,33 @@ func historyFigures(e *env) ([]Row, error) {
 		FloorName: "in a new session", Unit: "µs", Target: "≤ 1.20×", AllocsPerOp: m[1].allocsPerOp}.withRatio()
 	restart := Row{Figure: "  same, the first run after a restart", Value: median(firstsLong), Floor: median(firstsNew),
 		FloorName: "first run in a new session", Unit: "µs", Target: "≤ 1.20×"}.withRatio()
-	return []Row{long.judge(long.Ratio <= 1.2), restart.judge(restart.Ratio <= 1.2)}, nil
+	msgs, err := messagesTime(a, id, e.o.rounds)
+	if err != nil {
+		return nil, err
+	}
+	return []Row{long.judge(long.Ratio <= 1.2), restart.judge(restart.Ratio <= 1.2), msgs}, nil
+}
+
+// messagesTime is the median time of GET /v1/sessions/{id}/messages over
+// rounds requests, through the HTTP handler without a network: reading the
+// whole log and rebuilding the conversation.
+func messagesTime(a *app.App, id string, rounds int) (Row, error) {
+	srv, err := httpapi.New(a, httpapi.Options{Logger: discard})
+	if err != nil {
+		return Row{}, err
+	}
+	var times []float64
+	size := 0
+	for range max(rounds, 1) {
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/sessions/"+id+"/messages", nil))
+		times = append(times, float64(time.Since(start).Microseconds()))
+		if rec.Code != http.StatusOK {
+			return Row{}, fmt.Errorf("GET /messages: %d %s", rec.Code, rec.Body.Bytes())
+		}
+		size = rec.Body.Len()
+	}
+	return Row{Figure: "  same, GET /messages of that session", Value: median(times), Unit: "µs",
+		Note: fmt.Sprintf("%d KiB of messages", size>>10)}, nil
 }
