@@ -178,8 +178,8 @@ type BoundedReader interface {
 // calls fn with each page until fn returns false or the log ends. A page
 // holds at most limit events (all when limit <= 0) and, from a
 // BoundedReader, stops at maxBytes (EventsWithin); from another store it is
-// limit events whatever their size.
-// It fails with ErrNotFound for an unknown session.
+// limit events whatever their size. It fails with ErrNotFound for an unknown
+// session.
 func Pages(ctx context.Context, s Store, sessionID string, after int64, limit, maxBytes int, fn func([]Event) bool) error {
 	br, bounded := s.(BoundedReader)
 	for {
