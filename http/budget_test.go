@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"strconv"
 	"testing"
 
 	"github.com/codemode/codemode/admission"
@@ -76,5 +77,26 @@ func TestMemoryBudgetConfig(t *testing.T) {
 	}
 	if got, want := srv.budget.Limit(), max(admission.DefaultLimit(), 512<<20+1<<20); got != want {
 		t.Fatalf("default budget %d, want %d", got, want)
+	}
+}
+
+// A run or a step returns its slot, its memory and its body's reservation
+// before its reply is sent: a client that has the reply and sends its next
+// request at once finds them free (the metrics and log lines come after).
+func TestRepliesFollowTheirRelease(t *testing.T) {
+	ts := newTestServer(t, "server: {max_inflight_runs: 1, max_queued_runs: 0}")
+	id := ts.newSession("", "")
+	for i := 0; i < 20; i++ {
+		if i%2 == 0 {
+			ts.runOK(map[string]any{"code": "return 1"})
+		} else {
+			resp, b := ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "c`+strconv.Itoa(i)+`", "name": "run_code", "arguments": "{\"code\":\"return 1\"}"}]}`)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("step: %d %s", resp.StatusCode, b)
+			}
+		}
+		if got, running := ts.srv.budget.InUse(), ts.inflight(); got != 0 || running != 0 {
+			t.Fatalf("request %d: %d bytes reserved and %v runs in flight once its reply came", i, got, running)
+		}
 	}
 }

@@ -34,17 +34,31 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		if size < 0 {
 			size = limit
 		}
-		release, err := s.budget.Reserve(size)
+		free, err := s.budget.Reserve(size)
 		if err != nil {
 			s.refuseMemory(w, r, "request body", err)
 			return
 		}
+		release := sync.OnceFunc(free)
 		defer release()
+		r = r.WithContext(context.WithValue(r.Context(), bodyReleaseKey{}, release))
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyReleaseKey carries, in a request's context, the release of its body's
+// reservation (limitBody), which may run before the handler returns.
+type bodyReleaseKey struct{}
+
+// releaseBody returns the request body's reservation now (it is returned
+// when the handler ends otherwise).
+func releaseBody(r *http.Request) {
+	if release, ok := r.Context().Value(bodyReleaseKey{}).(func()); ok {
+		release()
+	}
 }
 
 // memoryBudget is the service-wide memory budget that runs and request

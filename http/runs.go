@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -108,6 +109,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		err = gate.Wait(context.WithoutCancel(r.Context()))
 	}
 	elapsed := time.Since(start)
+	releaseBefore(r, release)
 	if err != nil {
 		s.metrics.runDuration.WithLabelValues(entryRun, outcomeFailed, "").Observe(elapsed.Seconds())
 		s.metrics.runs.WithLabelValues(entryRun, outcomeFailed).Inc()
@@ -213,6 +215,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		err = gate.Wait(context.WithoutCancel(r.Context()))
 	}
 	elapsed := time.Since(start)
+	releaseBefore(r, release)
 	if err != nil {
 		s.metrics.runDuration.WithLabelValues(entryStep, outcomeFailed, "").Observe(elapsed.Seconds())
 		s.metrics.runs.WithLabelValues(entryStep, outcomeFailed).Inc()
@@ -296,7 +299,7 @@ func stepMemory(calls []agent.ToolCall, runMemory int64) int64 {
 // admit takes a run slot for the request and reserves memory bytes of the
 // memory budget, or writes the 503 and reports false: at once when every
 // slot is taken and the queue is full or the budget cannot take memory, or
-// when the request ends while queued.
+// when the request ends while queued. release may be called more than once.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string, memory int64) (release func(), ok bool) {
 	slot, err := s.runs.acquire(r.Context())
 	if err == nil {
@@ -307,7 +310,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string, mem
 			s.refuseMemory(w, r, entry, err)
 			return nil, false
 		}
-		return func() { free(); slot() }, true
+		return sync.OnceFunc(func() { free(); slot() }), true
 	}
 	s.metrics.runs.WithLabelValues(entry, outcomeOverloaded).Inc()
 	var e *apiError
@@ -323,6 +326,15 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string, mem
 	s.logFor(r).Warn("run refused", "entry", entry, "reason", err)
 	s.writeError(w, e)
 	return nil, false
+}
+
+// releaseBefore returns what a run or step held (its slot, its memory, its
+// body's reservation) before its reply is sent: a client told of the result
+// may send its next request at once, and must not find this one's share
+// still taken.
+func releaseBefore(r *http.Request, release func()) {
+	release()
+	releaseBody(r)
 }
 
 // runError maps the error of a run or step that produced no result.
