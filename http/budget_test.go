@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/codemode/codemode/admission"

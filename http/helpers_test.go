@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,6 +78,17 @@ type testServer struct {
 	srv  *Server
 	url  string
 	logs *logBuffer
+	sent atomic.Int64 // requests sent through send
+}
+
+// settled waits until every request sent so far has been counted and
+// logged: a reply leaves before its request's metrics and access-log line.
+func (ts *testServer) settled() {
+	ts.t.Helper()
+	n := int(ts.sent.Load())
+	if logs := ts.logs.counting(`msg="http request"`, n); strings.Count(logs, `msg="http request"`) < n {
+		ts.t.Fatalf("%d requests sent, %d logged", n, strings.Count(logs, `msg="http request"`))
+	}
 }
 
 // serverSetup adjusts newTestServer.
@@ -170,6 +182,7 @@ func (ts *testServer) send(req request) (*http.Response, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ts.sent.Add(1)
 	hr, err := http.NewRequestWithContext(ctx, req.method, ts.url+req.path, body)
 	if err != nil {
 		ts.t.Fatal(err)

@@ -22,6 +22,7 @@ func TestMetrics(t *testing.T) {
 	id := ts.newSession("", "")
 	ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "c1", "name": "math_add", "arguments": "{\"a\":1,\"b\":1}"}]}`)
 
+	ts.settled()
 	resp, body := ts.get("/metrics")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("metrics: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -64,6 +65,7 @@ func TestMetrics(t *testing.T) {
 	}
 	id = ts.newSession("", "")
 	ts.post("/v1/sessions/"+id+"/steps", `{"tool_calls": [{"id": "k", "name": "kv_set", "arguments": "{\"key\":\"k\",\"value\":12}"}]}`)
+	ts.settled()
 	_, body = ts.get("/metrics")
 	for _, want := range []string{"codemode_demo_state_sessions 1", "codemode_demo_state_bytes 3"} {
 		if !strings.Contains(string(body), want) {
@@ -71,6 +73,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	ts.get("/no/such/route")
+	ts.settled()
 	_, body = ts.get("/metrics")
 	if !strings.Contains(string(body), `codemode_http_requests_total{method="GET",route="unmatched",status="404"} 1`) {
 		t.Error("an unmatched route is not counted as such")
@@ -91,6 +94,7 @@ func TestLogMetrics(t *testing.T) {
 	}
 	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
 	ts.runOK(map[string]any{"code": "return 1"})
+	ts.settled()
 	_, body := ts.get("/metrics")
 	text := string(body)
 	for _, want := range []string{
