@@ -85,9 +85,10 @@ type testServer struct {
 // logged: a reply leaves before its request's metrics and access-log line.
 func (ts *testServer) settled() {
 	ts.t.Helper()
+	const line = `msg="http request"`
 	n := int(ts.sent.Load())
-	if logs := ts.logs.counting(`msg="http request"`, n); strings.Count(logs, `msg="http request"`) < n {
-		ts.t.Fatalf("%d requests sent, %d logged", n, strings.Count(logs, `msg="http request"`))
+	if logged := strings.Count(ts.logs.counting(line, n), line); logged < n {
+		ts.t.Fatalf("%d requests sent, %d logged", n, logged)
 	}
 }
 

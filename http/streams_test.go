@@ -179,8 +179,9 @@ func TestBoundedPagesAreBounded(t *testing.T) {
 		}
 		spy.mu.Lock()
 		defer spy.mu.Unlock()
-		if len(spy.sizes) == 0 || len(spy.pageSpy.sizes) != len(spy.sizes) {
-			t.Fatalf("the pager read through Events, not EventsWithin")
+		// Both reads record a size; only EventsWithin records a limit.
+		if len(spy.limits) == 0 || len(spy.limits) != len(spy.sizes) {
+			t.Fatalf("the pager read %d pages, %d through EventsWithin", len(spy.sizes), len(spy.limits))
 		}
 		for _, l := range spy.limits {
 			if l != boundedPageEvents {
