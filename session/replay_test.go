@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -263,4 +265,101 @@ func TestTimelineOrphans(t *testing.T) {
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden.Check(t, filepath.Join("testdata", name), got)
+}
+
+// longLog is n runs of two SDK calls each (six events a run), after the
+// sample log, with the first run's calls still open when openFirst is set.
+func longLog(t *testing.T, n int, openFirst bool) []session.Event {
+	l := newLog(t)
+	for i := range n {
+		id := fmt.Sprintf("r%d", i)
+		l.call(1, i+1, id, "run_code", `{"code":"…"}`)
+		l.start(id, id+":code:1", "math_add", `{"a":1,"b":2}`)
+		if i == 0 && openFirst {
+			continue // the process died in it
+		}
+		l.settle(id, id+":code:1", "math_add", `{"a":1,"b":2}`, 1, false, registry.Text(`{"sum":3}`))
+		l.start(id, id+":code:2", "math_add", `{"a":3,"b":3}`)
+		l.settle(id, id+":code:2", "math_add", `{"a":3,"b":3}`, 1, false, registry.Text(`{"sum":6}`))
+		l.result(id, registry.Text("6"))
+	}
+	return l.events
+}
+
+// A timeline written a page at a time is the one written from the whole
+// log, whatever the pages, and it is written as the pages come, not at the
+// end: a writer holds what a window of the log can still change.
+func TestTimelineWriterPages(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		events := longLog(t, 3000, open)
+		var whole bytes.Buffer
+		if err := session.WriteTimeline(&whole, events); err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 7, 1000, 4096, len(events)} {
+			var paged bytes.Buffer
+			tw := session.NewTimelineWriter(&paged)
+			early := -1 // bytes written once half the log is added
+			for i := 0; i < len(events); i += size {
+				if err := tw.Add(events[i:min(i+size, len(events))]); err != nil {
+					t.Fatal(err)
+				}
+				if early < 0 && i+size >= len(events)/2 {
+					early = paged.Len()
+				}
+			}
+			heldAtEnd := whole.Len() - paged.Len()
+			if err := tw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if paged.String() != whole.String() {
+				t.Fatalf("open=%v pages of %d: the paged timeline differs from the whole one", open, size)
+			}
+			if open {
+				// An open run holds back every run after it, in order.
+				if heldAtEnd != whole.Len() {
+					t.Errorf("pages of %d: %d bytes written before Close, with the first run still open", size, whole.Len()-heldAtEnd)
+				}
+				continue
+			}
+			if size < len(events) && early <= 0 {
+				t.Errorf("pages of %d: nothing written half way through the log", size)
+			}
+			// What is held at the end is the last window of the log (its
+			// lines are about 60 bytes an event) and a page.
+			if limit := 100 * (session.TimelineWindow + size); size < len(events) && heldAtEnd > limit {
+				t.Errorf("pages of %d: %d bytes held at the end, want at most %d", size, heldAtEnd, limit)
+			}
+		}
+	}
+}
+
+// An event about an entry the writer has written, a window of the log
+// after it, starts an entry of its own at the top level.
+func TestTimelineWriterLateEvent(t *testing.T) {
+	l := newLog(t)
+	l.call(1, 1, "c1", "run_code", `{}`).start("c1", "c1:code:1", "x", "{}").
+		settle("c1", "c1:code:1", "x", "{}", 1, false).result("c1")
+	for i := range session.TimelineWindow {
+		l.add(session.TypeUserContext, session.UserContext{Source: "s", Text: fmt.Sprint(i)})
+	}
+	l.settle("c1", "c1:code:2", "x", "{}", 1, false) // late, and its start not logged
+	var buf bytes.Buffer
+	tw := session.NewTimelineWriter(&buf)
+	last := len(l.events) - 1
+	if err := errors.Join(tw.Add(l.events[:last]), tw.Add(l.events[last:]), tw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if last := lines[len(lines)-2]; !strings.HasPrefix(last, "#") || !strings.Contains(last, "sdk x c1:code:2") {
+		t.Fatalf("the late settlement's line is %q, want one at the top level", last)
+	}
+	// From the whole log, it stays under its call.
+	var whole bytes.Buffer
+	if err := session.WriteTimeline(&whole, l.events); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(whole.String(), "\n  #4101 ") {
+		t.Fatalf("WriteTimeline did not nest the late settlement:\n%s", whole.String()[:300])
+	}
 }

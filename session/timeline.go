@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -71,88 +70,147 @@ type TimelineEntry struct {
 // and each call's outcome folded into its entry. Undecodable events and types
 // this package does not know are left out.
 func Timeline(events []Event) []TimelineEntry {
-	type node struct {
-		TimelineEntry
-		parent   *node
-		children []*node
-	}
-	var roots []*node
-	calls := map[string]*node{}     // call id or sub_call_id → latest entry
-	approvals := map[string]*node{} // approval id → entry
-	add := func(n *node, parentID string) {
-		if p := calls[parentID]; parentID != "" && p != nil {
-			n.parent = p
-			p.children = append(p.children, n)
-			return
-		}
-		roots = append(roots, n)
-	}
+	var b timelineBuilder
 	for _, e := range events {
-		switch p := e.Payload().(type) {
-		case *ToolCall:
-			n := &node{TimelineEntry: TimelineEntry{Kind: KindCall, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
-				Name: p.Name, Turn: p.Turn, Step: p.Step, Arguments: p.Arguments, Outcome: OutcomeOpen}}
-			add(n, "")
-			calls[p.CallID] = n
-		case *ToolResult:
-			n := calls[p.CallID]
-			if n == nil || n.Kind != KindCall || n.EndSeq != 0 {
-				n = &node{TimelineEntry: TimelineEntry{Kind: KindResult, Seq: e.Seq, Time: e.Time, CallID: p.CallID}}
-				add(n, "")
-			} else {
-				n.Duration = e.Time.Sub(n.Time)
-			}
-			n.EndSeq, n.EndTime = e.Seq, e.Time
-			n.Outcome, n.Error, n.Content = outcome(p.IsError), p.Error, p.Content
-		case *CodeDispatchStart:
-			n := &node{TimelineEntry: TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: p.SubCallID,
-				ParentCallID: p.ParentCallID, Name: p.Name, Arguments: string(p.Arguments), Outcome: OutcomeOpen}}
-			add(n, p.ParentCallID)
-			calls[p.SubCallID] = n
-		case *CodeDispatch:
-			n := calls[p.SubCallID]
-			if n == nil || n.Kind != KindDispatch || n.EndSeq != 0 {
-				n = &node{TimelineEntry: TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: p.SubCallID,
-					ParentCallID: p.ParentCallID, Name: p.Name, Arguments: string(p.Arguments)}}
-				add(n, p.ParentCallID)
-				calls[p.SubCallID] = n
-			}
-			n.EndSeq, n.EndTime = e.Seq, e.Time
-			n.Outcome, n.Error, n.Content = outcome(p.IsError), p.Error, p.Content
-			if !p.StartedAt.IsZero() && !p.EndedAt.IsZero() {
-				n.Duration = p.EndedAt.Sub(p.StartedAt)
-			}
-		case *ApprovalAsked:
-			n := &node{TimelineEntry: TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
-				ApprovalID: p.ApprovalID, Name: p.Tool, Arguments: string(p.Arguments), Reason: p.Reason, Outcome: OutcomePending}}
-			add(n, p.CallID)
-			approvals[p.ApprovalID] = n
-		case *ApprovalAnswered:
-			n := approvals[p.ApprovalID]
-			if n == nil || n.EndSeq != 0 {
-				n = &node{TimelineEntry: TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
-					ApprovalID: p.ApprovalID}}
-				add(n, p.CallID)
-			}
-			n.EndSeq, n.EndTime = e.Seq, e.Time
-			n.Outcome, n.DecisionReason = p.Decision, p.Reason
-		case *UserContext:
-			add(&node{TimelineEntry: TimelineEntry{Kind: KindContext, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
-				Source: p.Source, Text: p.Text}}, "")
-		}
+		b.add(e)
 	}
 	var out []TimelineEntry
-	var walk func(ns []*node, depth int)
-	walk = func(ns []*node, depth int) {
-		sort.SliceStable(ns, func(i, j int) bool { return ns[i].Seq < ns[j].Seq })
+	var walk func(ns []*timelineNode, depth int)
+	walk = func(ns []*timelineNode, depth int) {
 		for _, n := range ns {
 			n.Depth = depth
 			out = append(out, n.TimelineEntry)
 			walk(n.children, depth+1)
 		}
 	}
-	walk(roots, 0)
+	walk(b.roots, 0)
 	return out
+}
+
+// timelineNode is an entry with the entries under it. waiting says its
+// outcome is still to come; open counts the waiting entries of its subtree,
+// itself included; last is the latest seq of an event that touched the
+// subtree.
+type timelineNode struct {
+	TimelineEntry
+	parent   *timelineNode
+	children []*timelineNode
+	waiting  bool
+	open     int
+	last     int64
+}
+
+// timelineBuilder folds events, in log order, into a forest of entries.
+// Roots and children are kept in the order of their first events, which is
+// seq order.
+type timelineBuilder struct {
+	roots     []*timelineNode
+	calls     map[string]*timelineNode // call id or sub_call_id → latest entry
+	approvals map[string]*timelineNode // approval id → entry
+}
+
+// node adds an entry under the entry of parentID when there is one, else at
+// the top level. An entry that has an outcome to come counts as open.
+func (b *timelineBuilder) node(e TimelineEntry, parentID string, open bool) *timelineNode {
+	n := &timelineNode{TimelineEntry: e, waiting: open}
+	if p := b.calls[parentID]; parentID != "" && p != nil {
+		n.parent = p
+		p.children = append(p.children, n)
+	} else {
+		b.roots = append(b.roots, n)
+	}
+	if open {
+		for a := n; a != nil; a = a.parent {
+			a.open++
+		}
+	}
+	b.touch(n, e.Seq)
+	return n
+}
+
+// end records the event that gave n its outcome.
+func (b *timelineBuilder) end(n *timelineNode, seq int64, t time.Time) {
+	if n.waiting {
+		n.waiting = false
+		for a := n; a != nil; a = a.parent {
+			a.open--
+		}
+	}
+	n.EndSeq, n.EndTime = seq, t
+	b.touch(n, seq)
+}
+
+func (b *timelineBuilder) touch(n *timelineNode, seq int64) {
+	for a := n; a != nil; a = a.parent {
+		a.last = max(a.last, seq)
+	}
+}
+
+func (b *timelineBuilder) add(e Event) {
+	if b.calls == nil {
+		b.calls, b.approvals = map[string]*timelineNode{}, map[string]*timelineNode{}
+	}
+	switch p := e.Payload().(type) {
+	case *ToolCall:
+		b.calls[p.CallID] = b.node(TimelineEntry{Kind: KindCall, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+			Name: p.Name, Turn: p.Turn, Step: p.Step, Arguments: p.Arguments, Outcome: OutcomeOpen}, "", true)
+	case *ToolResult:
+		n := b.calls[p.CallID]
+		if n == nil || n.Kind != KindCall || n.EndSeq != 0 {
+			n = b.node(TimelineEntry{Kind: KindResult, Seq: e.Seq, Time: e.Time, CallID: p.CallID}, "", false)
+		} else {
+			n.Duration = e.Time.Sub(n.Time)
+		}
+		b.end(n, e.Seq, e.Time)
+		n.Outcome, n.Error, n.Content = outcome(p.IsError), p.Error, p.Content
+	case *CodeDispatchStart:
+		b.calls[p.SubCallID] = b.node(TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: p.SubCallID,
+			ParentCallID: p.ParentCallID, Name: p.Name, Arguments: string(p.Arguments), Outcome: OutcomeOpen}, p.ParentCallID, true)
+	case *CodeDispatch:
+		n := b.calls[p.SubCallID]
+		if n == nil || n.Kind != KindDispatch || n.EndSeq != 0 {
+			n = b.node(TimelineEntry{Kind: KindDispatch, Seq: e.Seq, Time: e.Time, CallID: p.SubCallID,
+				ParentCallID: p.ParentCallID, Name: p.Name, Arguments: string(p.Arguments)}, p.ParentCallID, false)
+			b.calls[p.SubCallID] = n
+		}
+		b.end(n, e.Seq, e.Time)
+		n.Outcome, n.Error, n.Content = outcome(p.IsError), p.Error, p.Content
+		if !p.StartedAt.IsZero() && !p.EndedAt.IsZero() {
+			n.Duration = p.EndedAt.Sub(p.StartedAt)
+		}
+	case *ApprovalAsked:
+		b.approvals[p.ApprovalID] = b.node(TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+			ApprovalID: p.ApprovalID, Name: p.Tool, Arguments: string(p.Arguments), Reason: p.Reason, Outcome: OutcomePending}, p.CallID, true)
+	case *ApprovalAnswered:
+		n := b.approvals[p.ApprovalID]
+		if n == nil || n.EndSeq != 0 {
+			n = b.node(TimelineEntry{Kind: KindApproval, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+				ApprovalID: p.ApprovalID}, p.CallID, false)
+		}
+		b.end(n, e.Seq, e.Time)
+		n.Outcome, n.DecisionReason = p.Decision, p.Reason
+	case *UserContext:
+		b.node(TimelineEntry{Kind: KindContext, Seq: e.Seq, Time: e.Time, CallID: p.CallID,
+			Source: p.Source, Text: p.Text}, "", false)
+	}
+}
+
+// forget drops a written subtree from the builder's indexes, so that a
+// later event about one of its entries starts a new one.
+func (b *timelineBuilder) forget(n *timelineNode) {
+	switch n.Kind {
+	case KindApproval:
+		if b.approvals[n.ApprovalID] == n {
+			delete(b.approvals, n.ApprovalID)
+		}
+	case KindCall, KindDispatch:
+		if b.calls[n.CallID] == n {
+			delete(b.calls, n.CallID)
+		}
+	}
+	for _, c := range n.children {
+		b.forget(c)
+	}
 }
 
 func outcome(isError bool) string {
@@ -175,24 +233,79 @@ const clipLen = 160
 //	     → ok in 5ms: "{\"sum\":5}"
 //	   → ok in 40ms: "5"
 func WriteTimeline(w io.Writer, events []Event) error {
-	bw := bufio.NewWriter(w)
-	var open []TimelineEntry // entries whose outcome line is still to come, by depth
-	closeTo := func(depth int) {
-		for len(open) > 0 && open[len(open)-1].Depth >= depth {
-			e := open[len(open)-1]
-			open = open[:len(open)-1]
-			fmt.Fprintf(bw, "%s   → %s\n", strings.Repeat("  ", e.Depth), outcomeLine(e))
-		}
+	tw := NewTimelineWriter(w)
+	if err := tw.Add(events); err != nil {
+		return err
 	}
-	for _, e := range Timeline(events) {
-		closeTo(e.Depth)
-		fmt.Fprintf(bw, "%s#%d %s %s\n", strings.Repeat("  ", e.Depth), e.Seq, e.Time.UTC().Format("15:04:05.000"), headline(e))
-		if e.Kind != KindContext {
-			open = append(open, e)
-		}
+	return tw.Close()
+}
+
+// TimelineWindow is how many events a TimelineWriter reads past a
+// top-level entry whose subtree has ended before it writes the entry: an
+// event about one of its entries that comes later (a settlement logged long
+// after its run's result) starts an entry of its own at the top level.
+const TimelineWindow = 4096
+
+// A TimelineWriter writes a session's timeline, as WriteTimeline does, from
+// its events added a page at a time in log order, holding only what it has
+// not written: a top-level entry is written once every entry under it has
+// its outcome, TimelineWindow events have followed its last one, and every
+// earlier top-level entry is written. Close writes the rest, open entries
+// included.
+type TimelineWriter struct {
+	bw      *bufio.Writer
+	b       timelineBuilder
+	lastSeq int64
+}
+
+// NewTimelineWriter returns a TimelineWriter that writes to w.
+func NewTimelineWriter(w io.Writer) *TimelineWriter {
+	return &TimelineWriter{bw: bufio.NewWriter(w)}
+}
+
+// Add folds the next events of the log and writes the top-level entries
+// that are done.
+func (t *TimelineWriter) Add(events []Event) error {
+	for _, e := range events {
+		t.b.add(e)
+		t.lastSeq = max(t.lastSeq, e.Seq)
 	}
-	closeTo(0)
-	return bw.Flush()
+	done := 0
+	for _, n := range t.b.roots {
+		if n.open > 0 || t.lastSeq-n.last < TimelineWindow {
+			break
+		}
+		t.write(n, 0)
+		t.b.forget(n)
+		done++
+	}
+	t.b.roots = t.b.roots[done:]
+	if done > 0 {
+		return t.bw.Flush()
+	}
+	return nil
+}
+
+// Close writes every entry not yet written and flushes.
+func (t *TimelineWriter) Close() error {
+	for _, n := range t.b.roots {
+		t.write(n, 0)
+	}
+	t.b.roots = nil
+	return t.bw.Flush()
+}
+
+// write writes n's headline, the entries under it, then its outcome.
+func (t *TimelineWriter) write(n *timelineNode, depth int) {
+	n.Depth = depth
+	indent := strings.Repeat("  ", depth)
+	fmt.Fprintf(t.bw, "%s#%d %s %s\n", indent, n.Seq, n.Time.UTC().Format("15:04:05.000"), headline(n.TimelineEntry))
+	for _, c := range n.children {
+		t.write(c, depth+1)
+	}
+	if n.Kind != KindContext {
+		fmt.Fprintf(t.bw, "%s   → %s\n", indent, outcomeLine(n.TimelineEntry))
+	}
 }
 
 // headline is an entry's first line, after its seq and time.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/session"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -130,6 +132,68 @@ func TestReplayPrintsTimeline(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "", "replay", "no-such-session", "--store", store); code != 1 {
 		t.Fatalf("unknown session: exit %d", code)
+	}
+}
+
+// replay reads a log longer than a page a page at a time, and prints what
+// it would print from the whole log: the timeline, and with --json every
+// event once, in order.
+func TestReplayPagesThroughTheLog(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "log.db")
+	st, err := session.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateSession(ctx, session.Session{ID: "s", Scope: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	const runs = 2*replayPage/4 + 100 // four events a run: the log spans three pages
+	for i := range runs {
+		id := fmt.Sprintf("c%d", i)
+		var batch []session.Event
+		for _, p := range []struct {
+			typ     string
+			payload any
+		}{
+			{session.TypeToolCall, session.ToolCall{Turn: 1, Step: i + 1, CallID: id, Name: "run_code", Arguments: `{"code":"…"}`}},
+			{session.TypeCodeDispatchStart, session.CodeDispatchStart{RootCallID: id, ParentCallID: id, SubCallID: id + ":code:1", Name: "math_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}},
+			{session.TypeCodeDispatch, session.CodeDispatch{CodeDispatchStart: session.CodeDispatchStart{RootCallID: id, ParentCallID: id, SubCallID: id + ":code:1", Name: "math_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}}},
+			{session.TypeToolResult, session.ToolResult{CallID: id}},
+		} {
+			e, err := session.NewEvent(p.typ, p.payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, e)
+		}
+		if _, err := st.Append(ctx, "s", batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, err := st.Events(ctx, "s", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	var want bytes.Buffer
+	if err := session.WriteTimeline(&want, events); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "replay", "s", "--store", "sqlite://"+path)
+	if code != 0 || out != want.String() {
+		t.Fatalf("replay: exit %d, %d bytes against %d from the whole log\n%s", code, len(out), want.Len(), errs)
+	}
+	code, out, errs = runCLI(t, "", "replay", "s", "--json", "--store", "sqlite://"+path)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) != len(events) {
+		t.Fatalf("replay --json: exit %d, %d lines for %d events\n%s", code, len(lines), len(events), errs)
+	}
+	for i, line := range lines {
+		var e struct{ Seq int64 }
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Seq != events[i].Seq {
+			t.Fatalf("line %d: seq %d (%v), want %d", i, e.Seq, err, events[i].Seq)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -204,30 +205,33 @@ func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if *asJSON {
 		return writeJSONLines(ctx, stdout, st, pos[0])
 	}
-	events, err := st.Events(ctx, pos[0], 0, 0)
-	if err != nil {
-		return err
-	}
-	return session.WriteTimeline(stdout, events)
+	tw := session.NewTimelineWriter(stdout)
+	var werr error
+	err = session.Pages(ctx, st, pos[0], 0, replayPage, replayPageBytes, func(events []session.Event) bool {
+		werr = tw.Add(events)
+		return werr == nil
+	})
+	return errors.Join(err, werr, tw.Close())
 }
+
+// A replay reads the log in pages of at most replayPage events and, from a
+// store that bounds its reads, replayPageBytes of event data.
+const (
+	replayPage      = 4096
+	replayPageBytes = 4 << 20
+)
 
 // writeJSONLines prints a session's events a page at a time.
 func writeJSONLines(ctx context.Context, w io.Writer, st session.Store, id string) error {
 	enc := json.NewEncoder(w)
-	var after int64
-	for {
-		events, err := st.Events(ctx, id, after, 1000)
-		if err != nil {
-			return err
-		}
+	var werr error
+	err := session.Pages(ctx, st, id, 0, replayPage, replayPageBytes, func(events []session.Event) bool {
 		for _, e := range events {
-			if err := enc.Encode(e); err != nil {
-				return err
+			if werr = enc.Encode(e); werr != nil {
+				return false
 			}
-			after = e.Seq
 		}
-		if len(events) < 1000 {
-			return nil
-		}
-	}
+		return true
+	})
+	return errors.Join(err, werr)
 }
