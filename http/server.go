@@ -73,6 +73,7 @@ type Server struct {
 	runs        *runLimiter
 	streamSlots *streamSlots
 	budget      memoryBudget
+	mcpTickets  mcpTickets // admitted /mcp requests, claimed by their tool calls
 	metrics     *metrics
 	heartbeat   time.Duration
 	router      http.Handler
@@ -214,6 +215,13 @@ func (s *Server) routes(opts Options) http.Handler {
 
 	guard := chi.Chain(s.limitBody, s.identify, s.rateLimit(), s.authenticate)
 	if opts.MCP != nil {
+		// An MCP handler that can claim its requests' admission holds it
+		// for as long as their calls run, not as long as the requests.
+		if m, ok := opts.MCP.(interface {
+			SetAdmission(func(http.Header) (done func(), ok bool))
+		}); ok {
+			m.SetAdmission(s.mcpTickets.claim)
+		}
 		mcp := append(append(chi.Chain(s.checkOrigin(true), s.checkContentType), guard...), s.admitMCP)
 		r.With(mcp...).Handle("/mcp", opts.MCP)
 		r.With(mcp...).Handle("/mcp/*", opts.MCP)

@@ -73,9 +73,29 @@ type HTTPHandler struct {
 	log  *slog.Logger
 	h    *sdk.StreamableHTTPHandler
 
-	mu      sync.Mutex
-	servers map[string]*Server // by scope; guarded by mu
-	closed  bool               // guarded by mu
+	mu        sync.Mutex
+	servers   map[string]*Server // by scope; guarded by mu
+	closed    bool               // guarded by mu
+	admission Admission          // guarded by mu
+}
+
+// Admission ties a tool call to the admission of the HTTP request that
+// carried it. It is called with that request's header as the call starts and
+// returns what to call when the call ends (before its result is sent), or ok
+// false when the call must not run: it was not admitted, or its request has
+// ended before it started (the call is then answered as cancelled before it
+// started, and not logged). A call's admission so lasts as long as the call,
+// not its request: a client that leaves mid-call, whose call goes on for the
+// event store to replay, still holds what it was admitted with.
+type Admission = func(header http.Header) (done func(), ok bool)
+
+// SetAdmission makes every tools/call over h claim its request's admission
+// (the HTTP service passes its run slots and memory budget). Call it before
+// h serves its first request.
+func (h *HTTPHandler) SetAdmission(a Admission) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.admission = a
 }
 
 // Handler returns the streamable-HTTP MCP handler over the app. Close it
@@ -265,6 +285,7 @@ func (h *HTTPHandler) server(scope string) (*Server, error) {
 		Upstreams: h.opts.Upstreams,
 		sessionID: func() string { return newSessionID(scope) },
 		pollAfter: h.opts.StreamPollAfter,
+		admission: h.admission,
 	})
 	if err != nil {
 		return nil, err

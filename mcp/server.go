@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -43,6 +44,9 @@ type Options struct {
 	// streamable HTTP that still runs after this long (see
 	// HandlerOptions.StreamPollAfter).
 	pollAfter time.Duration
+	// admission, when set, is claimed by every tools/call (see
+	// HTTPHandler.SetAdmission).
+	admission Admission
 }
 
 // Server is codemode as an MCP server for one scope. Its tool list is the
@@ -66,6 +70,7 @@ type Server struct {
 	stop      func() // removes the registry listener
 	upstreams *Upstreams
 	pollAfter time.Duration
+	admission Admission
 
 	syncMu sync.Mutex           // serializes sync
 	synced bool                 // the first sync is done; guarded by syncMu
@@ -111,7 +116,7 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, pollAfter: opts.pollAfter, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
+	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, pollAfter: opts.pollAfter, admission: opts.admission, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: version}, &sdk.ServerOptions{
 		Logger:       quiet(s.log),
 		GetSessionID: opts.sessionID,
@@ -321,6 +326,17 @@ func (s *Server) session(ctx context.Context, b *binding, mcpSessionID string) (
 func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	if req.Params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
+	}
+	if s.admission != nil {
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		done, ok := s.admission(header)
+		if !ok {
+			return cancelledBeforeStart(), nil
+		}
+		defer done()
 	}
 	name := req.Params.Name
 	args := string(req.Params.Arguments)
