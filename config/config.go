@@ -99,6 +99,7 @@ type Server struct {
 	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
 	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
 	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
+	MaxMCPSessions       int      `yaml:"max_mcp_sessions"`        // MCP sessions open at once over /mcp, in all scopes
 }
 
 // DemoState bounds the demo tools' state (kv entries and files), which
@@ -244,6 +245,7 @@ func Default() Config {
 			MaxStreams:           256,
 			MaxStreamsPerSession: 8,
 			StreamWriteTimeout:   Duration(10 * time.Second),
+			MaxMCPSessions:       1024,
 		},
 		DemoState: DemoState{
 			MaxSessions:     1000,
@@ -524,6 +526,8 @@ func (c *Config) validateServer() error {
 		return bad("server.max_streams_per_session", "must be positive")
 	case s.StreamWriteTimeout <= 0:
 		return bad("server.stream_write_timeout", "must be positive")
+	case s.MaxMCPSessions <= 0:
+		return bad("server.max_mcp_sessions", "must be positive")
 	}
 	for i, o := range s.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {

@@ -52,6 +52,7 @@
 //	  max_streams: 256             open event streams in all
 //	  max_streams_per_session: 8   open event streams of one session
 //	  stream_write_timeout: 10s    one write to a stream; a slower reader is dropped
+//	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes
 //	approvals:
 //	  timeout: 5m                  an ask nobody answers is denied
 //	scopes: {}                     NAME: {parent, mode, restrict: {allow | deny: [globs]}}

@@ -55,6 +55,10 @@ type HandlerOptions struct {
 	// get the rest, result included, from the event store. It keeps long
 	// runs alive behind proxies that cut idle streams. Default 0: never.
 	StreamPollAfter time.Duration
+	// MaxSessions bounds the MCP sessions open at once, in all scopes: an
+	// initialize beyond it is answered 503 with a JSON-RPC error and
+	// Retry-After. Default DefaultMaxSessions; negative: no bound.
+	MaxSessions int
 }
 
 // HTTPHandler serves MCP over streamable HTTP (the service's /mcp), one
@@ -77,6 +81,7 @@ type HTTPHandler struct {
 	servers   map[string]*Server // by scope; guarded by mu
 	closed    bool               // guarded by mu
 	admission Admission          // guarded by mu
+	sessions  *sessionCap
 }
 
 // Admission ties a tool call to the admission of the HTTP request that
@@ -109,6 +114,14 @@ func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
 		log = slog.Default()
 	}
 	h := &HTTPHandler{app: a, opts: opts, log: log, servers: map[string]*Server{}}
+	switch {
+	case opts.MaxSessions == 0:
+		h.sessions = newSessionCap(DefaultMaxSessions)
+	case opts.MaxSessions > 0:
+		h.sessions = newSessionCap(opts.MaxSessions)
+	default:
+		h.sessions = newSessionCap(0)
+	}
 	timeout := opts.SessionTimeout
 	switch {
 	case timeout == 0:
@@ -217,6 +230,12 @@ func (h *HTTPHandler) precheck(w http.ResponseWriter, r *http.Request) bool {
 			writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
 			return false
 		}
+		if h.sessions.full() {
+			w.Header().Set("Retry-After", sessionRetryAfter)
+			e := tooManySessions()
+			writeRPCError(w, http.StatusServiceUnavailable, id, e.Code, e.Message)
+			return false
+		}
 	}
 	if len(msgs) != 1 {
 		return true
@@ -286,6 +305,7 @@ func (h *HTTPHandler) server(scope string) (*Server, error) {
 		sessionID: func() string { return newSessionID(scope) },
 		pollAfter: h.opts.StreamPollAfter,
 		admission: h.admission,
+		sessions:  h.sessions,
 	})
 	if err != nil {
 		return nil, err

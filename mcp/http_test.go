@@ -13,6 +13,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -229,4 +231,65 @@ func FuzzSessionScope(f *testing.F) {
 			t.Fatalf("sessionScope(%q) accepted an empty scope", id)
 		}
 	})
+}
+
+// The MCP sessions open at once are bounded, in all scopes together: an
+// initialize beyond the bound is a 503 with Retry-After and a JSON-RPC
+// error, and ending a session makes room for another. The bound holds
+// against initializes that race each other.
+func TestHTTPSessionsAreBounded(t *testing.T) {
+	const max = 3
+	srv, h := newHTTP(t, HandlerOptions{MaxSessions: max})
+	var sessions []*sdk.ClientSession
+	for i := range max {
+		cs, err := httpClient(t, srv.URL+"/mcp"+[]string{"", "?scope=coder", "?scope=plain"}[i], nil)
+		if err != nil {
+			t.Fatalf("session %d of %d: %v", i+1, max, err)
+		}
+		sessions = append(sessions, cs)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), `"code":-32000`) || !strings.Contains(string(body), "max_mcp_sessions") || resp.Header.Get(sessionHeader) != "" {
+		t.Fatalf("an initialize beyond %d sessions: %d %q %s", max, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if _, err := httpClient(t, srv.URL+"/mcp?scope=coder", nil); err == nil {
+		t.Fatal("a client connected beyond the bound")
+	}
+	if err := sessions[0].Close(); err != nil { // DELETE /mcp
+		t.Fatal(err)
+	}
+	waitFor(t, "the closed session to be forgotten", func() bool { return h.sessions.count() == max-1 })
+	if _, err := httpClient(t, srv.URL+"/mcp", nil); err != nil {
+		t.Fatalf("a session after one ended: %v", err)
+	}
+
+	// Racing initializes: never more than the bound is open.
+	srv2, h2 := newHTTP(t, HandlerOptions{MaxSessions: max})
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, body := post(t, srv2.URL+"/mcp", "", initialize); code == http.StatusOK && strings.Contains(body, `"result"`) {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := ok.Load(); n > max || n == 0 {
+		t.Errorf("%d of 24 racing initializes succeeded, want 1 to %d", n, max)
+	}
+	if n := h2.sessions.count(); n > max {
+		t.Errorf("%d sessions open, bound %d", n, max)
+	}
 }

@@ -47,6 +47,9 @@ type Options struct {
 	// admission, when set, is claimed by every tools/call (see
 	// HTTPHandler.SetAdmission).
 	admission Admission
+	// sessions, when set, bounds the sessions open at once: an initialize
+	// beyond it is refused and its session closed.
+	sessions *sessionCap
 }
 
 // Server is codemode as an MCP server for one scope. Its tool list is the
@@ -71,6 +74,7 @@ type Server struct {
 	upstreams *Upstreams
 	pollAfter time.Duration
 	admission Admission
+	sessions  *sessionCap
 
 	syncMu sync.Mutex           // serializes sync
 	synced bool                 // the first sync is done; guarded by syncMu
@@ -116,7 +120,7 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, pollAfter: opts.pollAfter, admission: opts.admission, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
+	s := &Server{app: a, scope: scope, log: log.With("mcp_scope", scope), upstreams: opts.Upstreams, pollAfter: opts.pollAfter, admission: opts.admission, sessions: opts.sessions, listed: map[string]listEntry{}, bindings: map[*sdk.ServerSession]*binding{}}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: ServerName, Version: version}, &sdk.ServerOptions{
 		Logger:       quiet(s.log),
 		GetSessionID: opts.sessionID,
@@ -129,6 +133,10 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	// as UNKNOWN_TOOL results that name the way back.
 	s.mcp.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if ss, ok := req.GetSession().(*sdk.ServerSession); ok && method == "initialize" && s.sessions != nil && !s.sessions.take(ss) {
+				go ss.Close() // not while its own request is being handled
+				return nil, tooManySessions()
+			}
 			if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil && !s.isListed(r.Params.Name) {
 				res, err := s.call(ctx, r)
 				if err != nil {

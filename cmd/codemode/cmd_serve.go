@@ -89,7 +89,8 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		return err
 	}
 	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version.String(), Upstreams: ups,
-		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) }})
+		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) },
+		MaxSessions:  a.Config.Server.MaxMCPSessions})
 	// shutdown stops the MCP sessions and upstreams before the store closes.
 	shutdown := func() error {
 		mh.Close()
