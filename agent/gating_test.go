@@ -353,3 +353,32 @@ func types(evs []session.Event) []string {
 	}
 	return out
 }
+
+// A session's cached state remembers a bounded number of call ids, however
+// long the session: past the bound a step's ids are looked up in the store's
+// index, so an id used long before is still refused.
+func TestCachedCallIDsAreBounded(t *testing.T) {
+	cs := newCountingStore(session.NewMemory())
+	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
+	const steps = 4100 // past the bound of 4,096
+	for i := range steps {
+		if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call(id(i), "math_add", `{"a":1,"b":2}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := agent.CachedCallIDs(e.agent, e.sid); got > 4096 || got == 0 {
+		t.Fatalf("the cached state holds %d call ids after %d steps", got, steps)
+	}
+	lookups := cs.usedLookups.Load()
+	for _, reused := range []int{0, steps - 1} { // forgotten, and remembered
+		if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call(id(reused), "math_add", `{}`)}); !errors.Is(err, agent.ErrInvalidCalls) {
+			t.Fatalf("call id %s reused: %v", id(reused), err)
+		}
+	}
+	if cs.usedLookups.Load() != lookups+1 {
+		t.Fatalf("%d index lookups for a forgotten and a remembered id, want 1", cs.usedLookups.Load()-lookups)
+	}
+	if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("fresh", "math_add", `{"a":1,"b":2}`)}); err != nil {
+		t.Fatalf("a new id after the bound: %v", err)
+	}
+}

@@ -23,7 +23,7 @@ type logState struct {
 	Concluded bool             `json:"concluded"` // a result of that step concluded the turn
 	Pending   []pendingContext `json:"pending"`   // contexts no user/context has committed yet
 	Complete  bool             `json:"-"`         // callIDs holds every tool/call id of the log
-	callIDs   map[string]bool  // the tool/call ids folded in (all of them when Complete)
+	callIDs   map[string]bool  // tool/call ids folded in (all of them when Complete), at most maxCallIDs
 	saved     int64            // the Seq of the last checkpoint saved
 }
 
@@ -40,6 +40,12 @@ type pendingContext struct {
 // 256 that step cost 1.6× a new session's first; at 64, 1.16×; at 32 no
 // better than at 64).
 const checkpointEvery = 64
+
+// maxCallIDs bounds the call ids a session's cached state remembers, so that
+// its memory does not grow with the session: past it the state forgets them
+// and asks the store's index about a step's ids (runs, whose ids the agent
+// mints, ask nothing).
+const maxCallIDs = 4096
 
 func newLogState(scope string) *logState {
 	return &logState{Scope: scope, Complete: true, callIDs: map[string]bool{}}
@@ -70,6 +76,10 @@ func (st *logState) apply(events []session.Event) {
 			}
 			if e.Decode(&p) != nil {
 				continue
+			}
+			if len(st.callIDs) >= maxCallIDs {
+				clear(st.callIDs)
+				st.Complete = false
 			}
 			st.callIDs[p.CallID] = true
 			if p.Turn != st.Turn || p.Step != st.Step {
