@@ -247,13 +247,22 @@ func (a *Agent) stepState(ctx context.Context, sessionID string, calls []ToolCal
 	return st, nil
 }
 
-// checkCalls rejects what the log could not record faithfully.
+// MaxCallIDBytes bounds a tool call's id: every nested event of the call
+// repeats it three times (root, parent and sub-call id), so an id is a cost
+// multiplied by the calls a program makes. Providers' ids are a few dozen
+// bytes.
+const MaxCallIDBytes = 256
+
+// checkCalls rejects what the log could not record faithfully, and ids
+// longer than MaxCallIDBytes.
 func checkCalls(calls []ToolCall) error {
 	seen := make(map[string]bool, len(calls))
 	for i, c := range calls {
 		switch {
 		case c.ID == "":
 			return fmt.Errorf("%w: tool call %d has no id", ErrInvalidCalls, i+1)
+		case len(c.ID) > MaxCallIDBytes:
+			return fmt.Errorf("%w: tool call %d's id is %d bytes; at most %d", ErrInvalidCalls, i+1, len(c.ID), MaxCallIDBytes)
 		case !utf8.ValidString(c.ID) || !utf8.ValidString(c.Name) || !utf8.ValidString(c.Arguments):
 			return fmt.Errorf("%w: tool call %d is not valid UTF-8", ErrInvalidCalls, i+1)
 		case seen[c.ID]:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -196,6 +197,7 @@ func TestStepRejectsBadCallsBeforeAppending(t *testing.T) {
 		{"empty id", []agent.ToolCall{call("", "math_add", `{}`)}},
 		{"id used in an earlier step", []agent.ToolCall{call("new", "math_add", `{}`), call("used", "math_add", `{}`)}},
 		{"arguments not UTF-8", []agent.ToolCall{call("u", "math_add", "{\"a\":\"\xff\"}")}},
+		{"id over MaxCallIDBytes", []agent.ToolCall{call(strings.Repeat("i", agent.MaxCallIDBytes+1), "run_code", `{"code":"return 1"}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,6 +209,9 @@ func TestStepRejectsBadCallsBeforeAppending(t *testing.T) {
 				t.Fatalf("%d events appended", n-before)
 			}
 		})
+	}
+	if _, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call(strings.Repeat("i", agent.MaxCallIDBytes), "math_add", `{"a":1,"b":2}`)}); err != nil {
+		t.Fatalf("an id of MaxCallIDBytes: %v", err)
 	}
 	if _, err := e.agent.Step(context.Background(), "nope", []agent.ToolCall{call("x", "math_add", `{}`)}); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("unknown session: err = %v", err)

@@ -220,6 +220,7 @@ func TestStepsBadRequests(t *testing.T) {
 		{"id already used", id, `{"tool_calls": [{"id": "used", "name": "math_add"}]}`, 400, CodeInvalidRequest, "used"},
 		{"numeric arguments", id, `{"tool_calls": [{"id": "a", "name": "math_add", "arguments": 5}]}`, 400, CodeInvalidRequest, "arguments"},
 		{"calls not a list", id, `{"tool_calls": {"id": "a"}}`, 400, CodeInvalidRequest, "tool_calls"},
+		{"id too long", id, `{"tool_calls": [{"id": "` + strings.Repeat("x", 257) + `", "name": "math_add"}]}`, 400, CodeInvalidRequest, "at most 256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,6 +24,31 @@ func TestUnknownToolIsAToolCallError(t *testing.T) {
 		["ToolCallError","zzz","UNKNOWN_TOOL","unknown tool \"zzz\". Object.keys(tools) lists the tools; their types are in the SDK."]]`)
 	if n := len(host.recorded()); n != 0 {
 		t.Fatalf("an unknown tool was dispatched (%d calls)", n)
+	}
+}
+
+// A name longer than any tool name can be is unknown at once: no
+// suggestions (their cost grows with the name's length, times the number of
+// tools) and only its start in the message.
+func TestUnknownToolOfAHugeName(t *testing.T) {
+	names := make([]string, 2000)
+	for i := range names {
+		names[i] = fmt.Sprintf("server%d.search_files_%d", i, i)
+	}
+	host := newFakeHost(names...)
+	res := runJS(t, `
+		const name = "search_files_".repeat(40000) + "é"
+		const out = []
+		for (let i = 0; i < 50; i++) {
+			try { await tools[name]() } catch (e) { out.push(e.message) }
+		}
+		return [out.length, out[0].length < 300, out[0]]`, host)
+	wantValue(t, res, `[50,true,"unknown tool \"search_files_search_files_search_files_search_files_search_files\"… (520002 bytes; tool names have at most 128 characters). Object.keys(tools) lists the tools; their types are in the SDK."]`)
+	if got := nearestNames(strings.Repeat("é", 257), []string{strings.Repeat("é", 256)}, 3); got != nil {
+		t.Fatalf("suggestions for a name over the longest a tool name can be: %q", got)
+	}
+	if got := nearestNames(strings.Repeat("é", 128), []string{strings.Repeat("é", 127) + "e"}, 3); len(got) != 1 {
+		t.Fatalf("no suggestion for a name of 128 characters: %q", got)
 	}
 }
 

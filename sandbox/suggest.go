@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/codemode/codemode/internal/editdist"
 )
@@ -11,10 +12,30 @@ import (
 // maxSuggestions bounds the tool names an unknown-tool message proposes.
 const maxSuggestions = 3
 
+// maxToolNameBytes is the longest a tool name can be: 128 characters
+// (registry's rule) of at most 4 bytes. A longer name is meant as no tool:
+// it gets no suggestions, whose cost grows with its length.
+const maxToolNameBytes = 4 * 128
+
+// clipName is the start of a name too long to quote whole, cut at a
+// character boundary.
+func clipName(name string) string {
+	const keep = 64
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
+}
+
 // unknownToolMessage says that name is not a tool, proposes the nearest tool names and says
 // how to list them all.
 func (r *run) unknownToolMessage(name string) string {
 	msg := fmt.Sprintf("unknown tool %q", name)
+	if len(name) > maxToolNameBytes {
+		// No tool has such a name: say so without quoting all of it.
+		msg = fmt.Sprintf("unknown tool %q… (%d bytes; tool names have at most 128 characters)", clipName(name), len(name))
+	}
 	if near := nearestNames(name, r.host.Names(), maxSuggestions); len(near) > 0 {
 		msg += ": did you mean " + orList(near) + "?"
 	} else {
@@ -42,6 +63,9 @@ func orList(names []string) string {
 // there are none, those sharing the most words with it (math_multiply → math_add, list_files →
 // files_list).
 func nearestNames(name string, names []string, n int) []string {
+	if len(name) > maxToolNameBytes {
+		return nil
+	}
 	type cand struct {
 		name  string
 		score int

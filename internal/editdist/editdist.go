@@ -3,13 +3,15 @@
 // matches none).
 package editdist
 
+import "unicode/utf8"
+
 // Distance is the Levenshtein distance of a and b in runes, or limit+1 as
 // soon as it must exceed limit (so a long, unrelated name costs little).
 func Distance(a, b string, limit int) int {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > limit || -d > limit {
-		return limit + 1
+	if d := utf8.RuneCountInString(a) - utf8.RuneCountInString(b); d > limit || -d > limit {
+		return limit + 1 // before anything is allocated
 	}
+	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {

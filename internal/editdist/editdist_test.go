@@ -33,3 +33,16 @@ func FuzzDistance(f *testing.F) {
 		}
 	})
 }
+
+// Names whose lengths differ by more than the limit cost no allocation,
+// however long: Distance is called with every tool name.
+func TestDistanceOfFarLengthsAllocatesNothing(t *testing.T) {
+	long := string(make([]byte, 1<<20))
+	if allocs := testing.AllocsPerRun(10, func() {
+		if d := Distance(long, "math_add", 3); d != 4 {
+			t.Fatalf("Distance = %d, want 4", d)
+		}
+	}); allocs != 0 {
+		t.Fatalf("%v allocations for names of far lengths", allocs)
+	}
+}
