@@ -8,9 +8,14 @@ import (
 
 const (
 	// cacheEntries and cacheBytes bound the compiled-program cache: at most this many
-	// programs, holding at most this many bytes of source between them.
+	// programs, holding at most about this many bytes of compiled program between them
+	// (compiledPerSourceByte per byte of source).
 	cacheEntries = 512
-	cacheBytes   = 64 << 20
+	cacheBytes   = 256 << 20
+
+	// compiledPerSourceByte is about what a compiled program holds per byte of its source:
+	// goja's compiled form of a megabyte of dense statements takes 15–28 MB.
+	compiledPerSourceByte = 32
 )
 
 // programs caches compiled programs by hash of language and source.
@@ -61,6 +66,22 @@ func (c *programCache) put(key [sha256.Size]byte, p *Program) {
 	}
 	c.index[key] = c.order.PushFront(&cacheEntry{key: key, p: p})
 	c.bytes += p.size
+	c.evict()
+}
+
+// SetProgramCacheBytes bounds the process's compiled-program cache to about n bytes of
+// compiled programs (at least one program is kept), evicting the least recently used ones
+// beyond it. The default is 256 MiB; a worker process, whose every byte its runs share,
+// keeps a much smaller one.
+func SetProgramCacheBytes(n int) {
+	programs.mu.Lock()
+	defer programs.mu.Unlock()
+	programs.maxBytes = n
+	programs.evict()
+}
+
+// evict drops the least recently used entries beyond the bounds. c.mu is held.
+func (c *programCache) evict() {
 	for c.order.Len() > c.maxEntries || (c.bytes > c.maxBytes && c.order.Len() > 1) {
 		last := c.order.Back()
 		e := last.Value.(*cacheEntry)

@@ -75,7 +75,7 @@ const (
 type Program struct {
 	lang     Lang
 	prg      *goja.Program
-	size     int           // bytes of user source, for the cache's budget
+	size     int           // about the bytes the compiled program holds, for the cache's budget
 	guards   guardSet      // the built-ins the program's runtime guards
 	features featureSet    // the platform additions the program's runtime gets
 	locale   intl.Builtins // the built-ins whose locale methods the program may call (see installIntl)
@@ -164,7 +164,7 @@ func compile(source string, lang Lang) (p *Program, err error) {
 		lower = true // a regular expression with flags goja lacks (d, v): esbuild rewrites it
 	}
 	if p != nil {
-		p.size = len(source)
+		p.size = len(source) * compiledPerSourceByte
 	}
 	return p, err
 }

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,4 +212,43 @@ func FuzzCompile(f *testing.F) {
 			t.Fatalf("Compile(%q) returned %v without an error", src, p)
 		}
 	})
+}
+
+// The cache budgets a program at compiledPerSourceByte per byte of its source: for dense
+// programs of several shapes, that is at least what the compiled program holds, so the
+// cache's bound bounds its memory (it once counted source bytes only, and 64 MiB of them
+// held about 1.7 GB of compiled programs).
+func TestProgramSizeCoversTheCompiledProgram(t *testing.T) {
+	for _, unit := range []string{"x+=1;", "f(1,2);", "[1,2,3];", "a.b.c;", "({a:1});", "`${x}`;", "if(x){x--}"} {
+		source := "let x = 0; const a = {b: {c: 1}}; function f() {}\n" + strings.Repeat(unit, (48<<10)/len(unit))
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p, err := compile(source, JavaScript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		if int64(p.size) < held {
+			t.Errorf("%q: the cache counts %d bytes for a program holding %d", unit, p.size, held)
+		}
+		runtime.KeepAlive(p)
+	}
+}
+
+// SetProgramCacheBytes shrinks the cache at once, keeping the most recently used program.
+func TestSetProgramCacheBytes(t *testing.T) {
+	defer SetProgramCacheBytes(cacheBytes)
+	for i := range 4 {
+		if _, err := Compile(fmt.Sprintf("return %d // %s", i, strings.Repeat("x", 1000)), JavaScript); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := fmt.Sprintf("return 3 // %s", strings.Repeat("x", 1000))
+	SetProgramCacheBytes(1)
+	if n := programs.len(); n != 1 || programs.get(cacheKey(last, JavaScript)) == nil {
+		t.Fatalf("after shrinking, %d programs cached (want the last one alone)", n)
+	}
 }

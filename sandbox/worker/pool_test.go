@@ -1,11 +1,13 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -485,4 +487,37 @@ func TestPoolSpinsWhileFewRunsShareTheCPUs(t *testing.T) {
 			t.Errorf("worker: spin allowed %v, run active %v: awaiting %v", c.spin, c.active, !c.want)
 		}
 	}
+}
+
+// A worker bounds its compiled-program cache well within the memory its runs share, and
+// says so when it starts.
+func TestWorkersBoundTheirProgramCache(t *testing.T) {
+	var buf syncBuffer
+	p := newTestPool(t, Options{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	wantValue(t, p.Run(context.Background(), "return 1", sandboxtest.Host{}, sandbox.Options{}), "1")
+	want := fmt.Sprintf("program cache %d", programCacheBytes)
+	if !strings.Contains(buf.String(), want) {
+		t.Fatalf("no worker said %q:\n%s", want, buf.String())
+	}
+	if programCacheBytes > softAllowance/2 {
+		t.Fatalf("a worker's program cache (%d) may take more than half its allowance beyond the runs' memory (%d)", programCacheBytes, softAllowance)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the pool's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

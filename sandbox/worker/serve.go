@@ -81,8 +81,14 @@ func serveProcess(cfg config) int {
 	return 0
 }
 
-// applyLimits sets the Go runtime's stack and soft memory limits and the hard memory cap,
-// and describes what it applied, with the hard cap in bytes (0 when none).
+// programCacheBytes bounds a worker's compiled-program cache, well within the soft memory
+// limit's allowance beyond the runs' budget (softAllowance): a worker's cache shares the
+// memory of every run the worker serves.
+const programCacheBytes = 16 << 20
+
+// applyLimits sets the Go runtime's stack and soft memory limits, the hard memory cap and the
+// compiled-program cache's bound, and describes what it applied, with the hard cap in bytes
+// (0 when none).
 func applyLimits(cfg config) (string, int64) {
 	// One program at a time needs one P; with one, the goroutine a frame wakes runs on the
 	// thread that read it, where a second P would have a sleeping thread woken for it, which
@@ -109,7 +115,8 @@ func applyLimits(cfg config) (string, int64) {
 			hard, applied = fmt.Sprintf("RLIMIT_DATA %d", cfg.HardMemory), cfg.HardMemory
 		}
 	}
-	return fmt.Sprintf("stack %d, soft memory %d, hard memory %s", cfg.MaxStack, cfg.Memory, hard), applied
+	sandbox.SetProgramCacheBytes(programCacheBytes)
+	return fmt.Sprintf("stack %d, soft memory %d, hard memory %s, program cache %d", cfg.MaxStack, cfg.Memory, hard, programCacheBytes), applied
 }
 
 // server is the worker side of the protocol.
