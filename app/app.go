@@ -190,6 +190,7 @@ func Limits(l config.Limits) sandbox.Options {
 	return sandbox.Options{
 		Timeout:        l.Timeout.Std(),
 		MaxCalls:       l.MaxSubCalls,
+		MaxCallBytes:   int(l.MaxSubCallArgsBytes),
 		MaxLogBytes:    int(l.MaxLogBytes),
 		MaxResultBytes: int(l.MaxResultBytes),
 		Memory:         int64(l.Memory),

@@ -65,6 +65,7 @@ type Retention struct {
 type Limits struct {
 	Timeout             Duration `yaml:"timeout"`
 	MaxSubCalls         int      `yaml:"max_sub_calls"`
+	MaxSubCallArgsBytes Size     `yaml:"max_sub_call_args_bytes"` // arguments of all of a run's tool calls together
 	MaxParallelSubCalls int      `yaml:"max_parallel_sub_calls"`
 	MaxLogBytes         Size     `yaml:"max_log_bytes"`
 	MaxResultBytes      Size     `yaml:"max_result_bytes"`
@@ -227,6 +228,7 @@ func Default() Config {
 		Limits: Limits{
 			Timeout:             Duration(30 * time.Second),
 			MaxSubCalls:         1000,
+			MaxSubCallArgsBytes: 64 << 20,
 			MaxParallelSubCalls: 10,
 			MaxLogBytes:         1 << 20,
 			MaxResultBytes:      4 << 20,
@@ -485,6 +487,8 @@ func (c *Config) validateLimits() error {
 		return bad("limits.timeout", "must be positive")
 	case l.MaxSubCalls <= 0:
 		return bad("limits.max_sub_calls", "must be positive")
+	case l.MaxSubCallArgsBytes <= 0:
+		return bad("limits.max_sub_call_args_bytes", "must be positive")
 	case l.MaxParallelSubCalls <= 0:
 		return bad("limits.max_parallel_sub_calls", "must be positive")
 	case l.MaxLogBytes <= 0:

@@ -31,6 +31,7 @@
 //	limits:                        one run
 //	  timeout: 30s                 wall clock
 //	  max_sub_calls: 1000          tool calls of a program
+//	  max_sub_call_args_bytes: 64MiB  their arguments together
 //	  max_parallel_sub_calls: 10   tool calls in flight at once
 //	  max_log_bytes: 1MiB          console output
 //	  max_result_bytes: 4MiB       the program's value

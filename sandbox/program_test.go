@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -220,21 +221,27 @@ func FuzzCompile(f *testing.F) {
 // held about 1.7 GB of compiled programs).
 func TestProgramSizeCoversTheCompiledProgram(t *testing.T) {
 	for _, unit := range []string{"x+=1;", "f(1,2);", "[1,2,3];", "a.b.c;", "({a:1});", "`${x}`;", "if(x){x--}"} {
-		source := "let x = 0; const a = {b: {c: 1}}; function f() {}\n" + strings.Repeat(unit, (48<<10)/len(unit))
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		p, err := compile(source, JavaScript)
-		if err != nil {
-			t.Fatal(err)
+		source := "let x = 0; const a = {b: {c: 1}}; function f() {}\n" + strings.Repeat(unit, (32<<10)/len(unit))
+		// The least of two compiles: background work (runs set up ahead) allocates too.
+		var p *Program
+		held := int64(math.MaxInt64)
+		for range 2 {
+			p = nil // the last compile's program is not counted in the next one's baseline
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var err error
+			if p, err = compile(source, JavaScript); err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held = min(held, int64(after.HeapAlloc)-int64(before.HeapAlloc))
+			runtime.KeepAlive(p)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		if int64(p.size) < held {
 			t.Errorf("%q: the cache counts %d bytes for a program holding %d", unit, p.size, held)
 		}
-		runtime.KeepAlive(p)
 	}
 }
 

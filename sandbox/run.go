@@ -22,6 +22,7 @@ const (
 	DefaultMaxResultBytes    = 4 << 20
 	DefaultMaxArgBytes       = 4 << 20
 	DefaultMaxCalls          = 1000
+	DefaultMaxCallBytes      = 64 << 20
 	DefaultMemory            = 512 << 20
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// dispatched and the run ends at once with kind "limit": a program cannot catch it, so a
 	// retry loop cannot spin until the timeout.
 	MaxCalls int
+	// MaxCallBytes bounds the argument JSON of all the tool calls of one run together (the
+	// session log records each call's arguments, twice). The call that passes it is not
+	// dispatched and the run ends at once with kind "limit", as past MaxCalls.
+	MaxCallBytes int
 	// Memory is the run's memory budget in bytes → kind "limit". goja has no allocator cap,
 	// so it is enforced in two ways: the built-ins that allocate or loop in one native step
 	// are capped in proportion to it (strings they build to Memory/16 UTF-16 code units;
@@ -92,6 +97,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxCalls <= 0 {
 		o.MaxCalls = DefaultMaxCalls
+	}
+	if o.MaxCallBytes <= 0 {
+		o.MaxCallBytes = DefaultMaxCallBytes
 	}
 	if o.Memory <= 0 {
 		o.Memory = DefaultMemory
@@ -209,6 +217,7 @@ type run struct {
 	jsonItems   []any                 // fromJSON's scratch, kept between calls
 	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
 	calls       int                   // calls dispatched
+	callBytes   int                   // argument bytes of the calls dispatched
 	inflight    int                   // dispatched calls not yet settled in the VM
 	based       bool                  // setupBase has run (a run set up ahead: see takeBlank)
 	holder      Holder                // host, when it holds calls for the VM to release; nil otherwise

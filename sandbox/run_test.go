@@ -232,6 +232,35 @@ func TestCallLimit(t *testing.T) {
 	}
 }
 
+// The arguments of a run's calls are bounded together: the call that passes the bound is not
+// dispatched, and the run ends with a limit failure the program cannot catch.
+func TestCallBytesLimit(t *testing.T) {
+	host := newFakeHost("t")
+	res := runLang(t, `
+		const v = "x".repeat(300)
+		for (let i = 0; i < 10; i++) {
+			try { await tools.t({v}) } catch (e) { console.log("caught", e.message) }
+		}
+		return "finished"`, JavaScript, host, Options{MaxCallBytes: 1000})
+	wantFailure(t, res, KindLimit, "more than 1000 bytes of arguments")
+	calls := host.recorded()
+	total := 0
+	for _, c := range calls {
+		total += len(c.Args)
+	}
+	if len(calls) != 3 || total > 1000 {
+		t.Fatalf("host saw %d calls of %d bytes of arguments, want 3 within 1000", len(calls), total)
+	}
+	if len(res.Logs) != 0 {
+		t.Fatalf("the program caught the limit: %q", res.Logs)
+	}
+	// The default leaves ordinary programs alone.
+	res = runJS(t, `let n = 0; for (let i = 0; i < 100; i++) n += (await tools.t({v: "x".repeat(1000)})) ? 1 : 0; return n`, host)
+	if res.Err != nil {
+		t.Fatalf("100 calls of 1 KB under the default bound: %v", res.Err)
+	}
+}
+
 func TestTimeouts(t *testing.T) {
 	tests := []struct{ name, src string }{
 		{"busy loop", `for (;;) {}`},

@@ -162,6 +162,12 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program made more than %d tool calls", r.opts.MaxCalls)})
 		return goja.Undefined() // the program stops at its next instruction
 	}
+	if r.callBytes+len(args) > r.opts.MaxCallBytes {
+		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf(
+			"the program's tool calls passed more than %d bytes of arguments in all; pass less per call, or split the work over runs", r.opts.MaxCallBytes)})
+		return goja.Undefined()
+	}
+	r.callBytes += len(args)
 	r.calls++
 	c := &pendingCall{r: r, name: name, at: site}
 	p, resolve, reject := r.rt.NewPromise()

@@ -68,10 +68,11 @@ func TestPoolMatchesInProcess(t *testing.T) {
 		`return "x".repeat(1 << 21)`,
 		`for (;;) console.log("line")`,
 		`function f() { return f() } f()`,
+		`const v = "x".repeat(100000); for (let i = 0; i < 20; i++) await tools.echo({v}); return "passed"`,
 	}
 	for i, src := range programs {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			opts := sandbox.Options{Timeout: 10 * time.Second, MaxLogBytes: 64 << 10, MaxResultBytes: 1 << 20}
+			opts := sandbox.Options{Timeout: 10 * time.Second, MaxLogBytes: 64 << 10, MaxResultBytes: 1 << 20, MaxCallBytes: 1 << 20}
 			want := sandbox.InProcess{}.Run(context.Background(), src, asyncHost{}, opts)
 			got := pool.Run(context.Background(), src, asyncHost{}, opts)
 			if !sameResult(got, want) {
