@@ -142,3 +142,23 @@ func TestNewIDsSortByTime(t *testing.T) {
 		t.Fatalf("id %q minted 2 ms after %q does not sort after it", after, before)
 	}
 }
+
+// limits.max_sub_call_args_bytes reaches the sandbox: a program whose calls
+// pass more argument bytes than it allows ends with a limit failure, after
+// the calls within it.
+func TestSubCallArgsBytesIsConfigured(t *testing.T) {
+	a, err := app.New(context.Background(), parse(t, "limits: {max_sub_call_args_bytes: 1KiB}\n"), app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	res, err := a.Run(context.Background(), app.RunRequest{Code: `
+		for (let i = 0; i < 5; i++) await tools.util_echo({value: "x".repeat(400)})
+		return "passed"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || res.Error == nil || res.Error.Kind != "limit" || !strings.Contains(res.Error.Message, "more than 1024 bytes of arguments") {
+		t.Fatalf("a run past max_sub_call_args_bytes: %+v", res.Error)
+	}
+}

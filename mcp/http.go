@@ -113,15 +113,11 @@ func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
 	if log == nil {
 		log = slog.Default()
 	}
-	h := &HTTPHandler{app: a, opts: opts, log: log, servers: map[string]*Server{}}
-	switch {
-	case opts.MaxSessions == 0:
-		h.sessions = newSessionCap(DefaultMaxSessions)
-	case opts.MaxSessions > 0:
-		h.sessions = newSessionCap(opts.MaxSessions)
-	default:
-		h.sessions = newSessionCap(0)
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
 	}
+	h := &HTTPHandler{app: a, opts: opts, log: log, servers: map[string]*Server{},
+		sessions: newSessionCap(opts.MaxSessions)} // negative: no bound
 	timeout := opts.SessionTimeout
 	switch {
 	case timeout == 0:

@@ -80,6 +80,13 @@ func SetProgramCacheBytes(n int) {
 	programs.evict()
 }
 
+// ProgramCacheBytes is the compiled-program cache's bound in bytes (SetProgramCacheBytes).
+func ProgramCacheBytes() int {
+	programs.mu.Lock()
+	defer programs.mu.Unlock()
+	return programs.maxBytes
+}
+
 // evict drops the least recently used entries beyond the bounds. c.mu is held.
 func (c *programCache) evict() {
 	for c.order.Len() > c.maxEntries || (c.bytes > c.maxBytes && c.order.Len() > 1) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/codemode/codemode/internal/editdist"
 )
@@ -17,24 +16,13 @@ const maxSuggestions = 3
 // it gets no suggestions, whose cost grows with its length.
 const maxToolNameBytes = 4 * 128
 
-// clipName is the start of a name too long to quote whole, cut at a
-// character boundary.
-func clipName(name string) string {
-	const keep = 64
-	cut := keep
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut]
-}
-
 // unknownToolMessage says that name is not a tool, proposes the nearest tool names and says
 // how to list them all.
 func (r *run) unknownToolMessage(name string) string {
 	msg := fmt.Sprintf("unknown tool %q", name)
 	if len(name) > maxToolNameBytes {
 		// No tool has such a name: say so without quoting all of it.
-		msg = fmt.Sprintf("unknown tool %q… (%d bytes; tool names have at most 128 characters)", clipName(name), len(name))
+		msg = fmt.Sprintf("unknown tool %q… (%d bytes; tool names have at most 128 characters)", truncateUTF8(name, 64), len(name))
 	}
 	if near := nearestNames(name, r.host.Names(), maxSuggestions); len(near) > 0 {
 		msg += ": did you mean " + orList(near) + "?"

@@ -160,3 +160,28 @@ func TestServeUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// server.max_mcp_sessions reaches the MCP handler serve mounts.
+func TestServeBoundsMCPSessions(t *testing.T) {
+	t.Setenv("CODEMODE_SERVER_MAX_MCP_SESSIONS", "1")
+	addr, _ := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://")
+	initialize := func() int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := initialize(); code != http.StatusOK {
+		t.Fatalf("the first session: %d", code)
+	}
+	if code := initialize(); code != http.StatusServiceUnavailable {
+		t.Fatalf("a second session past server.max_mcp_sessions 1: %d", code)
+	}
+}

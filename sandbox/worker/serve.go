@@ -116,7 +116,8 @@ func applyLimits(cfg config) (string, int64) {
 		}
 	}
 	sandbox.SetProgramCacheBytes(programCacheBytes)
-	return fmt.Sprintf("stack %d, soft memory %d, hard memory %s, program cache %d", cfg.MaxStack, cfg.Memory, hard, programCacheBytes), applied
+	return fmt.Sprintf("stack %d, soft memory %d, hard memory %s, program cache %d",
+		cfg.MaxStack, cfg.Memory, hard, sandbox.ProgramCacheBytes()), applied
 }
 
 // server is the worker side of the protocol.
