@@ -175,6 +175,33 @@ func registerLogStats(reg *prometheus.Registry, st commitStatser) error {
 	)
 }
 
+// checkpointStatser is a store that checkpoints its WAL off the commit
+// path (SQLite).
+type checkpointStatser interface {
+	CheckpointStats() session.CheckpointStats
+}
+
+// registerCheckpointStats adds the SQLite log's checkpoints to reg: how many
+// ran, how many failed or found another running, how long they took, and
+// the WAL pages the last one could not copy yet.
+func registerCheckpointStats(reg *prometheus.Registry, st checkpointStatser) error {
+	counter := func(name, help string, v func(session.CheckpointStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(st.CheckpointStats()) })
+	}
+	return errors.Join(
+		reg.Register(counter("codemode_log_checkpoints_total", "WAL checkpoints of the SQLite session log, run off the commit path.",
+			func(s session.CheckpointStats) float64 { return float64(s.Checkpoints) })),
+		reg.Register(counter("codemode_log_checkpoint_failures_total", "WAL checkpoints of the SQLite session log that failed or found another running (retried later).",
+			func(s session.CheckpointStats) float64 { return float64(s.Failed) })),
+		reg.Register(counter("codemode_log_checkpoint_seconds_total", "Time spent in WAL checkpoints of the SQLite session log, their flushes included.",
+			func(s session.CheckpointStats) float64 { return s.Busy.Seconds() })),
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "codemode_log_checkpoint_pages_left",
+			Help: "WAL pages the last checkpoint of the SQLite session log found committed but could not copy (a reader or a commit held them).",
+		}, func() float64 { return float64(st.CheckpointStats().Left) })),
+	)
+}
+
 // registerProcessCollectors adds the Go runtime and process collectors to
 // reg when it has none yet.
 func registerProcessCollectors(reg *prometheus.Registry) {

@@ -151,6 +151,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if st, ok := a.Store.(commitStatser); ok && err == nil {
 		err = registerLogStats(reg, st)
 	}
+	if st, ok := a.Store.(checkpointStatser); ok && err == nil {
+		err = registerCheckpointStats(reg, st)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

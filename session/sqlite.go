@@ -45,6 +45,10 @@ import (
 // A flush is fdatasync(2) where the system has it, as in SQLite's own Linux
 // builds (see flushWithFdatasync).
 //
+// Checkpoints (copying the WAL back into the database file) run on a
+// goroutine of their own, not in the commit that fills the WAL (see
+// checkpointer).
+//
 // Wait is woken in-process at once, and by other processes' appends through a
 // poll of PRAGMA data_version while anyone waits.
 type SQLite struct {
@@ -65,8 +69,9 @@ type SQLite struct {
 	writeFull bool       // synchronous=FULL, which leases lower
 	broken    error      // set when the writer could not restore FULL; guarded by writeMu
 
-	stopPoll context.CancelFunc // nil for :memory:
-	polled   chan struct{}      // closed when the poller has stopped
+	stopPoll    context.CancelFunc // nil for :memory:
+	polled      chan struct{}      // closed when the poller has stopped
+	checkpoints *checkpointer      // nil for :memory:
 }
 
 // sqliteStmts are the writer's other statements.
@@ -150,12 +155,24 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 	}
 	s := &SQLite{db: db, hub: newHub(), writeFull: !memory && o.Durability == DurabilityFull}
 	if err := s.init(ctx, memory); err != nil {
+		s.stopBackground()
 		s.closeStmts()
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
 	}
 	s.commits = newCommitter(s.commitBatch, s.committed)
 	return s, nil
+}
+
+// stopBackground stops the poller and the checkpointer, those that started.
+func (s *SQLite) stopBackground() {
+	if s.stopPoll != nil {
+		s.stopPoll()
+		<-s.polled
+	}
+	if s.checkpoints != nil {
+		s.checkpoints.close()
+	}
 }
 
 func (s *SQLite) init(ctx context.Context, memory bool) error {
@@ -191,6 +208,12 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 		pollCtx, stop := context.WithCancel(context.Background())
 		s.stopPoll, s.polled = stop, make(chan struct{})
 		go s.poll(pollCtx, conn)
+		if conn, err = s.db.Conn(ctx); err != nil {
+			return err
+		}
+		if err := s.startCheckpointer(ctx, s.writer, conn); err != nil {
+			return err
+		}
 	}
 	if err := s.prepare(ctx); err != nil {
 		return err
@@ -665,8 +688,14 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 	return nil
 }
 
-// committed wakes the waiters of every session a batch wrote.
-func (s *SQLite) committed(batch []*queued) { notifyWritten(s.hub, batch) }
+// committed wakes the waiters of every session a batch wrote and counts its
+// pages for the checkpointer.
+func (s *SQLite) committed(batch []*queued) {
+	notifyWritten(s.hub, batch)
+	if s.checkpoints != nil {
+		s.checkpoints.wrote(batch)
+	}
+}
 
 // notifyWritten wakes the waiters of the sessions a committed batch wrote.
 func notifyWritten(h *hub, batch []*queued) {
@@ -1117,10 +1146,7 @@ func (s *SQLite) Close() error {
 	}
 	s.hub.close()
 	s.commits.close()
-	if s.stopPoll != nil {
-		s.stopPoll()
-		<-s.polled
-	}
+	s.stopBackground()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if conn, ok := s.writer.(*sql.Conn); ok {
