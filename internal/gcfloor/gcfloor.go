@@ -53,7 +53,11 @@ var (
 // Start keeps the floor for the rest of the process's life, unless GOGC is
 // set in the environment; it reports whether it did. It is safe to call more
 // than once.
-func Start() bool {
+func Start() bool { return StartWith(Floor) }
+
+// StartWith is Start with floor bytes instead of Floor; the first call's
+// floor holds.
+func StartWith(floor uint64) bool {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return false
 	}
@@ -62,7 +66,7 @@ func Start() bool {
 		adjust := func() {
 			metrics.Read(sample)
 			if sample[0].Value.Kind() == metrics.KindUint64 {
-				debug.SetGCPercent(Percent(sample[0].Value.Uint64(), Floor))
+				debug.SetGCPercent(Percent(sample[0].Value.Uint64(), floor))
 			}
 			cycles.Add(1)
 		}

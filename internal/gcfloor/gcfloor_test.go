@@ -33,19 +33,7 @@ func TestPercent(t *testing.T) {
 // and bring it back to 100 once the live heap passes the floor.
 func TestStartFollowsTheLiveHeap(t *testing.T) {
 	if os.Getenv("GCFLOOR_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestStartFollowsTheLiveHeap$", "-test.v")
-		cmd.Env = append(os.Environ(), "GCFLOOR_CHILD=1")
-		env := cmd.Env[:0]
-		for _, kv := range cmd.Env {
-			if !strings.HasPrefix(kv, "GOGC=") {
-				env = append(env, kv)
-			}
-		}
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "PASS") {
-			t.Fatalf("child: %v\n%s", err, out)
-		}
+		child(t, "TestStartFollowsTheLiveHeap")
 		return
 	}
 	if !Start() {
@@ -70,10 +58,49 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 	}
 }
 
+// TestStartWithTakesItsFloor: in a child process, StartWith(8 MiB) brings GOGC
+// to 100 once the live heap passes 8 MiB, where Floor would keep it above.
+func TestStartWithTakesItsFloor(t *testing.T) {
+	if os.Getenv("GCFLOOR_CHILD") == "" {
+		child(t, "TestStartWithTakesItsFloor")
+		return
+	}
+	if !StartWith(8 << 20) {
+		t.Fatal("StartWith declined without GOGC in the environment")
+	}
+	big := make([][]byte, 0, 16)
+	for range 16 {
+		big = append(big, make([]byte, 1<<20)) // live: 16 MiB, past 8 MiB, under Floor
+	}
+	collect(t)
+	if p := percentNow(); p != 100 {
+		t.Errorf("GOGC with a live heap of 16 MiB over a floor of 8 MiB = %d, want 100", p)
+	}
+	runtime.KeepAlive(big)
+}
+
 func TestStartLeavesGOGCAlone(t *testing.T) {
 	t.Setenv("GOGC", "100")
 	if Start() {
 		t.Fatal("Start took over with GOGC set")
+	}
+}
+
+// child runs the test named test in a child process without GOGC.
+func child(t *testing.T, test string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "GCFLOOR_CHILD=1")
+	env := cmd.Env[:0]
+	for _, kv := range cmd.Env {
+		if !strings.HasPrefix(kv, "GOGC=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -502,6 +503,27 @@ func TestWorkersBoundTheirProgramCache(t *testing.T) {
 	}
 	if programCacheBytes > softAllowance/2 {
 		t.Fatalf("a worker's program cache (%d) may take more than half its allowance beyond the runs' memory (%d)", programCacheBytes, softAllowance)
+	}
+}
+
+// A worker keeps a floor under its collector's heap goal, unless GOGC reaches it, and says
+// which when it starts.
+func TestWorkersKeepAGCFloor(t *testing.T) {
+	started := func(env ...string) string {
+		var buf syncBuffer
+		p := newTestPool(t, Options{Env: env, Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		wantValue(t, p.Run(context.Background(), "return 1", sandboxtest.Host{}, sandbox.Options{}), "1")
+		return buf.String()
+	}
+	want := fmt.Sprintf("gc floor %d", gcFloor)
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		want = "GOGC=" + v // inherited: the operator's choice
+	}
+	if out := started(); !strings.Contains(out, want) {
+		t.Fatalf("no worker said %q:\n%s", want, out)
+	}
+	if out := started("GOGC=150"); !strings.Contains(out, "GOGC=150") || strings.Contains(out, "gc floor") {
+		t.Fatalf("with GOGC=150 a worker said:\n%s", out)
 	}
 }
 
