@@ -84,28 +84,28 @@ func roundTrip(ctx context.Context, client *http.Client, newReq func(context.Con
 
 // pairedDelta sends requests of base and of with alternately, one at a time
 // on one connection, for d, and returns the median over pairs of with's
-// latency minus base's, in µs, and the number of pairs. Pairing cancels what
-// drifts between rounds (the disk's flush time, the host's load), which a
-// difference of two rates keeps.
-func pairedDelta(ctx context.Context, client *http.Client, d time.Duration, base, with func(context.Context) (*http.Request, error)) (float64, int, error) {
+// latency minus base's, in µs, and base's latencies (one per pair). Pairing
+// cancels what drifts between rounds (the disk's flush time, the host's
+// load), which a difference of two rates keeps.
+func pairedDelta(ctx context.Context, client *http.Client, d time.Duration, base, with func(context.Context) (*http.Request, error)) (float64, []float64, error) {
 	timed := func(newReq func(context.Context) (*http.Request, error)) (float64, error) {
 		start := time.Now()
 		err := roundTrip(ctx, client, newReq)
 		return float64(time.Since(start).Nanoseconds()) / 1e3, err
 	}
-	var deltas []float64
+	var deltas, bases []float64
 	for deadline := time.Now().Add(d); time.Now().Before(deadline) || len(deltas) < 10; {
 		a, err := timed(base)
 		if err != nil {
-			return 0, 0, err
+			return 0, nil, err
 		}
 		b, err := timed(with)
 		if err != nil {
-			return 0, 0, err
+			return 0, nil, err
 		}
-		deltas = append(deltas, b-a)
+		deltas, bases = append(deltas, b-a), append(bases, a)
 	}
-	return median(deltas), len(deltas), nil
+	return median(deltas), bases, nil
 }
 
 // server is the real HTTP service over an App, on a loopback listener.

@@ -86,6 +86,16 @@ func measureAlternating(rounds int, d time.Duration, ops ...op) ([]measured, err
 }
 
 // median of xs (the mean of the middle two for an even count); 0 for none.
+// quantile is the q-quantile of xs (0 ≤ q ≤ 1), the nearest rank.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(int(q*float64(len(s))), len(s)-1)]
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
