@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -173,40 +175,121 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 
 // messages serves GET /v1/sessions/{id}/messages: {"messages":[...]}, the
 // model-facing conversation rebuilt from the log alone. The log is read in
-// bounded pages, and only the events that become messages are kept: the
-// nested Code Mode dispatches, which carry every sub-call's arguments and
-// content, are dropped as they are read.
+// bounded pages (the nested Code Mode dispatches, which carry every
+// sub-call's arguments and content, are dropped as they are read), and the
+// messages are sent as they settle (session.MessageBuilder), in chunks of
+// about messageChunk bytes, so that what a read holds does not grow with the
+// session: a page, a step and a chunk. A reply that fits in one chunk is
+// sent whole, with its length. A failure of the store before the first
+// chunk is an error reply; after it, the connection is cut rather than the
+// body ended as a well-formed but partial list.
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
 		s.writeError(w, e)
 		return
 	}
-	var events []session.Event
+	var b session.MessageBuilder
+	out := &messageWriter{w: w}
+	out.buf.WriteString(`{"messages":[`)
 	p := newPager(s, sess.ID, 0)
 	for {
 		page, full, err := p.next(r.Context(), 0)
 		if err != nil {
-			s.writeError(w, s.storeError(r, sess.ID, err))
-			return
-		}
-		for _, ev := range page {
-			switch ev.Type {
-			case session.TypeToolCall, session.TypeToolResult, session.TypeUserContext:
-				events = append(events, ev)
+			if !out.started {
+				s.writeError(w, s.storeError(r, sess.ID, err))
+				return
 			}
+			s.log.Warn("messages: the log could not be read; the reply is cut", "session", sess.ID, "error", err)
+			panic(http.ErrAbortHandler)
 		}
+		b.Add(page...)
 		if !full {
 			break
 		}
+		if !out.write(b.Settled()) {
+			s.endMessages(w, r, out)
+			return
+		}
 	}
-	msgs := session.Messages(events)
-	if msgs == nil {
-		msgs = []session.Message{}
+	if !out.write(b.Rest()) {
+		s.endMessages(w, r, out)
+		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Messages []session.Message `json:"messages"`
-	}{msgs})
+	out.buf.WriteString("]}\n")
+	if !out.started {
+		writeBody(w, http.StatusOK, out.buf.Bytes())
+		return
+	}
+	out.flush()
+}
+
+// endMessages ends a /messages reply whose writer stopped: the client left,
+// or a message did not encode, which is a bug reported as one (an error
+// reply, or the connection cut once the body has started).
+func (s *Server) endMessages(w http.ResponseWriter, r *http.Request, out *messageWriter) {
+	if out.err == nil {
+		return // the client left
+	}
+	s.log.Error("messages: a message did not encode", "error", out.err)
+	if !out.started {
+		s.writeError(w, &apiError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the messages could not be encoded"})
+		return
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// messageChunk is about how much of a /messages reply is sent at a time.
+const messageChunk = 64 << 10
+
+// messageWriter writes the messages of a /messages reply, comma-separated,
+// each as writeJSON encodes it, in chunks of about messageChunk bytes; the
+// first chunk sends the status and headers.
+type messageWriter struct {
+	w       http.ResponseWriter
+	buf     bytes.Buffer
+	enc     *json.Encoder // onto buf
+	n       int           // messages written
+	started bool          // the status has been sent
+	err     error         // a message that did not encode
+}
+
+// write adds msgs and sends what passed messageChunk; false when the client
+// is gone or a message did not encode (err).
+func (m *messageWriter) write(msgs []session.Message) bool {
+	for i := range msgs {
+		if m.n > 0 {
+			m.buf.WriteByte(',')
+		}
+		if m.enc == nil {
+			m.enc = json.NewEncoder(&m.buf)
+			m.enc.SetEscapeHTML(false) // as marshal
+		}
+		if err := m.enc.Encode(&msgs[i]); err != nil { // a bug: a Message is strings, booleans and content blocks
+			m.err = err
+			return false
+		}
+		m.buf.Truncate(m.buf.Len() - 1) // the encoder's newline
+		m.n++
+		if m.buf.Len() >= messageChunk && !m.flush() {
+			return false
+		}
+	}
+	return true
+}
+
+// flush sends the buffer, the status and headers first.
+func (m *messageWriter) flush() bool {
+	if !m.started {
+		h := m.w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("X-Content-Type-Options", "nosniff")
+		m.w.WriteHeader(http.StatusOK)
+		m.started = true
+	}
+	_, err := m.w.Write(m.buf.Bytes())
+	m.buf.Reset()
+	return err == nil
 }
 
 // approvals serves GET /v1/sessions/{id}/approvals: the pending asks,

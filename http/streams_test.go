@@ -1,8 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -10,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
 )
 
@@ -280,4 +285,125 @@ func TestStreamSlots(t *testing.T) {
 		defer resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+}
+
+// failingPages is a store whose Events fails from its fail-th call on.
+type failingPages struct {
+	session.Store
+	mu    sync.Mutex
+	calls int
+	fail  int
+}
+
+func (s *failingPages) Events(ctx context.Context, id string, after int64, limit int) ([]session.Event, error) {
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	if s.fail > 0 && n >= s.fail {
+		return nil, errors.New("the disk is gone")
+	}
+	return s.Store.Events(ctx, id, after, limit)
+}
+
+// appendSteps appends n steps of one call and its result of size bytes.
+func appendSteps(t *testing.T, st session.Store, id string, n, size int) {
+	t.Helper()
+	text := strings.Repeat("y", size)
+	var batch []session.Event
+	for i := range n {
+		callID := fmt.Sprintf("c%d", i)
+		call, err := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: i + 1, CallID: callID, Name: "util_echo", Arguments: `{"value":1}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		result, err := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: callID, Result: session.Result{Content: []registry.ContentBlock{registry.Text(text)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, call, result)
+		if len(batch) >= 64 || i == n-1 {
+			if _, err := st.Append(context.Background(), id, batch...); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
+	}
+}
+
+// /messages sends its messages as they settle: a long conversation in
+// chunks (no length), byte for byte what encoding the whole list gives; a
+// short one whole, with its length.
+func TestMessagesAreSentAsTheySettle(t *testing.T) {
+	st := &failingPages{Store: session.NewMemory()}
+	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	whole := func(id string) []byte {
+		t.Helper()
+		events, err := st.Store.Events(context.Background(), id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := session.Messages(events)
+		if msgs == nil {
+			msgs = []session.Message{}
+		}
+		data, err := marshal(struct {
+			Messages []session.Message `json:"messages"`
+		}{msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	short := ts.newSession("", "")
+	appendSteps(t, st, short, 3, 10)
+	resp, b := ts.get("/v1/sessions/" + short + "/messages")
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(b)) || !bytes.Equal(b, whole(short)) {
+		t.Fatalf("short: %d, length %d, body\n%s\nwant\n%s", resp.StatusCode, resp.ContentLength, b, whole(short))
+	}
+	long := ts.newSession("", "")
+	appendSteps(t, st, long, 600, 500) // about 400 KB of messages, in pages of 16 events
+	resp, b = ts.get("/v1/sessions/" + long + "/messages")
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != -1 || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" {
+		t.Fatalf("long: %d, length %d, %v", resp.StatusCode, resp.ContentLength, resp.Header)
+	}
+	if !bytes.Equal(b, whole(long)) {
+		t.Fatalf("long: %d bytes, not the %d bytes of the whole list", len(b), len(whole(long)))
+	}
+	empty := ts.newSession("", "")
+	if _, b := ts.get("/v1/sessions/" + empty + "/messages"); string(b) != "{\"messages\":[]}\n" {
+		t.Fatalf("empty: %s", b)
+	}
+}
+
+// A store that fails before the first chunk of /messages is sent gets an
+// error reply; one that fails after it cuts the connection, so that no
+// client takes a partial list for the whole.
+func TestMessagesFailuresAreNotPartialLists(t *testing.T) {
+	st := &failingPages{Store: session.NewMemory()}
+	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	id := ts.newSession("", "")
+	appendSteps(t, st, id, 600, 500)
+
+	st.mu.Lock()
+	st.calls, st.fail = 0, 1
+	st.mu.Unlock()
+	resp, b := ts.get("/v1/sessions/" + id + "/messages")
+	decode[struct{ Error apiError }](t, resp, b, http.StatusInternalServerError)
+
+	st.mu.Lock()
+	st.calls, st.fail = 0, 40 // 39 pages of 16 events: past the first 64 KiB chunk
+	st.mu.Unlock()
+	resp, err := ts.send(request{method: http.MethodGet, path: "/v1/sessions/" + id + "/messages"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || err == nil {
+		t.Fatalf("a failure after the first chunk: status %d, read %d bytes, error %v", resp.StatusCode, len(body), err)
+	}
+	if json.Valid(body) {
+		t.Fatal("the cut reply is valid JSON")
+	}
 }

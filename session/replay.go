@@ -49,21 +49,43 @@ type MessageToolCall struct {
 // the store only holds JSON objects, so that takes a writer that broke the
 // payload types.
 func Messages(events []Event) []Message {
-	var out []Message
-	open := -1 // index in out of the assistant message of the open step
-	var openTurn, openStep int
+	var b MessageBuilder
+	b.Add(events...)
+	return b.Rest()
+}
+
+// MessageBuilder is Messages over a log read in pages: it holds only the
+// messages a later event can still change, from the open step's assistant
+// message on (the calls and results of one step), and hands the others out
+// as they settle. The zero value is ready; its messages, Settled's and then
+// Rest's in order, are Messages' of the same events.
+type MessageBuilder struct {
+	out                []Message
+	open               int // 1 + index in out of the open step's assistant message; 0 for none
+	openTurn, openStep int
+}
+
+// Add folds events, in log order, into the conversation. It decodes only
+// the events that become messages.
+func (b *MessageBuilder) Add(events ...Event) {
 	for _, e := range events {
+		switch e.Type {
+		case TypeToolCall, TypeToolResult, TypeUserContext:
+		default:
+			continue // the nested dispatches, a run's most events, are not decoded
+		}
 		switch p := e.Payload().(type) {
 		case *ToolCall:
 			call := MessageToolCall{ID: p.CallID, Name: p.Name, Arguments: p.Arguments}
-			if open >= 0 && p.Turn == openTurn && p.Step == openStep {
-				out[open].ToolCalls = append(out[open].ToolCalls, call)
+			if b.open > 0 && p.Turn == b.openTurn && p.Step == b.openStep {
+				m := &b.out[b.open-1]
+				m.ToolCalls = append(m.ToolCalls, call)
 				continue
 			}
-			out = append(out, Message{Role: RoleAssistant, ToolCalls: []MessageToolCall{call}})
-			open, openTurn, openStep = len(out)-1, p.Turn, p.Step
+			b.out = append(b.out, Message{Role: RoleAssistant, ToolCalls: []MessageToolCall{call}})
+			b.open, b.openTurn, b.openStep = len(b.out), p.Turn, p.Step
 		case *ToolResult:
-			out = append(out, Message{Role: RoleTool, ToolCallID: p.CallID,
+			b.out = append(b.out, Message{Role: RoleTool, ToolCallID: p.CallID,
 				Content: registry.CloneContent(p.Content), IsError: p.IsError})
 		case *UserContext:
 			content := make([]registry.ContentBlock, 0, 1+len(p.Content))
@@ -71,9 +93,34 @@ func Messages(events []Event) []Message {
 				content = append(content, registry.Text(p.Text))
 			}
 			content = append(content, p.Content...) // images a Code Mode sub-call deferred
-			out = append(out, Message{Role: RoleUser, Source: p.Source, Content: content})
-			open = -1 // a context is committed at a step boundary
+			b.out = append(b.out, Message{Role: RoleUser, Source: p.Source, Content: content})
+			b.open = 0 // a context is committed at a step boundary
 		}
 	}
+}
+
+// Settled returns, and lets go of, the messages that no later event can
+// change: those before the open step's assistant message (all of them when
+// no step is open).
+func (b *MessageBuilder) Settled() []Message {
+	n := len(b.out)
+	if b.open > 0 {
+		n = b.open - 1
+	}
+	if n == 0 {
+		return nil
+	}
+	settled := b.out[:n]
+	b.out = append([]Message(nil), b.out[n:]...) // the settled ones are not held
+	if b.open > 0 {
+		b.open -= n
+	}
+	return settled
+}
+
+// Rest returns the messages Settled has not returned, and starts over.
+func (b *MessageBuilder) Rest() []Message {
+	out := b.out
+	*b = MessageBuilder{}
 	return out
 }

@@ -180,6 +180,48 @@ func TestMessagesGrouping(t *testing.T) {
 	}
 }
 
+// The builder over any pages of a log gives Messages' messages, Settled's
+// and then Rest's, and between pages holds no more than the open step's.
+func TestMessageBuilderPages(t *testing.T) {
+	logs := map[string][]session.Event{"sample": sampleLog(t)}
+	l := newLog(t)
+	for turn := 1; turn <= 3; turn++ {
+		for step := 1; step <= 3; step++ {
+			id := fmt.Sprintf("t%ds%d", turn, step)
+			l.call(turn, step, id+"a", "x", "{}").call(turn, step, id+"b", "x", "{}").result(id + "a")
+			l.call(turn, step, id+"c", "x", "{}").result(id+"b").result(id+"c") // a call after a result of its step
+		}
+		l.add(session.TypeUserContext, session.UserContext{Source: "s", Text: "t"})
+	}
+	logs["steps"] = l.events
+	// held is how many messages a builder holds: Rest of a copy.
+	held := func(b session.MessageBuilder) int { return len(b.Rest()) }
+	for name, events := range logs {
+		want := session.Messages(events)
+		for size := 1; size <= len(events); size++ {
+			var b session.MessageBuilder
+			var got []session.Message
+			most := 0
+			for i := 0; i < len(events); i += size {
+				b.Add(events[i:min(i+size, len(events))]...)
+				got = append(got, b.Settled()...)
+				most = max(most, held(b))
+			}
+			got = append(got, b.Rest()...)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s, pages of %d: the builder gave %d messages, Messages %d", name, size, len(got), len(want))
+			}
+			if most > 4 { // a step of these logs is at most 4 messages
+				t.Fatalf("%s, pages of %d: the builder held %d messages between pages", name, size, most)
+			}
+		}
+	}
+	var b session.MessageBuilder
+	if b.Settled() != nil || b.Rest() != nil {
+		t.Fatal("an empty builder has messages")
+	}
+}
+
 // TestMessagesFromStore replays what a store gives back: the messages are
 // the same as from the events that were appended.
 func TestMessagesFromStore(t *testing.T) {
