@@ -208,12 +208,12 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if !out.write(b.Settled()) {
-			s.endMessages(w, r, out)
+			s.endMessages(w, out)
 			return
 		}
 	}
 	if !out.write(b.Rest()) {
-		s.endMessages(w, r, out)
+		s.endMessages(w, out)
 		return
 	}
 	out.buf.WriteString("]}\n")
@@ -227,7 +227,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 // endMessages ends a /messages reply whose writer stopped: the client left,
 // or a message did not encode, which is a bug reported as one (an error
 // reply, or the connection cut once the body has started).
-func (s *Server) endMessages(w http.ResponseWriter, r *http.Request, out *messageWriter) {
+func (s *Server) endMessages(w http.ResponseWriter, out *messageWriter) {
 	if out.err == nil {
 		return // the client left
 	}

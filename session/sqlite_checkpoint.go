@@ -23,8 +23,10 @@ import (
 // writer, and flushes as the connection's synchronous setting says) once the
 // commits since its last one have written about sqliteCheckpointPages pages.
 // A checkpoint that finds a commit in progress copies what was committed
-// before it; the WAL starts over at the first commit after one that copied
-// everything.
+// before it. The WAL starts over (is written again from its start) at the
+// first commit after a checkpoint that copied all of it, so under steady
+// load, where every checkpoint overlaps a commit, it grows to the far bound
+// and starts over there.
 const (
 	// sqliteCheckpointPages is how many WAL pages the commits write before
 	// the checkpointer runs: SQLite's default threshold.
@@ -71,14 +73,13 @@ func (s *SQLite) startCheckpointer(ctx context.Context, writer sqliteConn, conn 
 // wrote counts a committed batch's pages and wakes the checkpointer when
 // they pass sqliteCheckpointPages. It runs on the committer's goroutine.
 func (c *checkpointer) wrote(batch []*queued) {
-	n := int64(sqliteCommitPages)
+	var data int64
 	for _, p := range batch {
 		for i := range p.events {
-			n += int64(len(p.events[i].Data))
+			data += int64(len(p.events[i].Data))
 		}
 	}
-	// The events' data in pages, rounded up, besides the fixed part.
-	n = sqliteCommitPages + (n-sqliteCommitPages+sqlitePageSize-1)/sqlitePageSize
+	n := sqliteCommitPages + (data+sqlitePageSize-1)/sqlitePageSize
 	if c.pages.Add(n) < sqliteCheckpointPages {
 		return
 	}
