@@ -189,7 +189,7 @@ func TestMessageBuilderPages(t *testing.T) {
 		for step := 1; step <= 3; step++ {
 			id := fmt.Sprintf("t%ds%d", turn, step)
 			l.call(turn, step, id+"a", "x", "{}").call(turn, step, id+"b", "x", "{}").result(id + "a")
-			l.call(turn, step, id+"c", "x", "{}").result(id+"b").result(id+"c") // a call after a result of its step
+			l.call(turn, step, id+"c", "x", "{}").result(id + "b").result(id + "c") // a call after a result of its step
 		}
 		l.add(session.TypeUserContext, session.UserContext{Source: "s", Text: "t"})
 	}
