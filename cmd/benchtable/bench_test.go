@@ -33,6 +33,33 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+func TestQuantile(t *testing.T) {
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = float64(100 - i) // 100 … 1, unsorted
+	}
+	for _, c := range []struct {
+		in   []float64
+		q    float64
+		want float64
+	}{
+		{nil, 0.99, 0},
+		{[]float64{7}, 0.99, 7},
+		{hundred, 0.99, 99},
+		{hundred, 0.999, 100},
+		{hundred, 0.5, 50},
+		{hundred, 0, 1},
+		{hundred, 1, 100},
+	} {
+		if got := quantile(c.in, c.q); got != c.want {
+			t.Errorf("quantile(%d values, %v) = %v, want %v", len(c.in), c.q, got, c.want)
+		}
+	}
+	if hundred[0] != 100 {
+		t.Error("quantile reordered its input")
+	}
+}
+
 func TestFormat(t *testing.T) {
 	for _, c := range []struct {
 		v    float64

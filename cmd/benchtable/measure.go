@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	goruntime "runtime"
 	"slices"
 	"time"
@@ -85,17 +86,17 @@ func measureAlternating(rounds int, d time.Duration, ops ...op) ([]measured, err
 	return out, nil
 }
 
-// median of xs (the mean of the middle two for an even count); 0 for none.
-// quantile is the q-quantile of xs (0 ≤ q ≤ 1), the nearest rank.
+// quantile is the q-quantile of xs (0 ≤ q ≤ 1), the nearest rank; 0 for none.
 func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	return s[min(int(q*float64(len(s))), len(s)-1)]
+	return s[min(max(int(math.Ceil(q*float64(len(s))))-1, 0), len(s)-1)]
 }
 
+// median of xs (the mean of the middle two for an even count); 0 for none.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
