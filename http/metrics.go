@@ -154,9 +154,7 @@ type commitStatser interface {
 // ratio is a commit's mean time, its flush included), how many writes they
 // took (over commits, the writes a flush serves), and what waits now.
 func registerLogStats(reg *prometheus.Registry, st commitStatser) error {
-	counter := func(name, help string, v func(session.CommitStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(st.Stats()) })
-	}
+	counter := statCounter(st.Stats)
 	return errors.Join(
 		reg.Register(counter("codemode_log_commits_total", "Group commits of the session log: transactions committed, each one flush with durability: full.",
 			func(s session.CommitStats) float64 { return float64(s.Commits) })),
@@ -175,6 +173,14 @@ func registerLogStats(reg *prometheus.Registry, st commitStatser) error {
 	)
 }
 
+// statCounter makes counters of one field each of what read returns, read
+// at each scrape.
+func statCounter[S any](read func() S) func(name, help string, field func(S) float64) prometheus.Collector {
+	return func(name, help string, field func(S) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return field(read()) })
+	}
+}
+
 // checkpointStatser is a store that checkpoints its WAL off the commit
 // path (SQLite).
 type checkpointStatser interface {
@@ -185,9 +191,7 @@ type checkpointStatser interface {
 // ran, how many failed or found another running, how long they took, and
 // the WAL pages the last one could not copy yet.
 func registerCheckpointStats(reg *prometheus.Registry, st checkpointStatser) error {
-	counter := func(name, help string, v func(session.CheckpointStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(st.CheckpointStats()) })
-	}
+	counter := statCounter(st.CheckpointStats)
 	return errors.Join(
 		reg.Register(counter("codemode_log_checkpoints_total", "WAL checkpoints of the SQLite session log, run off the commit path.",
 			func(s session.CheckpointStats) float64 { return float64(s.Checkpoints) })),
