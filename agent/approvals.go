@@ -30,6 +30,9 @@ func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingAppro
 	var asked []PendingApproval
 	answered := map[string]bool{}
 	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
+		if !isApproval(e) {
+			return true
+		}
 		switch p := e.Payload().(type) {
 		case *session.ApprovalAsked:
 			asked = append(asked, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
@@ -65,6 +68,9 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	var last int64 // the last event read: answers after it are another process's
 	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
 		last = e.Seq
+		if !isApproval(e) {
+			return true
+		}
 		switch p := e.Payload().(type) {
 		case *session.ApprovalAsked:
 			if p.ApprovalID == approvalID && ask == nil {
@@ -105,8 +111,18 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	return nil
 }
 
+// isApproval reports whether e is an approval event, the only ones the
+// scans here decode: a session's log is mostly nested dispatches, whose
+// payloads (every sub-call's arguments and content) cost the most to decode.
+func isApproval(e session.Event) bool {
+	return e.Type == session.TypeApprovalAsked || e.Type == session.TypeApprovalAnswered
+}
+
 // answerTo decodes e when it answers the approval id.
 func answerTo(e session.Event, approvalID string) (session.ApprovalAnswered, bool) {
+	if e.Type != session.TypeApprovalAnswered {
+		return session.ApprovalAnswered{}, false
+	}
 	if p, ok := e.Payload().(*session.ApprovalAnswered); ok && p.ApprovalID == approvalID {
 		return *p, true
 	}

@@ -138,6 +138,9 @@ func (p *approvals) answer(ctx context.Context, a *app.App, sessionID string) {
 		}
 		for _, e := range events {
 			after = e.Seq
+			if e.Type != session.TypeApprovalAsked {
+				continue // not decoded: most of a run's events are its nested dispatches
+			}
 			ask, ok := e.Payload().(*session.ApprovalAsked)
 			if !ok {
 				continue
