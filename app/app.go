@@ -94,6 +94,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		MaxContentBytes:     int(cfg.Limits.MaxContentBytes),
 		MaxSubCallBytes:     int(cfg.Limits.MaxSubCallBytes),
 		Runner:              runner,
+		PromptBudget:        cfg.SDK.PromptBudget,
+		Pinned:              pinned(cfg.Scopes),
 	})
 
 	store := opts.Store
@@ -253,6 +255,17 @@ func (a *App) scopeMode(name string) string {
 	return string(v.Mode())
 }
 
+// pinned maps each scope to the tools its catalog shows whole first.
+func pinned(scopes map[string]config.ScopeConfig) map[string][]string {
+	out := map[string][]string{}
+	for name, sc := range scopes {
+		if len(sc.Pinned) > 0 {
+			out[name] = sc.Pinned
+		}
+	}
+	return out
+}
+
 // mountPolicies turns configured policies and guards into runtime hooks. A
 // scoped rule binds its scope and the scope's descendants. A configured guard
 // names tools only, so it vetoes every call of the tools it matches: they are
@@ -274,6 +287,18 @@ func (a *App) mountPolicies() error {
 			}
 			return runtime.Allow(), nil
 		})
+		// The catalog says so beside the tool: a program learns before it calls.
+		note := map[string]string{"deny": "denied here", "ask": "asks a person first"}[p.Decision]
+		if note == "" {
+			continue
+		}
+		if p.Reason != "" {
+			note += ": " + p.Reason
+		}
+		match := func(name string) bool { return config.MatchTool(p.Tool, name) }
+		if _, err := a.Registry.Annotate(p.Scope, match, note); err != nil {
+			return fmt.Errorf("policies: %w", err)
+		}
 	}
 	for _, g := range a.Config.Guards {
 		g := g

@@ -40,6 +40,12 @@ type Options struct {
 	// processes (package sandbox/worker). Either way the sub-calls, their scheduling and
 	// the log stay in this process.
 	Runner sandbox.Runner
+	// PromptBudget bounds run_code's description (Prompt) in o200k tokens: the whole SDK while
+	// it fits, a catalog past it (sdkgen.PromptOptions.Budget). 0: sdkgen.DefaultPromptBudget;
+	// negative: no bound.
+	PromptBudget int
+	// Pinned lists, per scope, the tools its catalog shows whole first.
+	Pinned map[string][]string
 }
 
 // Bridge is the run_code tool bound to a runtime.

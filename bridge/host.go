@@ -185,6 +185,10 @@ func (r *run) Names() []string { return r.view.Names() }
 
 // Call implements sandbox.Host: it submits a sub-call and returns at once.
 func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
+	if sandbox.IsDiscovery(c.Name) {
+		settle(r.discover(c))
+		return
+	}
 	if r.batch.Context().Err() != nil {
 		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code was cancelled; the call was not dispatched"}})
 		return

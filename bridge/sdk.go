@@ -12,7 +12,8 @@ type promptKey struct{}
 
 // Prompt is what a model reads before it writes a program for view v: the
 // run_code instructions with this bridge's limits and the runtime's
-// platform, then the tools' declarations (sdkgen.PromptWith). It is built
+// platform, then the tools' declarations while they fit the prompt budget,
+// else a catalog and the discovery API (sdkgen.PromptWith). It is built
 // once per view and is run_code's model-facing description wherever
 // run_code is offered.
 func (b *Bridge) Prompt(v *registry.View) []byte {
@@ -25,6 +26,8 @@ func (b *Bridge) Prompt(v *registry.View) []byte {
 			MaxLogBytes:    int64(l.MaxLogBytes),
 			MaxResultBytes: int64(l.MaxResultBytes),
 			Platform:       sandbox.PlatformSummary,
+			Budget:         b.opts.PromptBudget,
+			Pinned:         b.opts.Pinned[v.Scope()],
 		})
 	}).([]byte)
 }
@@ -45,10 +48,9 @@ func SDK(v *registry.View) *sdkgen.Set {
 // Signature is the TypeScript signature of the view's tool name as the SDK declares it
 // (`tools.name(args: {…}): Promise<…>`); ok is false for a name outside the SDK.
 func Signature(v *registry.View, name string) (string, bool) {
-	for _, t := range SDK(v).Tools() {
-		if t.Name == name {
-			return "tools." + sdkgen.Signature(t), true
-		}
+	t, ok := SDK(v).Tool(name)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return "tools." + sdkgen.Signature(t), true
 }

@@ -29,6 +29,7 @@ type Config struct {
 	Demo       *bool                  `yaml:"demo"`
 	DemoState  DemoState              `yaml:"demo_state"`
 	Limits     Limits                 `yaml:"limits"`
+	SDK        SDK                    `yaml:"sdk"`
 	Server     Server                 `yaml:"server"`
 	Approvals  Approvals              `yaml:"approvals"`
 	Scopes     map[string]ScopeConfig `yaml:"scopes"`
@@ -59,6 +60,13 @@ type Retention struct {
 	MaxAge   Duration `yaml:"max_age"`
 	MaxCount int      `yaml:"max_count"`
 	Interval Duration `yaml:"interval"`
+}
+
+// SDK shapes what a model reads of the tools.
+type SDK struct {
+	// PromptBudget bounds run_code's description in o200k tokens: the whole SDK while it fits,
+	// a catalog with tools.$search past it; -1 means no bound.
+	PromptBudget int `yaml:"prompt_budget"`
 }
 
 // Limits bound one run.
@@ -125,6 +133,9 @@ type ScopeConfig struct {
 	Parent   string    `yaml:"parent"`
 	Mode     string    `yaml:"mode"`
 	Restrict *Restrict `yaml:"restrict"`
+	// Pinned names tools a catalog shows whole first, in this order, when the scope's SDK is
+	// over sdk.prompt_budget.
+	Pinned []string `yaml:"pinned"`
 }
 
 // Restrict is an allow or a deny mask.
@@ -258,6 +269,7 @@ func Default() Config {
 			IdleTTL:         Duration(24 * time.Hour),
 		},
 		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
+		SDK:       SDK{PromptBudget: 2000},
 		Log:       Log{Format: "text", Level: "info"},
 		Sessions:  Sessions{Retention: Retention{Interval: Duration(10 * time.Minute)}},
 	}
@@ -501,6 +513,8 @@ func (c *Config) validateLimits() error {
 		return bad("limits.max_sub_call_bytes", "must be positive")
 	case l.Memory < 0:
 		return bad("limits.memory", "must not be negative")
+	case c.SDK.PromptBudget != -1 && c.SDK.PromptBudget < 500:
+		return bad("sdk.prompt_budget", "must be at least 500 tokens (the program contract alone is about 450), or -1 for no bound; got %d", c.SDK.PromptBudget)
 	}
 	return nil
 }
@@ -608,6 +622,11 @@ func (c *Config) validateScopes() error {
 		if r := sc.Restrict; r != nil {
 			if (len(r.Allow) == 0) == (len(r.Deny) == 0) {
 				return bad(key+".restrict", "give exactly one non-empty list: allow or deny")
+			}
+		}
+		for i, name := range sc.Pinned {
+			if name == "" {
+				return bad(fmt.Sprintf("%s.pinned[%d]", key, i), "must name a tool")
 			}
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/catalog"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/sdkgen"
@@ -189,4 +191,31 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// searchTools serves GET /v1/tools/search?scope=S&q=TEXT&limit=N&group=G: the scope's tools
+// ranked for the query, as tools.$search answers a program (catalog.Result). A bad limit or
+// an unknown group is a 400.
+func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v, apiErr := s.resolveScope(r, q.Get("scope"))
+	if apiErr != nil {
+		s.writeError(w, apiErr)
+		return
+	}
+	query := catalog.Query{Text: q.Get("q"), Group: q.Get("group")}
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			s.writeError(w, badRequest("limit must be a whole number from 1 to %d", catalog.MaxLimit))
+			return
+		}
+		query.Limit = min(n, catalog.MaxLimit)
+	}
+	res, err := bridge.Catalog(v).Search(query)
+	if err != nil {
+		s.writeError(w, badRequest("%s", err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }

@@ -241,6 +241,7 @@ func (s *Server) routes(opts Options) http.Handler {
 			r.Get("/scopes", s.scopes)
 			r.Get("/upstreams", upstreams(opts.Upstreams))
 			r.Get("/tools", s.tools)
+			r.Get("/tools/search", s.searchTools)
 			r.Get("/sdk", s.sdk)
 			r.Get("/sdk/tokens", s.sdkTokenCounts)
 			r.Post("/run", s.run)

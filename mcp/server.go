@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -144,12 +145,23 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 				}
 				return res, nil
 			}
-			if method == "tools/list" && s.upstreams != nil {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			if s.upstreams != nil {
 				// Bounded by each upstream's connect_timeout; a client that
 				// gives up first just ends the wait.
 				_ = s.upstreams.Settle(ctx)
 			}
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if list, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+				first := true
+				if r, ok := req.(*sdk.ListToolsRequest); ok && r.Params != nil && r.Params.Cursor != "" {
+					first = false
+				}
+				s.runCodeFirst(list, first)
+			}
+			return res, err
 		}
 	})
 	s.sync()
@@ -278,6 +290,20 @@ func (s *Server) addTool(t *sdk.Tool) (err error) {
 	}()
 	s.mcp.AddTool(t, s.call)
 	return nil
+}
+
+// runCodeFirst puts run_code at the head of the first page of a tools/list answer and takes
+// it off every other page: the go-sdk pages tools in name order, so among a thousand tools
+// run_code would sit on a page a one-page client never reads.
+func (s *Server) runCodeFirst(list *sdk.ListToolsResult, firstPage bool) {
+	e, ok := s.listing(registry.RunCode)
+	if !ok {
+		return
+	}
+	list.Tools = slices.DeleteFunc(list.Tools, func(t *sdk.Tool) bool { return t.Name == registry.RunCode })
+	if firstPage {
+		list.Tools = slices.Insert(list.Tools, 0, e.tool)
+	}
 }
 
 func (s *Server) isListed(name string) bool {

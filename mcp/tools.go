@@ -235,22 +235,26 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 		}
 		u.tools[def.Name] = &registration{fingerprint: fp, unregister: remove}
 	}
-	for _, p := range planned {
-		def, fp, err := u.definition(p.name, p.tool)
-		if err != nil {
-			rejected = append(rejected, RejectedTool{Tool: p.tool.Name, Reason: err.Error()})
-			continue
+	// One registry change for the whole list: listeners (the MCP tool list, the SDK and its
+	// catalog) rebuild once, not once per tool.
+	u.reg.Batch(func() {
+		for _, p := range planned {
+			def, fp, err := u.definition(p.name, p.tool)
+			if err != nil {
+				rejected = append(rejected, RejectedTool{Tool: p.tool.Name, Reason: err.Error()})
+				continue
+			}
+			register(def, fp, p.tool.Name)
 		}
-		register(def, fp, p.tool.Name)
-	}
-	for _, h := range helpers {
-		register(h, "helper:"+h.Name, h.Name)
-	}
-	for name := range u.tools {
-		if !want[name] {
-			u.unregister(name)
+		for _, h := range helpers {
+			register(h, "helper:"+h.Name, h.Name)
 		}
-	}
+		for name := range u.tools {
+			if !want[name] {
+				u.unregister(name)
+			}
+		}
+	})
 	sort.Slice(rejected, func(i, j int) bool { return rejected[i].Tool < rejected[j].Tool })
 	u.reportTools(renamed, rejected)
 	return len(u.tools), nil

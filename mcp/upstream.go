@@ -918,7 +918,9 @@ func (u *upstream) unregister(name string) {
 }
 
 func (u *upstream) unregisterAll() {
-	for name := range u.tools {
-		u.unregister(name)
-	}
+	u.reg.Batch(func() {
+		for name := range u.tools {
+			u.unregister(name)
+		}
+	})
 }

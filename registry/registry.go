@@ -49,12 +49,15 @@ type Registry struct {
 	globalMode Mode
 	// globalWithheld withholds tools from every view (Withhold on Global).
 	globalWithheld []*withholding
+	globalNotes    []*withholding // Annotate on Global
 	scopes         map[string]*scope
 	transport      *Tool
 	gen            uint64           // bumped by every change; guarded by mu
 	views          map[string]*View // resolved views for gen; guarded by mu
 	nextID         uint64
 	listeners      map[uint64]func()
+	batching       int  // Batch calls under way; guarded by mu
+	deferred       bool // a change happened while batching; guarded by mu
 }
 
 type entry struct {
@@ -68,9 +71,11 @@ type scope struct {
 	tools        map[string]*entry
 	restrictions []*restriction
 	withheld     []*withholding
+	notes        []*withholding // Annotate: reason is the note
 }
 
-// withholding leaves the names match selects out of a scope's views (see Withhold).
+// withholding leaves the names match selects out of a scope's views (see Withhold); as a note
+// (Annotate), it labels them.
 type withholding struct {
 	match  func(name string) bool
 	reason string
@@ -154,15 +159,44 @@ func (r *Registry) changed() {
 }
 
 func (r *Registry) notify() {
-	r.mu.RLock()
+	r.mu.Lock()
+	if r.batching > 0 {
+		r.deferred = true
+		r.mu.Unlock()
+		return
+	}
 	fns := make([]func(), 0, len(r.listeners))
 	for _, fn := range r.listeners {
 		fns = append(fns, fn)
 	}
-	r.mu.RUnlock()
+	r.mu.Unlock()
 	for _, fn := range fns {
 		fn()
 	}
+}
+
+// Batch runs fn, which may change the registry any number of times, and notifies the OnChange
+// listeners once when it returns (if anything changed) rather than after every change: an
+// upstream registering a thousand tools costs its listeners (the MCP tool list, the SDK) one
+// rebuild, not a thousand. Views resolved inside fn see every change at once as usual. Changes
+// other goroutines make meanwhile are announced with the batch's.
+func (r *Registry) Batch(fn func()) {
+	r.mu.Lock()
+	r.batching++
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.batching--
+		announce := r.batching == 0 && r.deferred
+		if announce {
+			r.deferred = false
+		}
+		r.mu.Unlock()
+		if announce {
+			r.notify()
+		}
+	}()
+	fn()
 }
 
 // CreateScope creates a scope under parent (Global for a root scope).
@@ -437,17 +471,57 @@ func (r *Registry) Withhold(scopeName string, match func(name string) bool, reas
 	}, nil
 }
 
-// withheldLocked moves the tools the scope chain withholds from tools to the
-// returned map, with each one's reason (the nearest scope's first rule wins).
-func (r *Registry) withheldLocked(scopeName string, tools map[string]*Tool) (map[string]*Tool, map[string]string) {
+// Annotate labels the tools match selects, in the scope's views and its descendants' (Global:
+// every view), with note: what a person or a program should know before calling one, such as a
+// policy that denies it or asks for approval. Notes change nothing about a call; the catalog
+// shows them beside a tool's summary (View.Note). The nearest scope's first note wins.
+func (r *Registry) Annotate(scopeName string, match func(name string) bool, note string) (remove func(), err error) {
+	if match == nil {
+		return nil, errors.New("annotate: no match function")
+	}
+	w := &withholding{match: match, reason: note}
+	r.mu.Lock()
+	list := &r.globalNotes
+	if scopeName != Global {
+		s, ok := r.scopes[scopeName]
+		if !ok {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
+		}
+		list = &s.notes
+	}
+	*list = append(*list, w)
+	r.changed()
+	r.mu.Unlock()
+	r.notify()
+	return func() {
+		r.mu.Lock()
+		if i := slices.Index(*list, w); i >= 0 {
+			*list = slices.Delete(*list, i, i+1)
+			r.changed()
+		}
+		r.mu.Unlock()
+		r.notify()
+	}, nil
+}
+
+// chainRulesLocked gathers a rule list along the scope chain, nearest scope first, then the
+// global one.
+func (r *Registry) chainRulesLocked(scopeName string, of func(*scope) []*withholding, global []*withholding) []*withholding {
 	var rules []*withholding
 	for a := r.scopes[scopeName]; a != nil; a = r.scopes[a.parent] {
-		rules = append(rules, a.withheld...)
+		rules = append(rules, of(a)...)
 		if a.parent == Global {
 			break
 		}
 	}
-	rules = append(rules, r.globalWithheld...)
+	return append(rules, global...)
+}
+
+// withheldLocked moves the tools the scope chain withholds from tools to the
+// returned map, with each one's reason (the nearest scope's first rule wins).
+func (r *Registry) withheldLocked(scopeName string, tools map[string]*Tool) (map[string]*Tool, map[string]string) {
+	rules := r.chainRulesLocked(scopeName, func(s *scope) []*withholding { return s.withheld }, r.globalWithheld)
 	if len(rules) == 0 {
 		return nil, nil
 	}
@@ -546,6 +620,7 @@ func (r *Registry) resolveLocked(scopeName string) (*View, error) {
 		}
 	}
 	v.withheld, v.withheldReasons = r.withheldLocked(scopeName, tools)
+	v.notes = r.chainRulesLocked(scopeName, func(s *scope) []*withholding { return s.notes }, r.globalNotes)
 	v.tools = tools
 	if scopeName != Global {
 		v.chain = r.chainLocked(scopeName)
@@ -575,7 +650,8 @@ type View struct {
 	// by Get, never listed; withheldReasons says why.
 	withheld        map[string]*Tool
 	withheldReasons map[string]string
-	memo            sync.Map // derived data (the SDK set and its texts, MCP tool lists); see Memo
+	notes           []*withholding // Annotate's rules, nearest scope first
+	memo            sync.Map       // derived data (the SDK set and its texts, MCP tool lists); see Memo
 }
 
 // Memo returns the value derived from this view under key, building it once
@@ -613,6 +689,16 @@ func (v *View) Get(name string) (*Tool, bool) {
 	}
 	t, ok := v.withheld[name]
 	return t, ok
+}
+
+// Note is what the scope's annotations say of the tool name (Registry.Annotate); "" for none.
+func (v *View) Note(name string) string {
+	for _, w := range v.notes {
+		if w.match(name) {
+			return w.reason
+		}
+	}
+	return ""
 }
 
 // Withheld is one tool a view leaves out, and why.
@@ -660,16 +746,16 @@ func (v *View) HasSDKTool(name string) bool {
 	return ok
 }
 
-// ModelTools lists what a model is offered directly, sorted: the tools in
-// native mode, run_code only in code mode, both in both.
+// ModelTools lists what a model is offered directly: run_code first when the mode exposes it
+// (so that a client reading only the first page of a long list still finds it), then the
+// tools in name order in native and both modes.
 func (v *View) ModelTools() []*Tool {
 	var out []*Tool
-	if v.mode != ModeCode {
-		out = v.SDKTools()
-	}
 	if v.transport != nil {
 		out = append(out, v.transport)
-		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	}
+	if v.mode != ModeCode {
+		out = append(out, v.SDKTools()...)
 	}
 	return out
 }

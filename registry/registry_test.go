@@ -429,8 +429,9 @@ func TestModes(t *testing.T) {
 			map[string]bool{"alpha": true, "zeta": true}, []string{"alpha", "zeta"}, []string{"alpha", "zeta"}},
 		{registry.ModeCode, true, []string{registry.RunCode}, true,
 			map[string]bool{"alpha": false, "zeta": false, registry.RunCode: true}, []string{"alpha", "zeta"}, []string{registry.RunCode}},
-		{registry.ModeBoth, true, []string{"alpha", registry.RunCode, "zeta"}, true,
-			map[string]bool{"alpha": true, "zeta": true, registry.RunCode: true}, []string{"alpha", "zeta"}, []string{"alpha", registry.RunCode, "zeta"}},
+		// run_code comes first, so that a client reading one page of a long list finds it.
+		{registry.ModeBoth, true, []string{registry.RunCode, "alpha", "zeta"}, true,
+			map[string]bool{"alpha": true, "zeta": true, registry.RunCode: true}, []string{"alpha", "zeta"}, []string{registry.RunCode, "alpha", "zeta"}},
 		{registry.ModeCode, false, []string{}, false,
 			map[string]bool{"alpha": false, registry.RunCode: true}, []string{"alpha", "zeta"}, []string{}},
 	}

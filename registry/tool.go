@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -158,6 +159,9 @@ func checkCommon(name string, b *Behavior) error {
 	}
 	if name == RunCode {
 		return fmt.Errorf("tool name %q is reserved for the Code Mode transport", name)
+	}
+	if strings.HasPrefix(name, "$") {
+		return fmt.Errorf("tool name %q: names starting with \"$\" are reserved for the SDK's own members (tools.$search, tools.$describe)", name)
 	}
 	if b.Execute == nil {
 		return fmt.Errorf("tool %q: Execute is required", name)

@@ -17,11 +17,11 @@ func TestUnknownToolIsAToolCallError(t *testing.T) {
 		}
 		return out`, host)
 	wantValue(t, res, `[
-		["ToolCallError","math_multiply","UNKNOWN_TOOL","unknown tool \"math_multiply\": did you mean tools.math_add or tools.math_sub? Object.keys(tools) lists the tools; their types are in the SDK."],
-		["ToolCallError","math_ad","UNKNOWN_TOOL","unknown tool \"math_ad\": did you mean tools.math_add? Object.keys(tools) lists the tools; their types are in the SDK."],
-		["ToolCallError","Util_Echo","UNKNOWN_TOOL","unknown tool \"Util_Echo\": did you mean tools.util_echo? Object.keys(tools) lists the tools; their types are in the SDK."],
-		["ToolCallError","search","UNKNOWN_TOOL","unknown tool \"search\": did you mean tools[\"my-server.search\"]? Object.keys(tools) lists the tools; their types are in the SDK."],
-		["ToolCallError","zzz","UNKNOWN_TOOL","unknown tool \"zzz\". Object.keys(tools) lists the tools; their types are in the SDK."]]`)
+		["ToolCallError","math_multiply","UNKNOWN_TOOL","unknown tool \"math_multiply\": did you mean tools.math_add or tools.math_sub? tools.$search(\"what it should do\") finds tools by what they do."],
+		["ToolCallError","math_ad","UNKNOWN_TOOL","unknown tool \"math_ad\": did you mean tools.math_add? tools.$search(\"what it should do\") finds tools by what they do."],
+		["ToolCallError","Util_Echo","UNKNOWN_TOOL","unknown tool \"Util_Echo\": did you mean tools.util_echo? tools.$search(\"what it should do\") finds tools by what they do."],
+		["ToolCallError","search","UNKNOWN_TOOL","unknown tool \"search\": did you mean tools[\"my-server.search\"]? tools.$search(\"what it should do\") finds tools by what they do."],
+		["ToolCallError","zzz","UNKNOWN_TOOL","unknown tool \"zzz\". tools.$search(\"what it should do\") finds tools by what they do."]]`)
 	if n := len(host.recorded()); n != 0 {
 		t.Fatalf("an unknown tool was dispatched (%d calls)", n)
 	}
@@ -43,7 +43,7 @@ func TestUnknownToolOfAHugeName(t *testing.T) {
 			try { await tools[name]() } catch (e) { out.push(e.message) }
 		}
 		return [out.length, out[0].length < 300, out[0]]`, host)
-	wantValue(t, res, `[50,true,"unknown tool \"search_files_search_files_search_files_search_files_search_files\"… (520002 bytes; tool names have at most 128 characters). Object.keys(tools) lists the tools; their types are in the SDK."]`)
+	wantValue(t, res, `[50,true,"unknown tool \"search_files_search_files_search_files_search_files_search_files\"… (520002 bytes; tool names have at most 128 characters). tools.$search(\"what it should do\") finds tools by what they do."]`)
 	if got := nearestNames(strings.Repeat("é", 257), []string{strings.Repeat("é", 256)}, 3); got != nil {
 		t.Fatalf("suggestions for a name over the longest a tool name can be: %q", got)
 	}

@@ -29,7 +29,7 @@ func (r *run) unknownToolMessage(name string) string {
 	} else {
 		msg += "."
 	}
-	return msg + " Object.keys(tools) lists the tools; their types are in the SDK."
+	return msg + ` tools.$search("what it should do") finds tools by what they do.`
 }
 
 func orList(names []string) string {

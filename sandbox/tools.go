@@ -74,6 +74,18 @@ var probedNames = map[string]bool{
 	"apply": true, "bind": true, "name": true, "__esModule": true, "default": true,
 }
 
+// Discovery members of tools: not tools, but the host's own catalog of them. Their calls reach
+// the Host like tool calls, named as here, with all their arguments as one JSON array
+// (`tools.$search("x", {limit: 5})` sends `["x",{"limit":5}]`). No tool can take a name that
+// starts with "$", so they never shadow one; Object.keys(tools) does not list them.
+const (
+	SearchName   = "$search"
+	DescribeName = "$describe"
+)
+
+// IsDiscovery reports whether name is a discovery member of tools.
+func IsDiscovery(name string) bool { return name == SearchName || name == DescribeName }
+
 func (t toolsObject) Get(name string) goja.Value {
 	defer t.r.recoverNative("tools")
 	if v, ok := t.r.bindings[name]; ok {
@@ -81,6 +93,10 @@ func (t toolsObject) Get(name string) goja.Value {
 	}
 	var v goja.Value
 	switch {
+	case IsDiscovery(name):
+		v = t.r.function(name, func(call goja.FunctionCall) goja.Value {
+			return t.r.callTool(name, call)
+		})
 	case t.r.host.Has(name):
 		v = t.r.newBinding(name)
 	case probedNames[name]:
@@ -96,7 +112,7 @@ func (t toolsObject) Get(name string) goja.Value {
 
 func (t toolsObject) Has(name string) bool {
 	defer t.r.recoverNative("tools")
-	return t.r.host.Has(name)
+	return IsDiscovery(name) || t.r.host.Has(name)
 }
 
 func (t toolsObject) Keys() []string {
@@ -143,10 +159,19 @@ func (r *run) toolCallErrorClass() *goja.Object {
 // promise its settlement will resolve. A bad argument rejects the promise and dispatches nothing.
 func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 	var args []byte
-	switch len(call.Arguments) {
-	case 0:
+	switch n := len(call.Arguments); {
+	case IsDiscovery(name):
+		if n > 2 {
+			return r.rejectedAt(name, "INVALID_ARGS", fmt.Sprintf("tools.%s takes at most two arguments, got %d", name, n))
+		}
+		b, serr := r.snapshot(r.rt.NewArray(toInterfaces(call.Arguments)...), snapArgument, r.opts.MaxArgBytes)
+		if serr != nil {
+			return r.rejectedAt(name, "INVALID_ARGS", serr.message())
+		}
+		args = b
+	case n == 0:
 		args = []byte("{}")
-	case 1:
+	case n == 1:
 		b, serr := r.snapshot(call.Arguments[0], snapArgument, r.opts.MaxArgBytes)
 		if serr != nil {
 			return r.rejectedAt(name, "INVALID_ARGS", serr.message())
@@ -180,6 +205,14 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 		}
 	}
 	return r.rt.ToValue(p)
+}
+
+func toInterfaces(vs []goja.Value) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
 }
 
 // pendingCall is a dispatched call until its settlement is applied in the VM.

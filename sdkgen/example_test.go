@@ -32,10 +32,14 @@ func ExampleTypeScript() {
 	//   }>;
 	//   /** Searches notes. */
 	//   "notes.search"(args: unknown): Promise<unknown>;
+	//   /** Finds tools: ranked by how well name, description and parameters match the query (plain words); `total` counts the whole catalog; limit 1–50, default 10; `group` keeps a name prefix. */
+	//   $search(query: string, options?: { limit?: number; group?: string }): Promise<{ total: number; matched: number; tools: { name: string; summary: string; signature: string }[] }>;
+	//   /** The full TypeScript declarations, with descriptions, of the named tools. */
+	//   $describe(names: string | string[]): Promise<string>;
 	// };
 	//
 	// /** The name of a tool. */
-	// type ToolName = keyof typeof tools;
+	// type ToolName = Exclude<keyof typeof tools, "$search" | "$describe">;
 	// /** The argument object of each tool. */
 	// type ToolArgsMap = { [K in ToolName]: Exclude<Parameters<(typeof tools)[K]>[0], undefined> };
 	// /** The value each tool's call resolves to. */

@@ -36,19 +36,16 @@ func JavaScript(s *Set) []byte {
 	b.WriteString(jsHeader)
 	b.WriteString("\n/**\n * ")
 	b.WriteString(toolsDoc)
-	b.WriteString("\n")
-	if len(entries) > 0 {
-		b.WriteString(" *\n")
-	}
+	b.WriteString("\n *\n")
 	for _, e := range entries {
 		b.WriteString(" * - `")
-		b.WriteString(escapeCommentEnd(propertyKey(e.tool.Name)))
+		b.WriteString(escapeCommentEnd(propertyKey(e.name)))
 		b.WriteString("`")
-		if doc := docSummary(e.tool.Description); doc != "" {
+		if doc := docSummary(e.description); doc != "" {
 			b.WriteString(": ")
 			b.WriteString(doc)
 		}
-		for _, arg := range argumentDocs(e.params, e.tool.Name) {
+		for _, arg := range argumentDocs(e.params, e.name) {
 			b.WriteString(" `args")
 			if key := propertyKey(arg.name); key == arg.name {
 				b.WriteString("." + key)
@@ -60,15 +57,17 @@ func JavaScript(s *Set) []byte {
 		}
 		b.WriteByte('\n')
 	}
+	b.WriteString(" * - `$search`: " + searchDoc + "\n")
+	b.WriteString(" * - `$describe`: " + describeDoc + "\n")
 	b.WriteString(" *\n * @type {{")
 	for _, e := range entries {
 		b.WriteString("\n *   ")
 		b.WriteString(escapeCommentEnd(signature(e, layoutBare)))
 		b.WriteByte(';')
 	}
-	if len(entries) > 0 {
-		b.WriteString("\n * ")
-	}
+	b.WriteString("\n *   " + searchDecl + ";")
+	b.WriteString("\n *   " + describeDecl + ";")
+	b.WriteString("\n * ")
 	b.WriteString("}}\n */\nvar tools;\n")
 	return b.Bytes()
 }
@@ -82,7 +81,7 @@ func argumentDocs(sc schema, toolName string) []argumentDoc {
 	if sc.state != schemaValid {
 		return nil
 	}
-	obj, _ := sc.value.(map[string]any)
+	obj, _ := sc.value().(map[string]any)
 	props, _ := obj["properties"].(map[string]any)
 	var out []argumentDoc
 	for name, ps := range props {

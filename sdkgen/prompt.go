@@ -18,6 +18,12 @@ type PromptOptions struct {
 	// Platform is the line that says what the runtime offers besides the tools, for example
 	// sandbox.PlatformSummary; empty means DefaultPlatform.
 	Platform string
+	// Budget bounds the prompt in o200k tokens: the whole SDK while it fits, a catalog past
+	// it. Zero means DefaultPromptBudget; negative means no bound (always the whole SDK).
+	Budget int
+	// Pinned names the tools a catalog shows whole first, in this order (names the set does
+	// not have are passed over).
+	Pinned []string
 }
 
 // The defaults PromptOptions falls back to: those of the sandbox (sandbox.DefaultTimeout, …) and
@@ -42,20 +48,41 @@ func Prompt(s *Set) []byte { return PromptWith(s, PromptOptions{}) }
 // PromptWith renders what a model reads up front to use run_code: the program contract
 // (docs/contract.md "The program") in as few words as it can be said — the program's
 // shape, what a call returns, when promises settle, how values cross, the limits, how failures
-// surface, what the runtime offers — one short example, and the set's declarations with each
-// tool on one line (its JSDoc summary, then its signature with property JSDoc inline). It has no
-// version banner: the version is the ETag's, so two prompts differ only where the tools or the
-// options do. Fences are longer than any backtick run inside them.
+// surface, what the runtime offers — one short example, and then the tools. While the whole SDK
+// fits o.Budget it follows, with each tool on one line (its JSDoc summary, then its signature
+// with property JSDoc inline); past the budget a catalog follows instead: how to find tools
+// from a program (tools.$search, tools.$describe), the groups of tools with their counts, and
+// whole declarations of the pinned tools and a few of each group, within the budget. It has
+// no version banner: the version is the ETag's, so two prompts differ only where the tools or
+// the options do. Fences are longer than any backtick run inside them.
 func PromptWith(s *Set, o PromptOptions) []byte {
-	var decls bytes.Buffer
-	writeToolsDecl(&decls, s.entries(), layoutInline)
+	contract := promptContract(o)
+	if o.Budget < 0 {
+		var decls bytes.Buffer
+		writeToolsDecl(&decls, s.entries(), layoutInline, false)
+		return appendFenced(contract, decls.Bytes(), "ts")
+	}
+	budget := pick(o.Budget, DefaultPromptBudget)
+	if whole, ok := wholeWithin(s, contract, budget); ok {
+		return whole
+	}
+	return catalogPrompt(s, contract, budget, o.Pinned)
+}
+
+// IsCatalog reports whether a prompt PromptWith rendered is a catalog rather than the whole SDK.
+func IsCatalog(prompt []byte) bool { return bytes.Contains(prompt, []byte(catalogMarker)) }
+
+// catalogMarker is the text only a catalog prompt has.
+const catalogMarker = " tools, too many to list here"
+
+// promptContract is the part of the prompt before the tools.
+func promptContract(o PromptOptions) []byte {
 	platform := o.Platform
 	if platform == "" {
 		platform = DefaultPlatform
 	}
-
 	var b bytes.Buffer
-	b.Grow(1400 + decls.Len())
+	b.Grow(1400)
 	b.WriteString("`run_code({code, description?})`: `code` is the body of an async function, JS or TS (types unchecked), " +
 		"calling the tools below; top-level `await`/`return` work.\n" +
 		"- `await tools.name(args)` returns the tool's value (data, not text); other names: `tools[\"a.b\"](args)`.\n" +
@@ -83,12 +110,6 @@ func PromptWith(s *Set, o PromptOptions) []byte {
 		"try { await tools.z(a) } catch (e) { console.log(e.code, e.message) }\n" +
 		"return { a, n: b.items.length }\n" +
 		"```\n\n")
-	fence := bytes.Repeat([]byte("`"), max(3, longestBacktickRun(decls.Bytes())+1))
-	b.Write(fence)
-	b.WriteString("ts\n")
-	b.Write(decls.Bytes())
-	b.Write(fence)
-	b.WriteByte('\n')
 	return b.Bytes()
 }
 

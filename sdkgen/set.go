@@ -33,19 +33,38 @@ type Set struct {
 	version string
 }
 
-// entry is one tool of a Set with its schemas decoded once.
+// entry is one tool of a Set. Its schemas are kept as canonical text only and decoded when a
+// text is rendered, so a large catalog costs about the size of its definitions.
 type entry struct {
-	tool   Tool   // deep copy of the caller's definition
-	params schema // decoded Parameters
-	output schema // decoded Output
+	name, description string
+	params            schema // Parameters
+	output            schema // Output
 }
 
-// schema is a decoded JSON Schema document and its canonical form.
+// schema is a JSON Schema document in canonical form.
 type schema struct {
 	state schemaState
-	value any    // decoded with json.Number; valid only when state == schemaValid
 	canon []byte // canonical bytes (sorted keys) when valid; the trimmed raw bytes otherwise
 }
+
+// value decodes a valid schema's canonical text (with json.Number); nil otherwise. Each call
+// returns a fresh tree that the caller may keep or change.
+func (sc schema) value() any {
+	if sc.state != schemaValid {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(sc.canon))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil // cannot happen: canon was encoded from a decoded value
+	}
+	return v
+}
+
+// raw returns the schema as the Tool carries it: canonical JSON, the invalid text as given, or
+// nothing.
+func (sc schema) raw() json.RawMessage { return bytes.Clone(sc.canon) }
 
 type schemaState uint8
 
@@ -66,26 +85,22 @@ func NewSet(tools []Tool) *Set {
 			continue
 		}
 		entries = append(entries, entry{
-			tool: Tool{
-				Name:        t.Name,
-				Description: t.Description,
-				Parameters:  bytes.Clone(t.Parameters),
-				Output:      bytes.Clone(t.Output),
-			},
-			params: decodeSchema(t.Parameters),
-			output: decodeSchema(t.Output),
+			name:        t.Name,
+			description: t.Description,
+			params:      decodeSchema(t.Parameters),
+			output:      decodeSchema(t.Output),
 		})
 	}
 	slices.SortFunc(entries, compareEntries)
-	entries = slices.CompactFunc(entries, func(a, b entry) bool { return a.tool.Name == b.tool.Name })
+	entries = slices.CompactFunc(entries, func(a, b entry) bool { return a.name == b.name })
 	return &Set{tools: entries, version: versionOf(entries)}
 }
 
 // compareEntries orders by name, then by canonical content, so that sorting is total.
 func compareEntries(a, b entry) int {
 	return cmp.Or(
-		cmp.Compare(a.tool.Name, b.tool.Name),
-		cmp.Compare(a.tool.Description, b.tool.Description),
+		cmp.Compare(a.name, b.name),
+		cmp.Compare(a.description, b.description),
 		compareSchemas(a.params, b.params),
 		compareSchemas(a.output, b.output),
 	)
@@ -106,21 +121,43 @@ func (s *Set) Version() string {
 	return s.version
 }
 
-// Tools returns a copy of the set's tools in order.
+// Tools returns a copy of the set's tools in order, each schema in canonical form (sorted
+// keys; an invalid schema as it was given).
 func (s *Set) Tools() []Tool {
 	if s == nil {
 		return []Tool{}
 	}
 	out := make([]Tool, len(s.tools))
 	for i, e := range s.tools {
-		out[i] = Tool{
-			Name:        e.tool.Name,
-			Description: e.tool.Description,
-			Parameters:  bytes.Clone(e.tool.Parameters),
-			Output:      bytes.Clone(e.tool.Output),
-		}
+		out[i] = e.tool()
 	}
 	return out
+}
+
+// Len is the number of tools in the set.
+func (s *Set) Len() int { return len(s.entries()) }
+
+// Tool returns the named tool (as Tools does); ok is false when the set has none so named.
+func (s *Set) Tool(name string) (t Tool, ok bool) {
+	e, ok := s.find(name)
+	if !ok {
+		return Tool{}, false
+	}
+	return e.tool(), true
+}
+
+// find returns the named entry by binary search.
+func (s *Set) find(name string) (entry, bool) {
+	entries := s.entries()
+	i, ok := slices.BinarySearchFunc(entries, name, func(e entry, name string) int { return cmp.Compare(e.name, name) })
+	if !ok {
+		return entry{}, false
+	}
+	return entries[i], true
+}
+
+func (e entry) tool() Tool {
+	return Tool{Name: e.name, Description: e.description, Parameters: e.params.raw(), Output: e.output.raw()}
 }
 
 // entries returns the sorted entries; nil for a nil set.
@@ -151,8 +188,8 @@ func versionOf(entries []entry) string {
 	field([]byte(formatRevision))
 	field(binary.AppendUvarint(nil, uint64(len(entries))))
 	for _, e := range entries {
-		field([]byte(e.tool.Name))
-		field([]byte(e.tool.Description))
+		field([]byte(e.name))
+		field([]byte(e.description))
 		for _, sc := range [...]schema{e.params, e.output} {
 			field([]byte{byte(sc.state)})
 			field(sc.canon)
@@ -182,7 +219,7 @@ func decodeSchema(raw json.RawMessage) schema {
 	if err != nil {
 		return schema{state: schemaInvalid, canon: bytes.Clone(trimmed)}
 	}
-	return schema{state: schemaValid, value: v, canon: canon}
+	return schema{state: schemaValid, canon: canon}
 }
 
 // canonicalJSON encodes a decoded value with sorted object keys and without HTML escaping.

@@ -191,8 +191,9 @@ func TestNilSetIsEmpty(t *testing.T) {
 func TestEmptySetDeclarations(t *testing.T) {
 	ts := string(TypeScript(NewSet(nil)))
 	for _, want := range []string{
-		"declare const tools: {};\n",
-		"type ToolName = keyof typeof tools;\n",
+		"declare const tools: {\n  /** Finds tools",
+		"  $describe(names: string | string[]): Promise<string>;\n};\n",
+		"type ToolName = Exclude<keyof typeof tools, \"$search\" | \"$describe\">;\n",
 		"type ToolArgsMap = { [K in ToolName]: ",
 		"type ToolOutputMap = { [K in ToolName]: ",
 	} {
@@ -213,7 +214,8 @@ func TestTypeScriptSectionOrder(t *testing.T) {
 		"declare const tools: {",
 		"  /** Adds two numbers and returns their sum. */\n  math_add(args: {\n    /** The first addend. */\n    a: number;\n",
 		"  }): Promise<{\n    /** a + b */\n    sum: number;\n  }>;\n",
-		"type ToolName = keyof typeof tools;",
+		"  $search(query: string",
+		"type ToolName = Exclude<keyof typeof tools, \"$search\" | \"$describe\">;",
 		"type ToolArgsMap = ",
 		"type ToolOutputMap = ",
 	}

@@ -42,7 +42,7 @@ func schemaType(sc schema, indent string) tsType {
 	case schemaEmpty:
 		return atom("{ [key: string]: unknown }")
 	case schemaValid:
-		return renderType(resolveRefs(sc.value), 0, indent)
+		return renderType(resolveRefs(sc.value()), 0, indent)
 	default:
 		return tsUnknown
 	}

@@ -33,7 +33,7 @@ const toolsDoc = "The tools: `await tools.name(args)`, or `await tools[\"other-n
 // derivedMaps are the named types tool authors use, derived from the one declaration of tools.
 const derivedMaps = `
 /** The name of a tool. */
-type ToolName = keyof typeof tools;
+type ToolName = Exclude<keyof typeof tools, "$search" | "$describe">;
 /** The argument object of each tool. */
 type ToolArgsMap = { [K in ToolName]: Exclude<Parameters<(typeof tools)[K]>[0], undefined> };
 /** The value each tool's call resolves to. */
@@ -55,7 +55,7 @@ func TypeScript(s *Set) []byte {
 	b.WriteString("\n/** ")
 	b.WriteString(toolsDoc)
 	b.WriteString(" */\n")
-	writeToolsDecl(&b, entries, layoutLines)
+	writeToolsDecl(&b, entries, layoutLines, true)
 	b.WriteString(derivedMaps)
 	return b.Bytes()
 }
@@ -69,27 +69,28 @@ const (
 	layoutBare                 // on one line, without property JSDoc
 )
 
-// writeToolsDecl writes `declare const tools: {…};` with one member per tool.
-func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout) {
+// writeToolsDecl writes `declare const tools: {…};` with one member per tool, then, with
+// discovery set, the members $search and $describe.
+func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout, discovery bool) {
 	b.WriteString("declare const tools: {")
-	if len(entries) > 0 {
+	if len(entries) > 0 || discovery {
 		b.WriteByte('\n')
 	}
 	for _, e := range entries {
-		if lay == layoutLines {
-			b.WriteString("  ")
-		}
-		if doc := docSummary(e.tool.Description); doc != "" {
-			b.WriteString("/** ")
-			b.WriteString(doc)
+		writeMember(b, e, lay, docSummary(e.description))
+	}
+	if discovery {
+		for _, m := range [...][2]string{{searchDoc, searchDecl}, {describeDoc, describeDecl}} {
+			b.WriteString("  /** ")
+			b.WriteString(m[0])
 			if lay == layoutLines {
 				b.WriteString(" */\n  ")
 			} else {
 				b.WriteString(" */ ")
 			}
+			b.WriteString(m[1])
+			b.WriteString(";\n")
 		}
-		b.WriteString(signature(e, lay))
-		b.WriteString(";\n")
 	}
 	b.WriteString("};\n")
 }
@@ -97,10 +98,10 @@ func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout) {
 // signature renders a tool as a method signature: name(args: A): Promise<R>, with `args?` when
 // the arguments may be omitted.
 func signature(e entry, lay layout) string {
-	args := dropRestatedDocs(schemaType(e.params, "  ").text, e.tool.Name)
+	args := dropRestatedDocs(schemaType(e.params, "  ").text, e.name)
 	result := tsUnknown.text
 	if e.output.state != schemaEmpty {
-		result = dropRestatedDocs(schemaType(e.output, "  ").text, e.tool.Name)
+		result = dropRestatedDocs(schemaType(e.output, "  ").text, e.name)
 	}
 	switch lay {
 	case layoutInline:
@@ -110,8 +111,8 @@ func signature(e entry, lay layout) string {
 		args, result = inline(stripDocs(args)), inline(stripDocs(result))
 	}
 	var b strings.Builder
-	b.Grow(len(e.tool.Name) + len(args) + len(result) + 24)
-	b.WriteString(propertyKey(e.tool.Name))
+	b.Grow(len(e.name) + len(args) + len(result) + 24)
+	b.WriteString(propertyKey(e.name))
 	b.WriteString("(args")
 	if argsOptional(e.params) {
 		b.WriteByte('?')
@@ -131,7 +132,12 @@ const maxSignatureRunes = 300
 // `math_add(args: { a: number; b: number }): Promise<{ sum: number }>`. Longer than 300
 // characters, it is cut and ends with "…". It never contains a line break.
 func Signature(t Tool) string {
-	sig := signature(entry{tool: t, params: decodeSchema(t.Parameters), output: decodeSchema(t.Output)}, layoutBare)
+	return entry{name: t.Name, description: t.Description, params: decodeSchema(t.Parameters), output: decodeSchema(t.Output)}.signature()
+}
+
+// signature is Signature of an entry.
+func (e entry) signature() string {
+	sig := signature(e, layoutBare)
 	if utf8.RuneCountInString(sig) <= maxSignatureRunes {
 		return sig
 	}
@@ -155,7 +161,7 @@ func argsOptional(sc schema) bool {
 	case schemaInvalid:
 		return false
 	}
-	switch v := sc.value.(type) {
+	switch v := sc.value().(type) {
 	case bool:
 		return v
 	case map[string]any:

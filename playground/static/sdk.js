@@ -64,6 +64,10 @@
         return;
       }
       const name = m[1][0] === '"' ? JSON.parse(m[1]) : m[1];
+      if (name[0] === "$") {
+        doc = 0; // $search and $describe: the SDK's own members, shared by every tool
+        return;
+      }
       add(name, n + doc);
       attributed += n + doc;
       doc = 0;

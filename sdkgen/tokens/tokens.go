@@ -106,6 +106,10 @@ func PerTool(text string) Split {
 				name = s
 			}
 		}
+		if name[0] == '$' {
+			doc = "" // $search and $describe: the SDK's own members, shared by every tool
+			continue
+		}
 		b := part(name)
 		b.WriteString(doc)
 		b.WriteString(line)

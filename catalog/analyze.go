@@ -1,0 +1,152 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// analyze turns text into the words the index compares: split at anything that is not a
+// letter or digit and at camelCase humps ("listForRepo", "HTTPServer" → list for repo, http
+// server), lower-cased, function words dropped, stemmed ("starred", "stars" → star).
+func analyze(text string) []string {
+	var out []string
+	for _, w := range split(text) {
+		w = strings.ToLower(w)
+		if stopWords[w] {
+			continue
+		}
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+// stem is the Snowball English stem of a lower-case word; words with digits or non-ASCII
+// letters are kept as they are.
+func stem(w string) string {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return w
+		}
+	}
+	if len(w) <= 2 {
+		return w
+	}
+	return english.Stem(w, true)
+}
+
+// split cuts text into words at non-alphanumerics and camelCase boundaries.
+func split(text string) []string {
+	var out []string
+	runes := []rune(text)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, string(runes[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range runes {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := runes[i-1]
+		switch {
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			flush(i) // fooBar, v2Beta
+			start = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start && unicode.IsUpper(runes[i-2]):
+			flush(i - 1) // HTTPServer: HTTP | Server
+			start = i - 1
+		}
+	}
+	flush(len(runes))
+	return out
+}
+
+// stopWords carry no meaning of their own in a tool's text or a query.
+var stopWords = toSet(`a an the of to for in on at by with and or is are be been being was were
+it its this that these those from as into onto about i me my we our us you your he she they them
+their what which who whom whose how do does did can could would should will shall may might must
+please want wants need needs some any all each every there here then than so such via per if
+whether not no`)
+
+// synonyms maps a stemmed word to the stems of words API descriptions use for the same action
+// or thing. The groups are the common vocabulary of HTTP and tool APIs, not any one catalog.
+var synonyms = synonymGroups(
+	"create add new make insert post register",
+	"delete remove destroy erase drop unset clear revoke",
+	"list enumerate browse",
+	"get fetch read retrieve show view lookup describe inspect info detail",
+	"update edit modify change patch rename replace",
+	"search find query lookup filter",
+	"user account member person people",
+	"repo repository",
+	"org organization organisation",
+	"pr pull",
+	"comment reply",
+	"run execute trigger dispatch invoke launch start",
+	"cancel stop abort halt terminate",
+	"approve accept allow",
+	"reject deny decline",
+	"download export",
+	"upload import",
+	"config configuration setting preference",
+	"auth authentication authorization login",
+	"msg message",
+	"doc document documentation",
+	"env environment",
+	"stat statistic metric",
+	"latest newest recent last",
+	"file content",
+	"email mail",
+	"image picture photo",
+	"send publish notify",
+	"subscribe watch follow",
+	"unsubscribe unwatch unfollow",
+	"permission access role privilege",
+	"fail failure error",
+	"invite invitation",
+	"block ban",
+)
+
+func synonymGroups(groups ...string) map[string][]string {
+	out := map[string][]string{}
+	for _, g := range groups {
+		var stems []string
+		for _, w := range strings.Fields(g) {
+			stems = append(stems, stem(w))
+		}
+		for _, s := range stems {
+			for _, o := range stems {
+				if o != s && !contains(out[s], o) {
+					out[s] = append(out[s], o)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func toSet(words string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		out[w] = true
+	}
+	return out
+}

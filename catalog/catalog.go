@@ -1,0 +1,411 @@
+// Package catalog finds tools in a scope's tool set: the discovery behind `tools.$search` and
+// `tools.$describe` inside programs and `GET /v1/tools/search`. An Index is built once per tool
+// set (the bridge keeps it on the registry view, so it lives exactly as long as the set) and
+// answers from that set alone: a program finds only tools its scope can call.
+//
+// Ranking is BM25F over five fields of each tool, weighted by how much a match there says:
+// the name's words (split at "_", ".", "-" and camelCase), the summary (the description's first
+// sentence), the rest of the description, the parameter names, and the parameter descriptions.
+// Words are lower-cased and stemmed (Snowball English), function words dropped, and a query word
+// also matches, at a lower weight, the few words API descriptions use for the same action or
+// thing ("remove" for "delete", "repository" for "repo").
+package catalog
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/codemode/codemode/sdkgen"
+)
+
+// Bounds of a search.
+const (
+	DefaultLimit  = 10   // results when Query.Limit is 0
+	MaxLimit      = 50   // results at most; a larger Limit is lowered to it
+	MaxQueryBytes = 1024 // query text beyond this is ignored
+	maxQueryTerms = 32   // distinct words of a query that count
+	MaxDescribe   = 50   // names one Describe takes
+)
+
+// Query is one search.
+type Query struct {
+	Text  string // plain words; empty lists the tools (of Group) in name order
+	Limit int    // 0: DefaultLimit; above MaxLimit: MaxLimit; negative: an error
+	Group string // a name prefix (sdkgen.Groups); empty: the whole set
+}
+
+// Result is what $search answers: Total is the size of the whole set (so a model knows what it
+// has not seen), Matched how many tools (of Group) match at least one word of the query, and
+// Tools the best of them, best first.
+type Result struct {
+	Total   int   `json:"total"`
+	Matched int   `json:"matched"`
+	Tools   []Hit `json:"tools"`
+}
+
+// Hit is one tool found: its name, its one-line summary (with a note when a policy denies it or
+// asks before it runs) and its one-line signature (as sdkgen.Signature renders it).
+type Hit struct {
+	Name      string `json:"name"`
+	Summary   string `json:"summary"`
+	Signature string `json:"signature"`
+}
+
+// ErrQuery marks a query the index refuses (a negative limit, an unknown group): a caller's
+// mistake, reported as invalid arguments.
+var ErrQuery = errors.New("invalid search")
+
+// Index is a searchable tool set. It is immutable and safe for concurrent use.
+type Index struct {
+	set      *sdkgen.Set
+	tools    []sdkgen.Tool // the set's tools, in name order
+	summary  []string
+	postings map[string][]posting // by stemmed word, in tool order
+	lengths  [][numFields]uint16  // per tool: its fields' lengths in words
+	avgLen   [numFields]float64
+	notes    func(name string) string
+}
+
+type field uint8
+
+const (
+	fName field = iota
+	fSummary
+	fDescription
+	fParams
+	fParamDocs
+	numFields
+)
+
+// weights says how much a match in each field counts; lengthNorm how much a long field's
+// matches are discounted (BM25's b).
+var (
+	weights    = [numFields]float64{fName: 3, fSummary: 2, fDescription: 0.6, fParams: 1, fParamDocs: 0.3}
+	lengthNorm = [numFields]float64{fName: 0.5, fSummary: 0.5, fDescription: 0.75, fParams: 0.5, fParamDocs: 0.75}
+)
+
+const (
+	k1            = 1.2
+	synonymWeight = 0.4 // a word found through a synonym counts this much of the word itself
+)
+
+type posting struct {
+	tool int32
+	tf   [numFields]uint16
+}
+
+// New indexes set. notes, when not nil, gives a tool's policy note ("denied: …"), added to its
+// summary in results; it is asked once per hit.
+func New(set *sdkgen.Set, notes func(name string) string) *Index {
+	tools := set.Tools()
+	ix := &Index{set: set, tools: tools, summary: make([]string, len(tools)), postings: map[string][]posting{}, notes: notes}
+	var total [numFields]int
+	for i, t := range tools {
+		ix.summary[i] = sdkgen.Summary(t.Description)
+		var fields [numFields][]string
+		fields[fName] = analyze(t.Name)
+		fields[fSummary] = analyze(ix.summary[i])
+		fields[fDescription] = analyze(strings.TrimPrefix(collapse(t.Description), ix.summary[i]))
+		fields[fParams], fields[fParamDocs] = paramWords(t.Parameters)
+		tf := map[string]*posting{}
+		var order []string
+		for f, words := range fields {
+			total[f] += len(words)
+			for _, w := range words {
+				p := tf[w]
+				if p == nil {
+					p = &posting{tool: int32(i)}
+					tf[w] = p
+					order = append(order, w)
+				}
+				if p.tf[f] < math.MaxUint16 {
+					p.tf[f]++
+				}
+			}
+		}
+		for _, w := range order {
+			ix.postings[w] = append(ix.postings[w], *tf[w])
+		}
+		ix.lengths = append(ix.lengths, lengthsOf(fields))
+	}
+	for f := range total {
+		if len(tools) > 0 {
+			ix.avgLen[f] = max(float64(total[f])/float64(len(tools)), 1)
+		}
+	}
+	return ix
+}
+
+func lengthsOf(fields [numFields][]string) [numFields]uint16 {
+	var out [numFields]uint16
+	for f, w := range fields {
+		out[f] = uint16(min(len(w), math.MaxUint16))
+	}
+	return out
+}
+
+// Len is the number of tools indexed.
+func (ix *Index) Len() int { return len(ix.tools) }
+
+// Search ranks the set for q.
+func (ix *Index) Search(q Query) (Result, error) {
+	limit := q.Limit
+	switch {
+	case limit < 0:
+		return Result{}, fmt.Errorf("%w: limit must be 1 to %d, got %d", ErrQuery, MaxLimit, limit)
+	case limit == 0:
+		limit = DefaultLimit
+	case limit > MaxLimit:
+		limit = MaxLimit
+	}
+	in := func(int) bool { return true }
+	if q.Group != "" {
+		if !ix.hasGroup(q.Group) {
+			return Result{}, fmt.Errorf("%w: no tool name has the prefix %q; groups: %s", ErrQuery, q.Group, ix.groupList())
+		}
+		in = func(i int) bool { return sdkgen.InGroup(ix.tools[i].Name, q.Group) }
+	}
+	res := Result{Total: len(ix.tools), Tools: []Hit{}}
+	terms := queryTerms(q.Text)
+	if len(terms) == 0 {
+		// No words: the tools (of the group) in name order.
+		for i := range ix.tools {
+			if !in(i) {
+				continue
+			}
+			res.Matched++
+			if len(res.Tools) < limit {
+				res.Tools = append(res.Tools, ix.hit(i))
+			}
+		}
+		return res, nil
+	}
+	scores := ix.score(terms, strings.ToLower(strings.TrimSpace(q.Text)))
+	type ranked struct {
+		tool  int
+		score float64
+	}
+	var list []ranked
+	for i, s := range scores {
+		if s > 0 && in(i) {
+			list = append(list, ranked{i, s})
+		}
+	}
+	res.Matched = len(list)
+	slices.SortFunc(list, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(ix.tools[a.tool].Name, ix.tools[b.tool].Name))
+	})
+	for _, r := range list[:min(limit, len(list))] {
+		res.Tools = append(res.Tools, ix.hit(r.tool))
+	}
+	return res, nil
+}
+
+// term is one word of a query and how much it counts.
+type term struct {
+	word   string
+	weight float64
+}
+
+// queryTerms analyzes a query's text (its first MaxQueryBytes) into weighted words: each word
+// once at weight 1, then its synonyms not already present at synonymWeight.
+func queryTerms(text string) []term {
+	if len(text) > MaxQueryBytes {
+		cut := MaxQueryBytes
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	var out []term
+	seen := map[string]bool{}
+	for _, w := range analyze(text) {
+		if seen[w] || len(out) >= maxQueryTerms {
+			continue
+		}
+		seen[w] = true
+		out = append(out, term{w, 1})
+	}
+	direct := len(out)
+	for _, t := range out[:direct] {
+		for _, s := range synonyms[t.word] {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, term{s, synonymWeight})
+			}
+		}
+	}
+	return out
+}
+
+// score is BM25F: per word, its weighted, length-normalized frequency over the fields,
+// saturated and multiplied by the word's rarity; a name the query spells out whole scores
+// above any other.
+func (ix *Index) score(terms []term, raw string) []float64 {
+	scores := make([]float64, len(ix.tools))
+	n := float64(len(ix.tools))
+	for _, t := range terms {
+		list := ix.postings[t.word]
+		if len(list) == 0 {
+			continue
+		}
+		df := float64(len(list))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range list {
+			var tf float64
+			for f := range numFields {
+				if p.tf[f] == 0 {
+					continue
+				}
+				norm := 1 - lengthNorm[f] + lengthNorm[f]*float64(ix.lengths[p.tool][f])/ix.avgLen[f]
+				tf += weights[f] * float64(p.tf[f]) / norm
+			}
+			scores[p.tool] += t.weight * idf * tf / (k1 + tf)
+		}
+	}
+	if raw != "" {
+		for i, tool := range ix.tools {
+			if scores[i] > 0 && strings.Contains(raw, strings.ToLower(tool.Name)) {
+				scores[i] += 100
+			}
+		}
+	}
+	return scores
+}
+
+// hit is the result entry of tool i.
+func (ix *Index) hit(i int) Hit {
+	t := ix.tools[i]
+	summary := ix.summary[i]
+	if ix.notes != nil {
+		if note := ix.notes(t.Name); note != "" {
+			summary = strings.TrimSpace(summary + " [" + note + "]")
+		}
+	}
+	return Hit{Name: t.Name, Summary: summary, Signature: sdkgen.Signature(t)}
+}
+
+// hasGroup reports whether some tool name has the prefix.
+func (ix *Index) hasGroup(prefix string) bool {
+	i, _ := slices.BinarySearchFunc(ix.tools, prefix, func(t sdkgen.Tool, p string) int { return cmp.Compare(t.Name, p) })
+	for ; i < len(ix.tools) && strings.HasPrefix(ix.tools[i].Name, prefix); i++ {
+		if sdkgen.InGroup(ix.tools[i].Name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupList names the set's largest groups for an error message.
+func (ix *Index) groupList() string {
+	groups := sdkgen.Groups(ix.set)
+	var names []string
+	for _, g := range groups[:min(len(groups), 12)] {
+		names = append(names, g.Prefix)
+	}
+	if len(groups) > 12 {
+		names = append(names, fmt.Sprintf("… (%d in all)", len(groups)))
+	}
+	if len(names) == 0 {
+		return "none (the scope has no tools)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// Describe returns the declarations of the named tools (sdkgen.Describe): at most MaxDescribe
+// names, every one a tool of the set; otherwise an error wrapping ErrUnknown (naming the
+// unknown names and, for each, the nearest tools) or ErrQuery.
+func (ix *Index) Describe(names []string) (string, error) {
+	if len(names) == 0 {
+		return "", fmt.Errorf("%w: name a tool (or a list of tools) to describe", ErrQuery)
+	}
+	if len(names) > MaxDescribe {
+		return "", fmt.Errorf("%w: %d names; describe at most %d at a time", ErrQuery, len(names), MaxDescribe)
+	}
+	text, missing := sdkgen.Describe(ix.set, names)
+	if len(missing) > 0 {
+		var parts []string
+		for _, m := range missing[:min(len(missing), 5)] {
+			part := fmt.Sprintf("%q", clip(m, 128))
+			if near := ix.nearest(m); len(near) > 0 {
+				part += " (did you mean " + strings.Join(near, ", ") + "?)"
+			}
+			parts = append(parts, part)
+		}
+		if len(missing) > 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(missing)-5))
+		}
+		return "", fmt.Errorf("%w: no tool named %s; $search finds tools by what they do", ErrUnknown, strings.Join(parts, ", "))
+	}
+	return text, nil
+}
+
+// ErrUnknown marks a name the set does not have.
+var ErrUnknown = errors.New("unknown tool")
+
+// nearest returns up to three tools the name most likely meant: the best matches of its words.
+func (ix *Index) nearest(name string) []string {
+	res, err := ix.Search(Query{Text: clip(name, 256), Limit: 3})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range res.Tools {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// paramWords returns the words of a parameter schema's property names and of their
+// descriptions, at the top level and one level down (an object body's fields).
+func paramWords(raw json.RawMessage) (names, docs []string) {
+	var root struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(raw, &root) != nil {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(root.Properties))
+	for k := range root.Properties {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		names = append(names, analyze(k)...)
+		var prop struct {
+			Description string                     `json:"description"`
+			Properties  map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(root.Properties[k], &prop) != nil {
+			continue
+		}
+		docs = append(docs, analyze(sdkgen.Summary(prop.Description))...)
+		nested := make([]string, 0, len(prop.Properties))
+		for nk := range prop.Properties {
+			nested = append(nested, nk)
+		}
+		slices.Sort(nested)
+		for _, nk := range nested {
+			names = append(names, analyze(nk)...)
+		}
+	}
+	return names, docs
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
