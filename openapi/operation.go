@@ -96,7 +96,7 @@ func (d *Document) operation(path, method string, item map[string]any, itemAt st
 	}
 	op.Name = toolName(op.OperationID)
 	if op.Name == "" {
-		op.Name = toolName(method + "_" + path)
+		op.Name = toolName(method + "/" + path)
 	}
 	var err error
 	if op.InputSchema, err = d.input(item, itemAt, spec, at); err != nil {

@@ -75,6 +75,7 @@ func (e *expander) ref(ref string, s map[string]any, at string) (any, error) {
 	var out map[string]any
 	if e.onPath[pointer] || e.size > MaxSchemaBytes {
 		out = map[string]any{}
+		e.size += 2
 		if t, ok := target.(map[string]any); ok {
 			if desc, ok := t["description"].(string); ok {
 				out["description"] = desc
@@ -113,6 +114,7 @@ func (e *expander) ref(ref string, s map[string]any, at string) (any, error) {
 // keywords converts a schema object that is not a reference.
 func (e *expander) keywords(s map[string]any, at string) (any, error) {
 	out := make(map[string]any, len(s))
+	e.size += 2 // every node counts, so that a list of empty schemas does too
 	keys := make([]string, 0, len(s))
 	for k := range s {
 		keys = append(keys, k)
@@ -181,6 +183,7 @@ func (e *expander) keywords(s map[string]any, at string) (any, error) {
 func (e *expander) list(list []any, at string) ([]any, error) {
 	conv := make([]any, len(list))
 	for i, sub := range list {
+		e.size++
 		var err error
 		if conv[i], err = e.schema(sub, pointerJoin(at, itoa(i))); err != nil {
 			return nil, err
