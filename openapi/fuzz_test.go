@@ -38,8 +38,19 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("name %q is invalid or repeated", op.Name)
 			}
 			seen[op.Name] = true
-			if !json.Valid(op.InputSchema) || (op.OutputSchema != nil && !json.Valid(op.OutputSchema)) {
+			var input struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(op.InputSchema, &input); err != nil || (op.OutputSchema != nil && !json.Valid(op.OutputSchema)) {
 				t.Fatalf("%s: invalid schema JSON", op.Name)
+			}
+			for _, in := range op.Inputs {
+				if _, ok := input.Properties[in.Name]; !ok {
+					t.Fatalf("%s: input %q is not a property", op.Name, in.Name)
+				}
+			}
+			if len(op.Inputs) != len(input.Properties) {
+				t.Fatalf("%s: %d inputs for %d properties", op.Name, len(op.Inputs), len(input.Properties))
 			}
 		}
 	})

@@ -30,14 +30,38 @@ type Operation struct {
 	// query and header parameters (cookie parameters are not offered) and the
 	// properties of a JSON object request body; a body that is not a plain
 	// object, or one whose property names clash with a parameter, is the
-	// property "body" instead. additionalProperties is false.
+	// property "body" instead. additionalProperties is false. Inputs maps
+	// each property back to its place in a request.
 	InputSchema json.RawMessage
+	// Inputs says where each property of InputSchema goes in a request, in
+	// the order of InputSchema's properties.
+	Inputs []Input
+	// ContentType is the media type of the request body ("" without one).
+	ContentType string
 	// OutputSchema is the JSON Schema of the first 2xx response with a JSON
 	// body, or nil when there is none.
 	OutputSchema json.RawMessage
 	ReadOnly     bool // GET or HEAD
 	Idempotent   bool // GET, HEAD, PUT or DELETE
 }
+
+// Input is one property of an operation's input schema and where its value
+// goes in the HTTP request.
+type Input struct {
+	Name string
+	In   Location
+}
+
+// Location is where an input goes in a request.
+type Location string
+
+const (
+	InPath  Location = "path"   // substituted into the path template
+	InQuery Location = "query"  // a query parameter
+	InHead  Location = "header" // a request header
+	InField Location = "field"  // a property of the JSON object request body
+	InBody  Location = "body"   // the whole request body
+)
 
 // methods are the operation keys of a Path Item, in the order of the
 // specification; operations of one path are listed in this order.
@@ -99,7 +123,7 @@ func (d *Document) operation(path, method string, item map[string]any, itemAt st
 		op.Name = toolName(method + "/" + path)
 	}
 	var err error
-	if op.InputSchema, err = d.input(item, itemAt, spec, at); err != nil {
+	if op.InputSchema, op.Inputs, op.ContentType, err = d.input(item, itemAt, spec, at); err != nil {
 		return Operation{}, err
 	}
 	if op.OutputSchema, err = d.output(spec, at); err != nil {
@@ -168,7 +192,7 @@ func unique(name string, used map[string]bool) string {
 // input builds the input schema: parameters first, in declared order (path
 // item parameters, overridden by operation ones of the same name and
 // location), then the request body.
-func (d *Document) input(item map[string]any, itemAt string, spec map[string]any, at string) (json.RawMessage, error) {
+func (d *Document) input(item map[string]any, itemAt string, spec map[string]any, at string) (schema json.RawMessage, inputs []Input, contentType string, err error) {
 	type param struct {
 		name, in string
 		spec     map[string]any
@@ -184,22 +208,22 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 		}
 		list, ok := src.list.([]any)
 		if !ok {
-			return nil, errorAt(src.at, "not an array")
+			return nil, nil, "", errorAt(src.at, "not an array")
 		}
 		for i, raw := range list {
 			p, pat, err := d.follow(raw, pointerJoin(src.at, itoa(i)))
 			if err != nil {
-				return nil, err
+				return nil, nil, "", err
 			}
 			name, _ := p["name"].(string)
 			in, _ := p["in"].(string)
 			if name == "" {
-				return nil, errorAt(pat, "parameter has no name")
+				return nil, nil, "", errorAt(pat, "parameter has no name")
 			}
 			switch in {
 			case "path", "query", "header", "cookie":
 			default:
-				return nil, errorAt(pat, "parameter %q has location %q, want path, query, header or cookie", name, in)
+				return nil, nil, "", errorAt(pat, "parameter %q has location %q, want path, query, header or cookie", name, in)
 			}
 			next := param{name, in, p, pat}
 			if j := slices.IndexFunc(params, func(q param) bool { return q.name == name && q.in == in }); j >= 0 {
@@ -218,13 +242,14 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 			continue
 		}
 		if props.has(p.name) {
-			return nil, errorAt(p.at, "parameter %q is declared in two locations", p.name)
+			return nil, nil, "", errorAt(p.at, "parameter %q is declared in two locations", p.name)
 		}
-		schema, err := d.parameterSchema(e, p.spec, p.at)
+		pschema, err := d.parameterSchema(e, p.spec, p.at)
 		if err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
-		props.set(p.name, schema)
+		props.set(p.name, pschema)
+		inputs = append(inputs, Input{p.name, Location(p.in)})
 		if req, _ := p.spec["required"].(bool); req || p.in == "path" {
 			required = append(required, p.name)
 		}
@@ -233,32 +258,35 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 	if raw, ok := spec["requestBody"]; ok {
 		body, bat, err := d.follow(raw, pointerJoin(at, "requestBody"))
 		if err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 		bodyRequired, _ := body["required"].(bool)
-		media, mat, isJSON, err := d.pickMedia(body["content"], pointerJoin(bat, "content"))
+		media, mat, isJSON, mediaType, err := d.pickMedia(body["content"], pointerJoin(bat, "content"))
 		if err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 		if media != nil {
-			var schema any = map[string]any{}
+			contentType = mediaType
+			var bschema any = map[string]any{}
 			if s, ok := media["schema"]; ok {
-				if schema, err = e.schema(s, pointerJoin(mat, "schema")); err != nil {
-					return nil, err
+				if bschema, err = e.schema(s, pointerJoin(mat, "schema")); err != nil {
+					return nil, nil, "", err
 				}
 			}
-			if obj, ok := mergeable(schema, props, isJSON); ok {
+			if obj, ok := mergeable(bschema, props, isJSON); ok {
 				for _, name := range sortedKeys(obj.properties) {
 					props.set(name, obj.properties[name])
+					inputs = append(inputs, Input{name, InField})
 				}
 				if bodyRequired {
 					required = append(required, obj.required...)
 				}
 			} else {
 				if props.has("body") {
-					return nil, errorAt(bat, `a parameter is named "body", the name of a non-object request body`)
+					return nil, nil, "", errorAt(bat, `a parameter is named "body", the name of a non-object request body`)
 				}
-				props.set("body", schema)
+				props.set("body", bschema)
+				inputs = append(inputs, Input{"body", InBody})
 				if bodyRequired {
 					required = append(required, "body")
 				}
@@ -273,7 +301,10 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 		out.set("required", required)
 	}
 	out.set("additionalProperties", false)
-	return marshal(out)
+	if schema, err = marshal(out); err != nil {
+		return nil, nil, "", err
+	}
+	return schema, inputs, contentType, nil
 }
 
 // parameterSchema is the parameter's schema (or that of its first content
@@ -286,7 +317,7 @@ func (d *Document) parameterSchema(e *expander, p map[string]any, at string) (an
 			return nil, err
 		}
 	} else if content, ok := p["content"]; ok {
-		media, mat, _, err := d.pickMedia(content, pointerJoin(at, "content"))
+		media, mat, _, _, err := d.pickMedia(content, pointerJoin(at, "content"))
 		if err != nil {
 			return nil, err
 		}
@@ -320,8 +351,8 @@ type bodyObject struct {
 }
 
 // mergeable reports whether a body schema is a plain JSON object (an object
-// type, its properties and nothing else that constrains it) whose property
-// names do not clash with the parameters.
+// type, possibly nullable, its properties and nothing else that constrains
+// it) whose property names do not clash with the parameters.
 func mergeable(schema any, params *object, isJSON bool) (bodyObject, bool) {
 	s, ok := schema.(map[string]any)
 	if !isJSON || !ok {
@@ -334,8 +365,8 @@ func mergeable(schema any, params *object, isJSON bool) (bodyObject, bool) {
 	for k, v := range s {
 		switch k {
 		case "properties", "required", "description", "title":
-		case "type":
-			if v != "object" {
+		case "type": // an object, or an object or null (null is no body)
+			if t, ok := v.([]any); v != "object" && !(ok && len(t) == 2 && slices.Contains(t, any("object")) && slices.Contains(t, any("null"))) {
 				return bodyObject{}, false
 			}
 		case "additionalProperties":
@@ -384,7 +415,7 @@ func (d *Document) output(spec map[string]any, at string) (json.RawMessage, erro
 		if err != nil {
 			return nil, err
 		}
-		media, mat, isJSON, err := d.pickMedia(resp["content"], pointerJoin(rat, "content"))
+		media, mat, isJSON, _, err := d.pickMedia(resp["content"], pointerJoin(rat, "content"))
 		if err != nil {
 			return nil, err
 		}
@@ -404,17 +435,17 @@ func (d *Document) output(spec map[string]any, at string) (json.RawMessage, erro
 // pickMedia chooses the JSON media type of a content map (application/json,
 // then any +json type, in key order), or else its first media type in key
 // order. It returns nil when content is absent or empty.
-func (d *Document) pickMedia(content any, at string) (media map[string]any, mediaAt string, isJSON bool, err error) {
+func (d *Document) pickMedia(content any, at string) (media map[string]any, mediaAt string, isJSON bool, mediaType string, err error) {
 	if content == nil {
-		return nil, "", false, nil
+		return nil, "", false, "", nil
 	}
 	m, ok := content.(map[string]any)
 	if !ok {
-		return nil, "", false, errorAt(at, "not an object")
+		return nil, "", false, "", errorAt(at, "not an object")
 	}
 	keys := sortedKeys(m)
 	if len(keys) == 0 {
-		return nil, "", false, nil
+		return nil, "", false, "", nil
 	}
 	chosen := keys[0]
 	rank := func(k string) int {
@@ -436,13 +467,13 @@ func (d *Document) pickMedia(content any, at string) (media map[string]any, medi
 	}
 	mediaAt = pointerJoin(at, chosen)
 	if m[chosen] == nil { // an empty Media Type Object written as null
-		return map[string]any{}, mediaAt, rank(chosen) < 2, nil
+		return map[string]any{}, mediaAt, rank(chosen) < 2, chosen, nil
 	}
 	media, ok = m[chosen].(map[string]any)
 	if !ok {
-		return nil, "", false, errorAt(mediaAt, "not an object")
+		return nil, "", false, "", errorAt(mediaAt, "not an object")
 	}
-	return media, mediaAt, rank(chosen) < 2, nil
+	return media, mediaAt, rank(chosen) < 2, chosen, nil
 }
 
 // object is a JSON object that keeps its keys in insertion order, so that

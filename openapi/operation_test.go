@@ -96,20 +96,29 @@ func TestParametersAndBodyMerge(t *testing.T) {
 		t.Errorf("parameters out of order: %s", op.InputSchema)
 	}
 	equalJSON(t, "output", op.OutputSchema, `{"type": "object", "properties": {"number": {"type": "integer"}}}`)
+	wantInputs := []Input{{"owner", InPath}, {"repo", InPath}, {"dry_run", InQuery}, {"labels", InField}, {"title", InField}}
+	if !reflect.DeepEqual(op.Inputs, wantInputs) || op.ContentType != "application/json" {
+		t.Errorf("inputs = %v, content type %q; want %v, application/json", op.Inputs, op.ContentType, wantInputs)
+	}
 }
 
 func TestBodyUnderBody(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
+		in               Location
 	}{
 		{"array", `{"required": true, "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}`,
-			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "array", "items": {"type": "string"}}}, "required": ["id", "body"], "additionalProperties": false}`},
+			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "array", "items": {"type": "string"}}}, "required": ["id", "body"], "additionalProperties": false}`, InBody},
 		{"clash with a parameter", `{"content": {"application/json": {"schema": {"type": "object", "properties": {"id": {"type": "string"}}}}}}`,
-			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "object", "properties": {"id": {"type": "string"}}}}, "required": ["id"], "additionalProperties": false}`},
+			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "object", "properties": {"id": {"type": "string"}}}}, "required": ["id"], "additionalProperties": false}`, InBody},
 		{"not JSON", `{"content": {"text/plain": {"schema": {"type": "string"}}}}`,
-			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "string"}}, "required": ["id"], "additionalProperties": false}`},
+			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "string"}}, "required": ["id"], "additionalProperties": false}`, InBody},
 		{"optional object body", `{"content": {"application/vnd.api+json": {"schema": {"properties": {"a": {"type": "string"}}, "required": ["a"]}}}}`,
-			`{"type": "object", "properties": {"id": {"type": "integer"}, "a": {"type": "string"}}, "required": ["id"], "additionalProperties": false}`},
+			`{"type": "object", "properties": {"id": {"type": "integer"}, "a": {"type": "string"}}, "required": ["id"], "additionalProperties": false}`, InField},
+		{"nullable object body", `{"content": {"application/json": {"schema": {"type": "object", "nullable": true, "properties": {"a": {"type": "string"}}}}}}`,
+			`{"type": "object", "properties": {"id": {"type": "integer"}, "a": {"type": "string"}}, "required": ["id"], "additionalProperties": false}`, InField},
+		{"constrained object body", `{"content": {"application/json": {"schema": {"type": "object", "anyOf": [{"required": ["a"]}], "properties": {"a": {"type": "string"}}}}}}`,
+			`{"type": "object", "properties": {"id": {"type": "integer"}, "body": {"type": "object", "anyOf": [{"required": ["a"]}], "properties": {"a": {"type": "string"}}}}, "required": ["id"], "additionalProperties": false}`, InBody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ops := operations(t, `{"openapi": "3.1.0", "paths": {"/x/{id}": {"put": {"operationId": "put", "parameters": [{"name": "id", "in": "path", "schema": {"type": "integer"}}], "requestBody": `+tc.body+`}}}}`)
@@ -117,6 +126,9 @@ func TestBodyUnderBody(t *testing.T) {
 			equalJSON(t, "input", op.InputSchema, tc.want)
 			if !op.Idempotent || op.ReadOnly || op.OutputSchema != nil {
 				t.Errorf("operation = %+v", op)
+			}
+			if last := op.Inputs[len(op.Inputs)-1]; last.In != tc.in || op.Inputs[0] != (Input{"id", InPath}) {
+				t.Errorf("inputs = %v, want id in path and the body's last input in %s", op.Inputs, tc.in)
 			}
 		})
 	}
