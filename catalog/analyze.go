@@ -22,6 +22,48 @@ func analyze(text string) []string {
 	return out
 }
 
+// analyzeQuery is analyze for a query: the words that say who or what is asked about ("who",
+// "my") are kept, for their synonyms.
+func analyzeQuery(text string) []string {
+	var out []string
+	for _, w := range split(describing(text)) {
+		w = strings.ToLower(w)
+		if questionWords[w] {
+			out = append(out, w)
+			continue
+		}
+		if stopWords[w] {
+			continue
+		}
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+// describing drops the parts of a query that are values rather than words about the tool: a
+// path, a version, a number, an owner/repo pair, an identifier with digits ("src/main.go",
+// "v1.0", "42", "kubernetes/kubernetes", "abc123"). They are the arguments the program will
+// pass, and matching them against descriptions only finds tools that mention them by chance.
+func describing(text string) string {
+	fields := strings.Fields(text)
+	kept := fields[:0]
+	for _, f := range fields {
+		core := strings.Trim(f, ".,;:!?()[]{}'\"`")
+		if core == "" || strings.ContainsAny(core, "/.@#:=\\") || strings.ContainsFunc(core, unicode.IsDigit) {
+			continue
+		}
+		kept = append(kept, core)
+	}
+	if len(kept) == 0 {
+		return text // nothing but values: search for them after all
+	}
+	return strings.Join(kept, " ")
+}
+
+// questionWords are function words that still say what is asked for: "who" asks for people,
+// "me" and "my" for the caller's own (what APIs call the authenticated or current user).
+var questionWords = toSet("who whom me my mine myself i")
+
 // stem is the Snowball English stem of a lower-case word; words with digits or non-ASCII
 // letters are kept as they are.
 func stem(w string) string {
@@ -79,11 +121,11 @@ whether not no`)
 
 // synonyms maps a stemmed word to the stems of words API descriptions use for the same action
 // or thing. The groups are the common vocabulary of HTTP and tool APIs, not any one catalog.
-var synonyms = synonymGroups(
-	"create add new make insert post register",
-	"delete remove destroy erase drop unset clear revoke",
-	"list enumerate browse",
-	"get fetch read retrieve show view lookup describe inspect info detail",
+var synonyms = mergeSynonyms(synonymGroups(
+	"create add new make insert post register open give grant save store",
+	"delete remove destroy erase drop unset clear revoke kick expel",
+	"list enumerate browse show see display",
+	"get fetch read retrieve show view lookup describe inspect info detail see display",
 	"update edit modify change patch rename replace",
 	"search find query lookup filter",
 	"user account member person people",
@@ -92,7 +134,7 @@ var synonyms = synonymGroups(
 	"pr pull",
 	"comment reply",
 	"run execute trigger dispatch invoke launch start",
-	"cancel stop abort halt terminate",
+	"cancel stop abort halt terminate shut",
 	"approve accept allow",
 	"reject deny decline",
 	"download export",
@@ -114,7 +156,30 @@ var synonyms = synonymGroups(
 	"fail failure error",
 	"invite invitation",
 	"block ban",
-)
+), map[string][]string{
+	"who":    stems("user people member"),
+	"whom":   stems("user people member"),
+	"me":     stems("authenticated current self"),
+	"my":     stems("authenticated current self"),
+	"mine":   stems("authenticated current self"),
+	"myself": stems("authenticated current self"),
+	"i":      stems("authenticated current self"),
+})
+
+func stems(words string) []string {
+	var out []string
+	for _, w := range strings.Fields(words) {
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+func mergeSynonyms(a, b map[string][]string) map[string][]string {
+	for k, v := range b {
+		a[k] = append(a[k], v...)
+	}
+	return a
+}
 
 func synonymGroups(groups ...string) map[string][]string {
 	out := map[string][]string{}

@@ -50,12 +50,18 @@ type Result struct {
 }
 
 // Hit is one tool found: its name, its one-line summary (with a note when a policy denies it or
-// asks before it runs) and its one-line signature (as sdkgen.Signature renders it).
+// asks before it runs) and its one-line signature (as sdkgen.Signature renders it). Also names
+// the same operation under other prefixes (tools with the same name after their first "." and
+// the same description), which take no place of their own in the results.
 type Hit struct {
-	Name      string `json:"name"`
-	Summary   string `json:"summary"`
-	Signature string `json:"signature"`
+	Name      string   `json:"name"`
+	Summary   string   `json:"summary"`
+	Signature string   `json:"signature"`
+	Also      []string `json:"also,omitempty"`
 }
+
+// maxAlso bounds Hit.Also.
+const maxAlso = 5
 
 // ErrQuery marks a query the index refuses (a negative limit, an unknown group): a caller's
 // mistake, reported as invalid arguments.
@@ -67,6 +73,7 @@ type Index struct {
 	tools    []sdkgen.Tool // the set's tools, in name order
 	summary  []string
 	postings map[string][]posting // by stemmed word, in tool order
+	words    []string             // the keys of postings, sorted
 	lengths  [][numFields]uint16  // per tool: its fields' lengths in words
 	avgLen   [numFields]float64
 	notes    func(name string) string
@@ -86,13 +93,17 @@ const (
 // weights says how much a match in each field counts; lengthNorm how much a long field's
 // matches are discounted (BM25's b).
 var (
-	weights    = [numFields]float64{fName: 3, fSummary: 2, fDescription: 0.6, fParams: 1, fParamDocs: 0.3}
+	weights    = [numFields]float64{fName: 3, fSummary: 3, fDescription: 0.15, fParams: 0.5, fParamDocs: 0.1}
 	lengthNorm = [numFields]float64{fName: 0.5, fSummary: 0.5, fDescription: 0.75, fParams: 0.5, fParamDocs: 0.75}
 )
 
 const (
-	k1            = 1.2
-	synonymWeight = 0.4 // a word found through a synonym counts this much of the word itself
+	k1             = 1.2
+	synonymWeight  = 0.4 // a word found through a synonym counts this much of the word itself
+	prefixWeight   = 0.5 // and one found as a longer word it begins ("star" in "stargazers")
+	questionWeight = 0.8 // and what a question word stands for ("who": user, people, member)
+	maxPrefixed    = 4   // longer words one query word stands for at the most
+	coordination   = 1.0 // how strongly the share of the query's words matched scales a score
 )
 
 type posting struct {
@@ -134,6 +145,10 @@ func New(set *sdkgen.Set, notes func(name string) string) *Index {
 		}
 		ix.lengths = append(ix.lengths, lengthsOf(fields))
 	}
+	for w := range ix.postings {
+		ix.words = append(ix.words, w)
+	}
+	slices.Sort(ix.words)
 	for f := range total {
 		if len(tools) > 0 {
 			ix.avgLen[f] = max(float64(total[f])/float64(len(tools)), 1)
@@ -172,8 +187,8 @@ func (ix *Index) Search(q Query) (Result, error) {
 		in = func(i int) bool { return sdkgen.InGroup(ix.tools[i].Name, q.Group) }
 	}
 	res := Result{Total: len(ix.tools), Tools: []Hit{}}
-	terms := queryTerms(q.Text)
-	if len(terms) == 0 {
+	words := ix.queryWords(q.Text)
+	if len(words) == 0 {
 		// No words: the tools (of the group) in name order.
 		for i := range ix.tools {
 			if !in(i) {
@@ -186,7 +201,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 		}
 		return res, nil
 	}
-	scores := ix.score(terms, strings.ToLower(strings.TrimSpace(q.Text)))
+	scores := ix.score(words, strings.ToLower(strings.TrimSpace(q.Text)))
 	type ranked struct {
 		tool  int
 		score float64
@@ -201,21 +216,39 @@ func (ix *Index) Search(q Query) (Result, error) {
 	slices.SortFunc(list, func(a, b ranked) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(ix.tools[a.tool].Name, ix.tools[b.tool].Name))
 	})
-	for _, r := range list[:min(limit, len(list))] {
+	// The same operation under several prefixes (one API behind two servers) takes one place:
+	// the best-ranked copy, naming the others.
+	first := map[string]int{}
+	for _, r := range list {
+		key := ix.sameAs(r.tool)
+		if at, ok := first[key]; ok {
+			if len(res.Tools[at].Also) < maxAlso {
+				res.Tools[at].Also = append(res.Tools[at].Also, ix.tools[r.tool].Name)
+			}
+			continue
+		}
+		if len(res.Tools) == limit {
+			break
+		}
+		first[key] = len(res.Tools)
 		res.Tools = append(res.Tools, ix.hit(r.tool))
 	}
 	return res, nil
 }
 
-// term is one word of a query and how much it counts.
+// word is one word of a query: the word itself (alts[0], weight 1) and the words that also
+// stand for it in a tool's text (its synonyms, and longer index words it begins), each
+// weighted by how much a match through it counts.
+type word struct{ alts []term }
+
 type term struct {
 	word   string
 	weight float64
 }
 
-// queryTerms analyzes a query's text (its first MaxQueryBytes) into weighted words: each word
-// once at weight 1, then its synonyms not already present at synonymWeight.
-func queryTerms(text string) []term {
+// queryWords analyzes a query's text (its first MaxQueryBytes) into at most maxQueryTerms
+// distinct words, each with its alternatives.
+func (ix *Index) queryWords(text string) []word {
 	if len(text) > MaxQueryBytes {
 		cut := MaxQueryBytes
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
@@ -223,50 +256,98 @@ func queryTerms(text string) []term {
 		}
 		text = text[:cut]
 	}
-	var out []term
+	var out []word
 	seen := map[string]bool{}
-	for _, w := range analyze(text) {
+	for _, w := range analyzeQuery(text) {
 		if seen[w] || len(out) >= maxQueryTerms {
 			continue
 		}
 		seen[w] = true
-		out = append(out, term{w, 1})
+		// A word that means what an earlier one means ("create a new …") says it once more,
+		// not something else the tool must also match.
+		if slices.ContainsFunc(out, func(o word) bool { return slices.Contains(synonyms[o.alts[0].word], w) }) {
+			continue
+		}
+		out = append(out, word{alts: []term{{w, 1}}})
 	}
-	direct := len(out)
-	for _, t := range out[:direct] {
-		for _, s := range synonyms[t.word] {
+	for i := range out {
+		w := out[i].alts[0].word
+		if !questionWords[w] && len(ix.postings[w]) > 0 {
+			for _, p := range ix.prefixed(w) {
+				out[i].alts = append(out[i].alts, term{p, prefixWeight})
+			}
+		}
+		weight := synonymWeight
+		if questionWords[w] {
+			weight = questionWeight // the word itself says nothing a tool's text would
+		}
+		for _, s := range synonyms[w] {
 			if !seen[s] {
-				seen[s] = true
-				out = append(out, term{s, synonymWeight})
+				out[i].alts = append(out[i].alts, term{s, weight})
 			}
 		}
 	}
 	return out
 }
 
-// score is BM25F: per word, its weighted, length-normalized frequency over the fields,
-// saturated and multiplied by the word's rarity; a name the query spells out whole scores
-// above any other.
-func (ix *Index) score(terms []term, raw string) []float64 {
-	scores := make([]float64, len(ix.tools))
-	n := float64(len(ix.tools))
-	for _, t := range terms {
-		list := ix.postings[t.word]
-		if len(list) == 0 {
-			continue
+// prefixed returns up to maxPrefixed index words that begin with w and are longer (so that
+// "star" also finds "stargazers"), shortest first; none for words shorter than four letters.
+func (ix *Index) prefixed(w string) []string {
+	if len(w) < 4 {
+		return nil
+	}
+	i, _ := slices.BinarySearch(ix.words, w)
+	var out []string
+	for ; i < len(ix.words) && strings.HasPrefix(ix.words[i], w); i++ {
+		if ix.words[i] != w {
+			out = append(out, ix.words[i])
 		}
-		df := float64(len(list))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for _, p := range list {
-			var tf float64
-			for f := range numFields {
-				if p.tf[f] == 0 {
-					continue
-				}
-				norm := 1 - lengthNorm[f] + lengthNorm[f]*float64(ix.lengths[p.tool][f])/ix.avgLen[f]
-				tf += weights[f] * float64(p.tf[f]) / norm
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(len(a), len(b)) })
+	return out[:min(len(out), maxPrefixed)]
+}
+
+// score is BM25F: per word, its weighted, length-normalized frequency over the fields,
+// saturated and multiplied by the word's rarity, summed over the query's words (through the
+// best of each word's alternatives), then scaled by the share of the query's words the tool
+// matches (coordination), so that a tool matching most of what was asked beats one matching
+// a single rare word. A name the query spells out whole scores above any other.
+func (ix *Index) score(words []word, raw string) []float64 {
+	scores := make([]float64, len(ix.tools))
+	matched := make([]uint8, len(ix.tools))
+	best := make([]float64, len(ix.tools))
+	n := float64(len(ix.tools))
+	for _, w := range words {
+		clear(best)
+		for _, t := range w.alts {
+			list := ix.postings[t.word]
+			if len(list) == 0 {
+				continue
 			}
-			scores[p.tool] += t.weight * idf * tf / (k1 + tf)
+			df := float64(len(list))
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			for _, p := range list {
+				var tf float64
+				for f := range numFields {
+					if p.tf[f] == 0 {
+						continue
+					}
+					norm := 1 - lengthNorm[f] + lengthNorm[f]*float64(ix.lengths[p.tool][f])/ix.avgLen[f]
+					tf += weights[f] * float64(p.tf[f]) / norm
+				}
+				best[p.tool] = max(best[p.tool], t.weight*idf*tf/(k1+tf))
+			}
+		}
+		for i, b := range best {
+			if b > 0 {
+				scores[i] += b
+				matched[i]++
+			}
+		}
+	}
+	for i := range scores {
+		if scores[i] > 0 {
+			scores[i] *= math.Pow(float64(matched[i])/float64(len(words)), coordination)
 		}
 	}
 	if raw != "" {
@@ -277,6 +358,15 @@ func (ix *Index) score(terms []term, raw string) []float64 {
 		}
 	}
 	return scores
+}
+
+// sameAs is what near-duplicates share: the name after its first "." and the description.
+func (ix *Index) sameAs(i int) string {
+	name := ix.tools[i].Name
+	if _, rest, ok := strings.Cut(name, "."); ok {
+		name = rest
+	}
+	return name + "\x00" + ix.summary[i]
 }
 
 // hit is the result entry of tool i.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestSearchAnswers(t *testing.T) {
 	})
 	res, _ := ix.Search(Query{Text: "delete file", Limit: 1})
 	want := Hit{Name: "files_delete", Summary: "Deletes a file from the workspace. [denied here: read-only]", Signature: "files_delete(args?: { path?: string; [key: string]: unknown }): Promise<unknown>"}
-	if len(res.Tools) != 1 || res.Tools[0] != want {
+	if len(res.Tools) != 1 || !reflect.DeepEqual(res.Tools[0], want) {
 		t.Fatalf("got %+v\nwant %+v", res.Tools, want)
 	}
 
@@ -118,7 +119,7 @@ func TestSearchBounds(t *testing.T) {
 			t.Errorf("%+v: err %v, want ErrQuery", q, err)
 		}
 	}
-	if got := len(queryTerms(strings.Repeat("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega one two three four five six seven eight nine ten ", 3))); got > maxQueryTerms*8 {
+	if got := len(ix.queryWords(strings.Repeat("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega one two three four five six seven eight nine ten ", 3))); got != maxQueryTerms {
 		t.Errorf("%d query terms", got)
 	}
 }

@@ -1,0 +1,97 @@
+package catalog_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/codemode/codemode/catalog"
+	"github.com/codemode/codemode/internal/githubapi"
+	"github.com/codemode/codemode/sdkgen"
+	"github.com/codemode/codemode/sdkgen/tokens"
+)
+
+// githubTools returns the tools of GitHub's REST description and the same as a set: with n
+// zero, all of api.github.com's (1,223 operations); else the first n of githubapi.ToolsN (past
+// 1,223 with the Enterprise servers' under prefixes).
+func githubTools(t testing.TB, n int) ([]githubapi.Tool, *sdkgen.Set) {
+	t.Helper()
+	tools, err := githubapi.Tools(0)
+	if n > 0 {
+		tools, err = githubapi.ToolsN(n)
+	}
+	if errors.Is(err, githubapi.ErrMissing) && os.Getenv("CI") == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]sdkgen.Tool, len(tools))
+	for i, tl := range tools {
+		in[i] = sdkgen.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters, Output: tl.Output}
+	}
+	return tools, sdkgen.NewSet(in)
+}
+
+// rank adapts an index to githubapi.Recall.
+func rank(ix *catalog.Index) func(string, int) []string {
+	return func(q string, k int) []string {
+		res, err := ix.Search(catalog.Query{Text: q, Limit: k})
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, h := range res.Tools {
+			out = append(out, h.Name)
+		}
+		return out
+	}
+}
+
+// $search finds the tool a labeled task needs in its top five for at least 90% of the tasks
+// over GitHub's whole REST API, and ahead of plain BM25 on the same tasks.
+func TestFindability(t *testing.T) {
+	tasks, err := githubapi.LoadTasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		n     int
+		tasks []githubapi.Task
+	}{
+		{0, tasks},
+		{2500, githubapi.Qualify(tasks, "github.", "ghes.", "ghec.")},
+	} {
+		tools, set := githubTools(t, tc.n)
+		search := rank(catalog.New(set, nil))
+		at1, at5, misses := githubapi.Recall(tc.tasks, search)
+		b1, b5, _ := githubapi.Recall(tc.tasks, githubapi.BM25(tools))
+		t.Logf("%d tools, %d tasks: $search recall@1 %.3f @5 %.3f; BM25 @1 %.3f @5 %.3f", set.Len(), len(tc.tasks), at1, at5, b1, b5)
+		for _, m := range misses {
+			t.Logf("  missed %q (want %s): %s", m.Task, strings.Join(m.Want[:min(2, len(m.Want))], ", "), strings.Join(search(m.Task, 3), ", "))
+		}
+		if at5 < 0.90 || at5 <= b5 || at1 <= b1 {
+			t.Errorf("%d tools: recall@5 %.3f (BM25 %.3f), recall@1 %.3f (BM25 %.3f): want @5 ≥ 0.90 and both ahead of BM25", set.Len(), at5, b5, at1, b1)
+		}
+	}
+}
+
+// run_code's description stays within the budget however large the catalog, and a catalog
+// shows groups, counts and the discovery members.
+func TestGitHubCatalogPrompt(t *testing.T) {
+	for _, n := range []int{100, 1000, 2500} {
+		_, set := githubTools(t, n)
+		prompt := sdkgen.PromptWith(set, sdkgen.PromptOptions{})
+		got := tokens.Count(string(prompt))
+		t.Logf("%d tools: %d tokens, %d bytes", set.Len(), got, len(prompt))
+		if got > sdkgen.DefaultPromptBudget {
+			t.Errorf("%d tools: %d tokens, over the %d budget", n, got, sdkgen.DefaultPromptBudget)
+		}
+		for _, want := range []string{"tools, too many to list here", "$search(query: string", "$describe(names:", "Groups ("} {
+			if !strings.Contains(string(prompt), want) {
+				t.Errorf("%d tools: the catalog lacks %q", n, want)
+			}
+		}
+	}
+}
