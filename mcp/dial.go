@@ -465,6 +465,17 @@ func (c *stdioConn) Close() error {
 	return nil
 }
 
+// abort ends the connection at once: the server is killed rather than
+// given stopGrace to exit, for one that has stopped answering (liveness.go).
+func (c *stdioConn) abort() {
+	select {
+	case <-c.exited:
+	default:
+		signalGroup(c.cmd, true)
+	}
+	c.Close()
+}
+
 func (c *stdioConn) SessionID() string { return "" }
 
 // watchTransport wraps a transport's connections to see what the go-sdk
@@ -484,7 +495,7 @@ type watchTransport struct {
 	onNotify func(r *jsonrpc.Request) (consumed bool)
 	heard    *heard
 
-	conn sdk.Connection // the connection made; set by Connect
+	conn *watchConn // the connection made; set by Connect
 }
 
 func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -495,6 +506,15 @@ func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.heard.stamp()
 	t.conn = &watchConn{Connection: c, onTools: t.onTools, onNotify: t.onNotify, heard: t.heard, pending: map[jsonrpc.ID]bool{}}
 	return t.conn, nil
+}
+
+// abort closes the connection, killing a stdio server at once.
+func (c *watchConn) abort() {
+	if a, ok := c.Connection.(interface{ abort() }); ok {
+		a.abort()
+		return
+	}
+	c.Connection.Close()
 }
 
 type watchConn struct {

@@ -306,7 +306,7 @@ type upstream struct {
 // connection is one live session with the server.
 type connection struct {
 	cs        *sdk.ClientSession
-	raw       sdk.Connection // the transport's, under cs: closing it ends a session stuck in a write
+	raw       *watchConn // the transport's, under cs: aborting it ends a session stuck in a write
 	transport string
 	caps      *sdk.ServerCapabilities // never nil
 	lost      atomic.Bool             // a call found the session dead
@@ -549,8 +549,9 @@ func (u *upstream) serve(ctx context.Context, c *connection) error {
 			if err := u.checkLiveness(c, now); err != nil {
 				u.lost(c, err)
 				// The transport first: a write stuck on a server that stopped
-				// reading holds the session open.
-				c.raw.Close()
+				// reading holds the session open. A server that does not
+				// answer is not given time to exit.
+				c.raw.abort()
 				c.cs.Close()
 				<-done
 				return err
