@@ -168,8 +168,11 @@ type Upstreams struct {
 // the new session.
 //
 // Calls carry the caller's cancellation (notifications/cancelled) and are
-// bounded by the entry's timeout (TOOL_TIMEOUT). The upstreams run until
-// Close is called or ctx ends.
+// bounded by the entry's timeout (TOOL_TIMEOUT). An upstream silent while
+// calls wait is pinged, reported unresponsive, and past its
+// liveness.fail_after its calls fail ("upstream <name> is not answering")
+// and it is restarted (liveness.go). The upstreams run until Close is
+// called or ctx ends.
 func StartUpstreams(ctx context.Context, a *app.App, servers []config.MCPServer, opts UpstreamOptions) (*Upstreams, error) {
 	if opts.Logger == nil {
 		opts.Logger = a.Logger
