@@ -99,8 +99,10 @@ func (u *upstream) checkLiveness(c *connection, now time.Time) error {
 		l.silentSince = since
 		why := fmt.Sprintf("nothing received for %v while %d calls waited; a ping went unanswered for %v", silent.Round(time.Millisecond), waiting, cfg.PingTimeout.Std())
 		u.update(func(st *UpstreamState) {
-			st.State, st.LastError = StateUnresponsive, why
-			st.Unresponsive++
+			if st.State == StateReady { // not one a failed call just set
+				st.State, st.LastError = StateUnresponsive, why
+				st.Unresponsive++
+			}
 		})
 	}
 	if silent >= cfg.Idle.Std() && l.pinging.CompareAndSwap(false, true) {
