@@ -180,6 +180,50 @@ type MCPServer struct {
 	// expand ${VAR} from the environment.
 	Headers map[string]string `yaml:"headers"`
 	Auth    *MCPAuth          `yaml:"auth"`
+	// Liveness watches the connection while calls to it wait.
+	Liveness Liveness `yaml:"liveness"`
+}
+
+// Liveness bounds how long an upstream may stay silent while calls to it
+// are outstanding. "Silent" counts from the last message received from it,
+// or from when the oldest outstanding call began if that is later. After
+// Idle of silence codemode pings it (again whenever a ping ends unanswered);
+// after Idle+PingTimeout it is reported unresponsive; after FailAfter its
+// outstanding calls fail with "upstream NAME is not answering" and it is
+// restarted. StallAfter is per call: a call with no reply and no progress
+// for that long is logged once, naming its upstream, tool and call id.
+// Zero values take the defaults (Resolved).
+type Liveness struct {
+	Idle        Duration `yaml:"idle"`
+	PingTimeout Duration `yaml:"ping_timeout"`
+	FailAfter   Duration `yaml:"fail_after"`
+	StallAfter  Duration `yaml:"stall_after"`
+}
+
+// The liveness defaults. A healthy server answers a ping in milliseconds,
+// even while a long call runs, so 5s of silence is worth a ping and 5s more
+// without an answer is unresponsive; 20s fails the calls before the default
+// run timeout (limits.timeout, 30s) would, leaving two more pings the
+// chance to wake the server.
+const (
+	DefaultLivenessIdle        = 5 * time.Second
+	DefaultLivenessPingTimeout = 5 * time.Second
+	DefaultLivenessFailAfter   = 20 * time.Second
+	DefaultLivenessStallAfter  = 10 * time.Second
+)
+
+// Resolved is l with its zero values set to the defaults.
+func (l Liveness) Resolved() Liveness {
+	set := func(d *Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = Duration(def)
+		}
+	}
+	set(&l.Idle, DefaultLivenessIdle)
+	set(&l.PingTimeout, DefaultLivenessPingTimeout)
+	set(&l.FailAfter, DefaultLivenessFailAfter)
+	set(&l.StallAfter, DefaultLivenessStallAfter)
+	return l
 }
 
 // MCPAuth authenticates codemode to a url upstream: a static bearer token,
@@ -688,6 +732,9 @@ func (c *Config) validateMCPServers() error {
 		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):
 			return bad(key, "transport, headers and auth apply to url upstreams only")
 		}
+		if err := checkLiveness(key+".liveness", m.Liveness); err != nil {
+			return err
+		}
 		if err := checkHeaders(key, m); err != nil {
 			return err
 		}
@@ -701,6 +748,17 @@ func (c *Config) validateMCPServers() error {
 
 func isHTTPURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func checkLiveness(key string, l Liveness) error {
+	if l.Idle < 0 || l.PingTimeout < 0 || l.FailAfter < 0 || l.StallAfter < 0 {
+		return bad(key, "durations must not be negative")
+	}
+	r := l.Resolved()
+	if r.FailAfter <= r.Idle+r.PingTimeout {
+		return bad(key+".fail_after", "must exceed idle + ping_timeout (%v), got %v", (r.Idle + r.PingTimeout).Std(), r.FailAfter.Std())
+	}
+	return nil
 }
 
 func checkHeaders(key string, m MCPServer) error {

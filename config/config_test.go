@@ -43,6 +43,21 @@ api_keys:
   - {sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", scopes: [default, readonly]}
 `
 
+func TestLivenessResolved(t *testing.T) {
+	c, err := Parse(strings.NewReader("mcp_servers:\n  - {name: a, command: [x], liveness: {idle: 1s, fail_after: 7s}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.MCPServers[0].Liveness.Resolved()
+	want := Liveness{Idle: Duration(time.Second), PingTimeout: Duration(DefaultLivenessPingTimeout), FailAfter: Duration(7 * time.Second), StallAfter: Duration(DefaultLivenessStallAfter)}
+	if got != want {
+		t.Errorf("resolved %+v, want %+v", got, want)
+	}
+	if def := (Liveness{}).Resolved(); def.FailAfter <= def.Idle+def.PingTimeout {
+		t.Errorf("the defaults fail their own check: %+v", def)
+	}
+}
+
 func TestContractExample(t *testing.T) {
 	c, err := Parse(strings.NewReader(contractExample))
 	if err != nil {
@@ -92,6 +107,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {'bad header': b}}", "mcp_servers[0].headers: invalid header name"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x', headers: {mcp-session-id: b}}", "mcp_servers[0].headers.mcp-session-id: is set by the MCP transport"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x', connect_timeout: -1s}", "mcp_servers[0].connect_timeout"},
+		{"mcp_servers:\n  - {name: a, command: [x], liveness: {idle: 16s}}", "mcp_servers[0].liveness.fail_after: must exceed idle + ping_timeout (21s), got 20s"},
+		{"mcp_servers:\n  - {name: a, command: [x], liveness: {fail_after: 10s}}", "mcp_servers[0].liveness.fail_after"},
+		{"mcp_servers:\n  - {name: a, command: [x], liveness: {idle: -1s}}", "invalid duration"},
+		{"mcp_servers:\n  - {name: a, command: [x], liveness: {every: 1s}}", "every"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {}}", "mcp_servers[0].auth: give either bearer or client_id"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {bearer: t, client_id: c}}", "mcp_servers[0].auth: give either"},
 		{"mcp_servers:\n  - {name: a, url: 'http://x', auth: {bearer: t, scopes: [s]}}", "mcp_servers[0].auth: bearer takes no"},

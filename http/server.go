@@ -148,6 +148,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if err == nil && a.Demo != nil {
 		err = registerDemoState(reg, a.Demo)
 	}
+	if opts.Upstreams != nil && err == nil {
+		err = reg.Register(upstreamCollector{opts.Upstreams})
+	}
 	if st, ok := a.Store.(commitStatser); ok && err == nil {
 		err = registerLogStats(reg, st)
 	}

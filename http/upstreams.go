@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/codemode/codemode/mcp"
 )
 
@@ -12,9 +14,10 @@ type Upstreams interface {
 }
 
 // upstreams serves GET /v1/upstreams: {"upstreams":[...]}, each upstream MCP
-// server with its state (connecting, ready, restarting, failed,
-// unauthorized, stopped), last error, tool count, restarts, renamed and
-// rejected tools, in configuration order. A key sees only the upstreams of
+// server with its state (connecting, ready, unresponsive, restarting,
+// failed, unauthorized, stopped), last error, tool count, restarts, calls
+// waiting, when it was last heard from, renamed and rejected tools, in
+// configuration order. A key sees only the upstreams of
 // scopes it may use.
 func upstreams(src Upstreams) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -29,5 +32,44 @@ func upstreams(src Upstreams) http.HandlerFunc {
 		writeJSON(w, http.StatusOK, struct {
 			Upstreams []mcp.UpstreamState `json:"upstreams"`
 		}{out})
+	}
+}
+
+// upstreamCollector exports each upstream's liveness and restarts, read
+// from States at each scrape. The label is the configured name.
+type upstreamCollector struct{ src Upstreams }
+
+var (
+	upstreamUnresponsiveDesc = prometheus.NewDesc("codemode_upstream_unresponsive",
+		"1 while the upstream MCP server is unresponsive: calls wait on it and nothing, not even a ping's answer, has arrived for liveness.idle + liveness.ping_timeout.",
+		[]string{"upstream"}, nil)
+	upstreamUnresponsiveTotalDesc = prometheus.NewDesc("codemode_upstream_unresponsive_total",
+		"Times the upstream MCP server was found unresponsive.", []string{"upstream"}, nil)
+	upstreamRestartsDesc = prometheus.NewDesc("codemode_upstream_restarts_total",
+		"Connections to the upstream MCP server that ended and were re-established (among them those restarted because it was not answering for liveness.fail_after).",
+		[]string{"upstream"}, nil)
+	upstreamStalledDesc = prometheus.NewDesc("codemode_upstream_stalled_calls_total",
+		"Calls to the upstream MCP server that had no reply and no progress for liveness.stall_after (each logged once).", []string{"upstream"}, nil)
+	upstreamCallsDesc = prometheus.NewDesc("codemode_upstream_calls_in_flight",
+		"Calls waiting on the upstream MCP server.", []string{"upstream"}, nil)
+)
+
+func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{upstreamUnresponsiveDesc, upstreamUnresponsiveTotalDesc, upstreamRestartsDesc, upstreamStalledDesc, upstreamCallsDesc} {
+		ch <- d
+	}
+}
+
+func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.src.States() {
+		unresponsive := 0.0
+		if st.State == mcp.StateUnresponsive {
+			unresponsive = 1
+		}
+		ch <- prometheus.MustNewConstMetric(upstreamUnresponsiveDesc, prometheus.GaugeValue, unresponsive, st.Name)
+		ch <- prometheus.MustNewConstMetric(upstreamUnresponsiveTotalDesc, prometheus.CounterValue, float64(st.Unresponsive), st.Name)
+		ch <- prometheus.MustNewConstMetric(upstreamRestartsDesc, prometheus.CounterValue, float64(st.Restarts), st.Name)
+		ch <- prometheus.MustNewConstMetric(upstreamStalledDesc, prometheus.CounterValue, float64(st.StalledCalls), st.Name)
+		ch <- prometheus.MustNewConstMetric(upstreamCallsDesc, prometheus.GaugeValue, float64(st.Calls), st.Name)
 	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,23 @@ func TestUpstreams(t *testing.T) {
 		}
 		resp, b = ts.get("/v1/upstreams")
 		wantError(t, resp, b, http.StatusUnauthorized, CodeUnauthorized)
+	})
+	t.Run("metrics", func(t *testing.T) {
+		states := fakeUpstreams{
+			{Name: "notes", State: mcp.StateReady, Restarts: 2, Calls: 3, StalledCalls: 1},
+			{Name: "slow", State: mcp.StateUnresponsive, Unresponsive: 4},
+		}
+		ts := newTestServer(t, scopesYAML, func(su *serverSetup) { su.opts.Upstreams = states })
+		_, b := ts.get("/metrics")
+		for _, want := range []string{
+			`codemode_upstream_unresponsive{upstream="notes"} 0`, `codemode_upstream_unresponsive{upstream="slow"} 1`,
+			`codemode_upstream_unresponsive_total{upstream="slow"} 4`, `codemode_upstream_restarts_total{upstream="notes"} 2`,
+			`codemode_upstream_stalled_calls_total{upstream="notes"} 1`, `codemode_upstream_calls_in_flight{upstream="notes"} 3`,
+		} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
 	})
 	t.Run("none configured is an empty list", func(t *testing.T) {
 		ts := newTestServer(t, scopesYAML)

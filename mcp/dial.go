@@ -402,6 +402,10 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// Write writes msg and its newline to the server's stdin in one write
+// call, unbuffered and under writeMu: every message reaches the pipe whole
+// and at once, never held back until the next one, never interleaved with
+// another writer's.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -441,9 +445,9 @@ func (c *stdioConn) exitError() error {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
-		c.writeMu.Lock()
+		// Not under writeMu: closing the pipe is what ends a write stuck on
+		// a server that stopped reading.
 		_ = c.stdin.Close()
-		c.writeMu.Unlock()
 		select {
 		case <-c.exited:
 			return
@@ -461,6 +465,17 @@ func (c *stdioConn) Close() error {
 	return nil
 }
 
+// abort ends the connection at once: the server is killed rather than
+// given stopGrace to exit, for one that has stopped answering (liveness.go).
+func (c *stdioConn) abort() {
+	select {
+	case <-c.exited:
+	default:
+		signalGroup(c.cmd, true)
+	}
+	c.Close()
+}
+
 func (c *stdioConn) SessionID() string { return "" }
 
 // watchTransport wraps a transport's connections to see what the go-sdk
@@ -472,10 +487,15 @@ func (c *stdioConn) SessionID() string { return "" }
 // notifications a server sent before a result are delivered before the call
 // that awaits it returns (the go-sdk runs notification handlers apart from
 // the delivery of results). Those onNotify consumes the go-sdk never sees.
+//
+// And it stamps heard with the arrival of every message (liveness.go).
 type watchTransport struct {
 	sdk.Transport
 	onTools  func(raw []json.RawMessage)
 	onNotify func(r *jsonrpc.Request) (consumed bool)
+	heard    *heard
+
+	conn *watchConn // the connection made; set by Connect
 }
 
 func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -483,13 +503,25 @@ func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &watchConn{Connection: c, onTools: t.onTools, onNotify: t.onNotify, pending: map[jsonrpc.ID]bool{}}, nil
+	t.heard.stamp()
+	t.conn = &watchConn{Connection: c, onTools: t.onTools, onNotify: t.onNotify, heard: t.heard, pending: map[jsonrpc.ID]bool{}}
+	return t.conn, nil
+}
+
+// abort closes the connection, killing a stdio server at once.
+func (c *watchConn) abort() {
+	if a, ok := c.Connection.(interface{ abort() }); ok {
+		a.abort()
+		return
+	}
+	c.Connection.Close()
 }
 
 type watchConn struct {
 	sdk.Connection
 	onTools  func(raw []json.RawMessage)
 	onNotify func(r *jsonrpc.Request) bool
+	heard    *heard
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool // outgoing tools/list calls; guarded by mu
@@ -507,6 +539,7 @@ func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	for err == nil {
+		c.heard.stamp()
 		r, ok := msg.(*jsonrpc.Request)
 		if !ok || r.IsCall() || c.onNotify == nil || !c.onNotify(r) {
 			break

@@ -31,12 +31,14 @@ import (
 )
 
 // peerServerEnv makes the test binary, re-executed, serve MCP on stdio
-// (see TestMain) for a TypeScript client to drive.
+// (see TestMain): "stdio" for a TypeScript client to drive, "add" as an
+// upstream (serveAdd).
 const peerServerEnv = "CODEMODE_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(peerServerEnv) == "stdio" {
-		if err := servePeer(); err != nil {
+	serve := map[string]func() error{"stdio": servePeer, "add": serveAdd}[os.Getenv(peerServerEnv)]
+	if serve != nil {
+		if err := serve(); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}

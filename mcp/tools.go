@@ -397,14 +397,21 @@ func callUpstream[R any](ctx context.Context, u *upstream, name, callID string, 
 		if err != nil {
 			return zero, err
 		}
-		token, end := u.begin(ctx, name, callID)
-		res, err := do(ctx, c, token)
+		// The liveness check may end the call (failCalls) with the cause
+		// that names the silent upstream.
+		cctx, cancel := context.WithCancelCause(ctx)
+		token, end := u.begin(cctx, cancel, c, name, callID)
+		res, err := do(cctx, c, token)
 		end()
+		cancel(nil)
 		if err == nil {
 			return res, nil
 		}
 		if ctx.Err() != nil {
 			return zero, fmt.Errorf("%s: %w", name, context.Cause(ctx))
+		}
+		if cause := context.Cause(cctx); errors.Is(cause, errNotAnswering) {
+			return zero, registry.Errorf(registry.CodeToolFailed, "%s: %v", name, cause)
 		}
 		switch {
 		case notDelivered(err):

@@ -46,6 +46,11 @@ const (
 	StateConnecting = "connecting"
 	// StateReady: connected; its tools are registered.
 	StateReady = "ready"
+	// StateUnresponsive: connected, but calls wait on it and nothing has
+	// arrived from it, not even the answer to a ping, for liveness.idle +
+	// liveness.ping_timeout. Back to ready as soon as anything arrives;
+	// restarted (its waiting calls failed) at liveness.fail_after.
+	StateUnresponsive = "unresponsive"
 	// StateRestarting: a ready connection ended (the process exited, the
 	// server went away, a health check failed); reconnecting. Its tools stay
 	// registered and fail fast, or wait for the reconnection in progress.
@@ -93,8 +98,17 @@ type UpstreamState struct {
 	// Restarts counts the connections that ended and were re-established.
 	Restarts int `json:"restarts"`
 	// Attempts counts the failed attempts since the upstream was last ready.
-	Attempts  int        `json:"attempts,omitempty"`
-	NextRetry *time.Time `json:"next_retry,omitempty"`
+	Attempts int `json:"attempts,omitempty"`
+	// Calls counts the calls waiting on it now.
+	Calls int `json:"calls"`
+	// LastHeard is when a message last arrived on the current connection.
+	LastHeard *time.Time `json:"last_heard,omitempty"`
+	// Unresponsive counts the times it was found unresponsive.
+	Unresponsive int `json:"unresponsive,omitempty"`
+	// StalledCalls counts the calls that had no reply and no progress for
+	// liveness.stall_after (each logged once).
+	StalledCalls int        `json:"stalled_calls,omitempty"`
+	NextRetry    *time.Time `json:"next_retry,omitempty"`
 	// Server is what the server said of itself when it last connected.
 	Server *ServerInfo `json:"server,omitempty"`
 	// Renamed lists tools whose names were changed to be valid and unique.
@@ -154,8 +168,11 @@ type Upstreams struct {
 // the new session.
 //
 // Calls carry the caller's cancellation (notifications/cancelled) and are
-// bounded by the entry's timeout (TOOL_TIMEOUT). The upstreams run until
-// Close is called or ctx ends.
+// bounded by the entry's timeout (TOOL_TIMEOUT). An upstream silent while
+// calls wait is pinged, reported unresponsive, and past its
+// liveness.fail_after its calls fail ("upstream <name> is not answering")
+// and it is restarted (liveness.go). The upstreams run until Close is
+// called or ctx ends.
 func StartUpstreams(ctx context.Context, a *app.App, servers []config.MCPServer, opts UpstreamOptions) (*Upstreams, error) {
 	if opts.Logger == nil {
 		opts.Logger = a.Logger
@@ -292,9 +309,12 @@ type upstream struct {
 // connection is one live session with the server.
 type connection struct {
 	cs        *sdk.ClientSession
+	raw       *watchConn // the transport's, under cs: aborting it ends a session stuck in a write
 	transport string
 	caps      *sdk.ServerCapabilities // never nil
 	lost      atomic.Bool             // a call found the session dead
+	heard     *heard                  // when a message last arrived
+	live      *liveness
 }
 
 type registration struct {
@@ -352,6 +372,15 @@ func (u *upstream) state() UpstreamState {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	st := u.st
+	for _, call := range u.calls {
+		if u.conn != nil && call.conn == u.conn {
+			st.Calls++
+		}
+	}
+	if u.conn != nil {
+		t := u.conn.heard.last()
+		st.LastHeard = &t
+	}
 	st.Renamed = append([]RenamedTool(nil), st.Renamed...)
 	st.Rejected = append([]RejectedTool(nil), st.Rejected...)
 	if st.NextRetry != nil {
@@ -379,9 +408,15 @@ func (u *upstream) update(fn func(st *UpstreamState)) {
 	}
 	switch after.State {
 	case StateReady:
+		if before.State == StateUnresponsive {
+			u.log.Info("upstream MCP server answering again")
+			break
+		}
 		u.log.Info("upstream MCP server ready", "transport", after.Transport, "tools", after.Tools, "restarts", after.Restarts)
 	case StateRestarting:
 		u.log.Warn("upstream MCP server connection ended; reconnecting", "error", after.LastError)
+	case StateUnresponsive:
+		u.log.Warn("upstream MCP server is not answering", "error", after.LastError)
 	case StateFailed:
 		u.log.Warn("upstream MCP server unavailable; retrying with backoff", "error", after.LastError, "attempts", after.Attempts)
 	case StateUnauthorized:
@@ -509,8 +544,21 @@ var errLost = errors.New("the session was lost")
 func (u *upstream) serve(ctx context.Context, c *connection) error {
 	done := make(chan error, 1)
 	go func() { done <- c.cs.Wait() }()
+	tick := time.NewTicker(c.live.tick())
+	defer tick.Stop()
 	for {
 		select {
+		case now := <-tick.C:
+			if err := u.checkLiveness(c, now); err != nil {
+				u.lost(c, err)
+				// The transport first: a write stuck on a server that stopped
+				// reading holds the session open. A server that does not
+				// answer is not given time to exit.
+				c.raw.abort()
+				c.cs.Close()
+				<-done
+				return err
+			}
 		case <-ctx.Done():
 			c.cs.Close()
 			<-done
@@ -598,7 +646,8 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 	default:
 		t = &lastingTransport{Transport: u.http.transport(kind, u.cfg.URL, attempt), life: u.life}
 	}
-	t = &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification}
+	wt := &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification, heard: &heard{}}
+	t = wt
 	opts := u.clientOptions()
 	if kind != "stdio" && u.opts.healthInterval > 0 {
 		opts.KeepAlive = u.opts.healthInterval
@@ -610,7 +659,8 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	init := cs.InitializeResult()
-	c := &connection{cs: cs, transport: kind, caps: &sdk.ServerCapabilities{}}
+	c := &connection{cs: cs, raw: wt.conn, transport: kind, caps: &sdk.ServerCapabilities{}, heard: wt.heard,
+		live: &liveness{cfg: u.cfg.Liveness.Resolved()}}
 	info := &ServerInfo{}
 	if init != nil {
 		if init.Capabilities != nil {
@@ -751,17 +801,25 @@ func (u *upstream) lost(c *connection, err error) {
 }
 
 // inflight is one call in flight on the upstream: where its server's
-// notifications and requests go.
+// notifications and requests go, and what the liveness check watches.
 type inflight struct {
 	ctx    context.Context // the call's: its notifiers and peer
-	tool   string          // registry name
+	cancel context.CancelCauseFunc
+	conn   *connection // the connection it was sent on
+	tool   string      // registry name
 	callID string
+
+	started    time.Time
+	progressed time.Time // started, or its last progress notification; guarded by u.mu
+	stalled    bool      // logged as stalled; guarded by u.mu
 }
 
-func (u *upstream) begin(ctx context.Context, tool, callID string) (token string, end func()) {
+// begin records a call on c; cancel ends it with a cause (see failCalls).
+func (u *upstream) begin(ctx context.Context, cancel context.CancelCauseFunc, c *connection, tool, callID string) (token string, end func()) {
 	token = "codemode-" + strconv.FormatInt(u.tokens.Add(1), 10)
+	now := time.Now()
 	u.mu.Lock()
-	u.calls[token] = &inflight{ctx: ctx, tool: tool, callID: callID}
+	u.calls[token] = &inflight{ctx: ctx, cancel: cancel, conn: c, tool: tool, callID: callID, started: now, progressed: now}
 	u.mu.Unlock()
 	return token, func() {
 		u.mu.Lock()
@@ -829,6 +887,9 @@ func (u *upstream) progress(p *sdk.ProgressNotificationParams) {
 	if c == nil {
 		return
 	}
+	u.mu.Lock()
+	c.progressed = time.Now()
+	u.mu.Unlock()
 	registry.Notify(c.ctx, registry.Notice{
 		Tool: c.tool, CallID: c.callID, Kind: registry.NoticeProgress,
 		Progress: p.Progress, Total: p.Total, Message: p.Message,

@@ -1,0 +1,337 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/runtime"
+)
+
+// serveAdd is the stdio upstream of the liveness tests (TestMain runs it
+// when peerServerEnv is "add"): the official go-sdk on stdio, with add,
+// slow (sleeps ms milliseconds) and pid (so that a test can stop the
+// process, which then neither reads nor answers).
+func serveAdd() error {
+	s := sdk.NewServer(&sdk.Implementation{Name: "adder", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "add"}, func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
+		return nil, addOut{Sum: in.A + in.B}, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "slow"}, func(ctx context.Context, _ *sdk.CallToolRequest, in struct {
+		MS int `json:"ms"`
+	}) (*sdk.CallToolResult, struct{}, error) {
+		select {
+		case <-time.After(time.Duration(in.MS) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil, struct{}{}, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "pid"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, struct {
+		PID int `json:"pid"`
+	}, error) {
+		return nil, struct {
+			PID int `json:"pid"`
+		}{os.Getpid()}, nil
+	})
+	return s.Run(context.Background(), &sdk.StdioTransport{})
+}
+
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// addServer is the configuration of a serveAdd upstream.
+func addServer(name string, l config.Liveness) config.MCPServer {
+	return config.MCPServer{Name: name, Scope: "default", Command: []string{os.Args[0]},
+		Env: map[string]string{peerServerEnv: "add"}, Liveness: l}
+}
+
+// quickLiveness are liveness bounds for tests: a silent upstream fails its
+// calls within a second.
+var quickLiveness = config.Liveness{
+	Idle: config.Duration(200 * time.Millisecond), PingTimeout: config.Duration(200 * time.Millisecond),
+	FailAfter: config.Duration(time.Second), StallAfter: config.Duration(300 * time.Millisecond),
+}
+
+// TestLivenessStdioWrites: what codemode writes to a stdio upstream
+// reaches the pipe whole and at once. cat echoes stdin to stdout as it
+// reads it, so a message held in a buffer until the next write never comes
+// back, and interleaved writers come back as lines that do not decode.
+func TestLivenessStdioWrites(t *testing.T) {
+	conn, err := (&stdioTransport{cmd: []string{"cat"}, log: discard}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	note := func(w, i, size int) *jsonrpc.Request {
+		params, _ := json.Marshal(map[string]any{"w": w, "i": i, "pad": strings.Repeat(string(rune('a'+w)), size)})
+		return &jsonrpc.Request{Method: "note", Params: params}
+	}
+	read := func() *jsonrpc.Request {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("read back: %v (a write held back?)", err)
+		}
+		return msg.(*jsonrpc.Request)
+	}
+
+	t.Run("each message at once", func(t *testing.T) {
+		for i, size := range []int{0, 10, 4095, 70_000} {
+			want := note(0, i, size)
+			if err := conn.Write(context.Background(), want); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(); !bytes.Equal(got.Params, want.Params) {
+				t.Fatalf("message %d came back as %.80s", i, got.Params)
+			}
+		}
+	})
+
+	t.Run("concurrent writers do not interleave", func(t *testing.T) {
+		const writers, each = 8, 12
+		sent := map[string]bool{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					// Larger than PIPE_BUF and than the pipe's buffer: the
+					// kernel takes them in parts.
+					m := note(w, i, 1000+(w*each+i)*2000)
+					mu.Lock()
+					sent[string(m.Params)] = true
+					mu.Unlock()
+					if err := conn.Write(context.Background(), m); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		for range writers * each {
+			got := read()
+			mu.Lock()
+			if !sent[string(got.Params)] {
+				t.Errorf("a message came back that was not sent: %.80s", got.Params)
+			}
+			delete(sent, string(got.Params))
+			mu.Unlock()
+		}
+		wg.Wait()
+		if len(sent) > 0 {
+			t.Errorf("%d messages did not come back", len(sent))
+		}
+	})
+}
+
+// TestLivenessSlowCallIsNotSilence: an upstream that answers pings is
+// alive however long a call takes; the call is logged as stalled, once.
+func TestLivenessSlowCallIsNotSilence(t *testing.T) {
+	a := newApp(t)
+	logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	opts := testOptions(slogTo(logs))
+	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{addServer("busy", quickLiveness)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ups.Close()
+	if err := ups.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res := execute(a, "busy.slow", `{"ms":2500}`); res.IsError() {
+		t.Fatalf("a slow call on a live upstream failed: %+v", res.Error())
+	}
+	st := ups.States()[0]
+	if st.State != StateReady || st.Restarts != 0 || st.Unresponsive != 0 || st.StalledCalls != 1 {
+		t.Errorf("state %+v, want ready, no restart, never unresponsive, one stalled call", st)
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if n := strings.Count(logs.w.String(), "upstream calls stalled"); n != 1 || !strings.Contains(logs.w.String(), "busy.slow (call t1)") {
+		t.Errorf("want one stalled line naming busy.slow (call t1), got %d:\n%s", n, logs.w.String())
+	}
+}
+
+func pidOf(t *testing.T, res *runtime.Result) int {
+	t.Helper()
+	if res.IsError() {
+		t.Fatal(res.Error())
+	}
+	var v struct{ PID int }
+	if err := json.Unmarshal([]byte(res.Value().String()), &v); err != nil || v.PID == 0 {
+		t.Fatalf("pid %s: %v", res.Value(), err)
+	}
+	return v.PID
+}
+
+// waitState waits (20s at most) for the first upstream's state to be want.
+func waitState(t *testing.T, ups *Upstreams, want string) UpstreamState {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := ups.States()[0]
+		if st.State == want {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %+v, want %s", st, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLivenessUnresponsiveThenAnswering: an upstream silent past idle +
+// ping_timeout is unresponsive, with why; when it answers again (here:
+// continued) it is ready, the waiting call completes and nothing restarted.
+func TestLivenessUnresponsiveThenAnswering(t *testing.T) {
+	a := newApp(t)
+	l := quickLiveness
+	l.FailAfter = config.Duration(time.Minute)
+	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{addServer("sleepy", l)}, testOptions(discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ups.Close()
+	if err := ups.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	resume := stopProcess(t, pidOf(t, execute(a, "sleepy.pid", `{}`)))
+	done := make(chan *runtime.Result, 1)
+	go func() { done <- execute(a, "sleepy.add", `{"a":1,"b":2}`) }()
+	st := waitState(t, ups, StateUnresponsive)
+	if st.Unresponsive != 1 || st.Calls != 1 || !strings.Contains(st.LastError, "a ping went unanswered") {
+		t.Errorf("unresponsive state %+v", st)
+	}
+	resume()
+	if res := <-done; res.IsError() || res.Value().String() != `{"sum":3}` {
+		t.Errorf("the waiting call: %+v %s", res.Error(), res.Value())
+	}
+	if st := waitState(t, ups, StateReady); st.Restarts != 0 || st.LastError != "" {
+		t.Errorf("ready again %+v, want no restart", st)
+	}
+}
+
+// TestLivenessFrozenUpstream: an upstream that stops reading and answering
+// mid-load (its process stopped) fails its calls fast, naming it, while
+// the other upstream's calls go on; it is restarted and answers again.
+func TestLivenessFrozenUpstream(t *testing.T) {
+	a := newApp(t)
+	logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	opts := testOptions(slogTo(logs))
+	ups, err := startUpstreams(context.Background(), a.Registry,
+		[]config.MCPServer{addServer("frozen", quickLiveness), addServer("other", quickLiveness)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ups.Close()
+	if err := ups.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := execute(a, "frozen.pid", `{}`)
+	if res.IsError() {
+		t.Fatal(res.Error())
+	}
+	pid := pidOf(t, res)
+
+	type outcome struct {
+		upstream string
+		at       time.Time
+		err      *runtime.ErrorInfo
+	}
+	outcomes := make(chan outcome, 1024)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, name := range []string{"frozen", "frozen", "frozen", "frozen", "other", "other"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res := a.Runtime.Execute(context.Background(), runtime.Request{CallID: fmt.Sprintf("w%d-%d", i, n), Name: name + ".add", Arguments: `{"a":1,"b":2}`, Scope: "default"})
+				o := outcome{upstream: name, at: time.Now()}
+				if res.IsError() {
+					o.err = res.Error()
+				}
+				select {
+				case outcomes <- o:
+				default: // the test has what it needs
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+
+	time.Sleep(200 * time.Millisecond) // some calls complete normally
+	frozenAt := time.Now()
+	stopProcess(t, pid)
+
+	var failedAt time.Time
+	otherOK := 0
+	deadline := time.After(20 * time.Second)
+	for failedAt.IsZero() || otherOK < 5 {
+		select {
+		case o := <-outcomes:
+			switch {
+			case o.upstream == "other" && o.err != nil:
+				t.Fatalf("a call to the other upstream failed: %+v", o.err)
+			case o.upstream == "other" && o.at.After(frozenAt):
+				otherOK++
+			case o.upstream == "frozen" && o.err != nil && failedAt.IsZero():
+				if !strings.Contains(o.err.Message, "upstream frozen is not answering") {
+					t.Fatalf("a frozen call failed with %+v, want it to name the upstream", o.err)
+				}
+				failedAt = o.at
+			}
+		case <-deadline:
+			t.Fatalf("after 20s: failed at %v, %d calls to the other upstream went through", failedAt, otherOK)
+		}
+	}
+	t.Logf("the calls failed %v after the freeze", failedAt.Sub(frozenAt).Round(time.Millisecond))
+	if d := failedAt.Sub(frozenAt); d > 10*time.Second {
+		t.Errorf("the calls failed %v after the freeze, want within 10s (fail_after 1s)", d)
+	}
+
+	// Back after the restart: calls to it complete again.
+	for back := false; !back; {
+		select {
+		case o := <-outcomes:
+			back = o.upstream == "frozen" && o.err == nil && o.at.After(failedAt)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the frozen upstream is not back 20s after its calls failed: %+v", ups.States()[0])
+		}
+	}
+	t.Logf("back %v after the calls failed", time.Since(failedAt).Round(time.Millisecond))
+	st := ups.States()[0]
+	if st.Restarts < 1 || st.Unresponsive < 1 || st.StalledCalls < 1 {
+		t.Errorf("state %+v, want a restart, unresponsive once, stalled calls", st)
+	}
+	if other := ups.States()[1]; other.Restarts != 0 || other.Unresponsive != 0 {
+		t.Errorf("the other upstream %+v, want untouched", other)
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	for _, want := range []string{"upstream MCP server is not answering", "upstream=frozen", "upstream calls stalled", "frozen.add (call w"} {
+		if !strings.Contains(logs.w.String(), want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+}
