@@ -70,7 +70,7 @@ var ErrQuery = errors.New("invalid search")
 // Index is a searchable tool set. It is immutable and safe for concurrent use.
 type Index struct {
 	set      *sdkgen.Set
-	tools    []sdkgen.Tool // the set's tools, in name order
+	tools    []sdkgen.Tool // the set's tools' names and descriptions, in name order
 	summary  []string
 	postings map[string][]posting // by stemmed word, in tool order
 	words    []string             // the keys of postings, sorted
@@ -144,6 +144,7 @@ func New(set *sdkgen.Set, notes func(name string) string) *Index {
 			ix.postings[w] = append(ix.postings[w], *tf[w])
 		}
 		ix.lengths = append(ix.lengths, lengthsOf(fields))
+		ix.tools[i].Parameters, ix.tools[i].Output = nil, nil // the set has them; hit asks it
 	}
 	for w := range ix.postings {
 		ix.words = append(ix.words, w)
@@ -378,7 +379,8 @@ func (ix *Index) hit(i int) Hit {
 			summary = strings.TrimSpace(summary + " [" + note + "]")
 		}
 	}
-	return Hit{Name: t.Name, Summary: summary, Signature: sdkgen.Signature(t)}
+	full, _ := ix.set.Tool(t.Name)
+	return Hit{Name: t.Name, Summary: summary, Signature: sdkgen.Signature(full)}
 }
 
 // hasGroup reports whether some tool name has the prefix.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -164,6 +166,16 @@ func planNames(server string, tools []*sdk.Tool, reserved map[string]bool) (out 
 	return out, renamed
 }
 
+// isJSONObject reports whether b is a JSON object (as a raw listing's schema must be).
+func isJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 1 && b[0] == '{' && json.Valid(b)
+}
+
+// largeCatalog is the size of a tool list after whose registration the memory its decoding
+// took is returned to the system at once.
+const largeCatalog = 500
+
 // refreshTools lists the server's tools and brings the registrations in
 // line: new and changed tools are (re)registered, vanished ones removed,
 // unchanged ones left alone. It returns how many tools the upstream now
@@ -239,7 +251,7 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 	// catalog) rebuild once, not once per tool.
 	u.reg.Batch(func() {
 		for _, p := range planned {
-			def, fp, err := u.definition(p.name, p.tool)
+			def, fp, err := u.definition(p.name, p.tool, raw[p.tool.Name])
 			if err != nil {
 				rejected = append(rejected, RejectedTool{Tool: p.tool.Name, Reason: err.Error()})
 				continue
@@ -257,6 +269,12 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 	})
 	sort.Slice(rejected, func(i, j int) bool { return rejected[i].Tool < rejected[j].Tool })
 	u.reportTools(renamed, rejected)
+	if len(tools) >= largeCatalog {
+		// Decoding a large list takes several times what its tools keep (the go-sdk decodes
+		// every schema into maps): hand that back to the system now, not minutes later.
+		tools, raw = nil, nil
+		debug.FreeOSMemory()
+	}
 	return len(u.tools), nil
 }
 
@@ -286,16 +304,21 @@ func (u *upstream) reportTools(renamed []RenamedTool, rejected []RejectedTool) {
 
 // definition is the registry definition of an upstream tool and a
 // fingerprint of everything it is built from.
-func (u *upstream) definition(name string, t *sdk.Tool) (registry.RawDefinition, string, error) {
-	params, err := json.Marshal(t.InputSchema)
+func (u *upstream) definition(name string, t *sdk.Tool, raw rawTool) (registry.RawDefinition, string, error) {
+	params, err := []byte(raw.InputSchema), error(nil)
+	if !isJSONObject(params) {
+		params, err = json.Marshal(t.InputSchema)
+	}
 	if err != nil || t.InputSchema == nil || string(params) == "null" {
 		params = []byte(`{"type":"object"}`)
 	}
 	structured := t.OutputSchema != nil
 	output := []byte(contentArraySchema)
 	if structured {
-		if output, err = json.Marshal(t.OutputSchema); err != nil {
-			return registry.RawDefinition{}, "", fmt.Errorf("output schema: %w", err)
+		if output = raw.OutputSchema; !isJSONObject(output) {
+			if output, err = json.Marshal(t.OutputSchema); err != nil {
+				return registry.RawDefinition{}, "", fmt.Errorf("output schema: %w", err)
+			}
 		}
 	}
 	desc := t.Description

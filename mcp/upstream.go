@@ -946,8 +946,9 @@ func (u *upstream) sawTools(raws []json.RawMessage) {
 	for _, r := range raws {
 		var t rawTool
 		if json.Unmarshal(r, &t) == nil && t.Name != "" {
-			if _, dup := u.raw[t.Name]; dup {
+			if first, dup := u.raw[t.Name]; dup {
 				t.duplicate = true
+				t.InputSchema, t.OutputSchema = first.InputSchema, first.OutputSchema // the first listing is the one used
 			}
 			u.raw[t.Name] = t
 		}
@@ -960,7 +961,11 @@ type rawTool struct {
 	Execution *struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
-	duplicate bool
+	// The schemas as the server wrote them: definition takes them rather than encoding the
+	// go-sdk's decoded trees again (for a large catalog, most of the time of a listing).
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	duplicate    bool
 }
 
 func (u *upstream) takeRaw() map[string]rawTool {

@@ -1,6 +1,9 @@
 package sdkgen
 
 import (
+	goruntime "runtime"
+	"sync"
+
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -80,17 +83,25 @@ const (
 // never depends on input order.
 func NewSet(tools []Tool) *Set {
 	entries := make([]entry, 0, len(tools))
-	for _, t := range tools {
-		if t.Name == RunCodeName {
-			continue
+	from := make([]int, 0, len(tools)) // entries[i] is tools[from[i]]
+	for i, t := range tools {
+		if t.Name != RunCodeName {
+			entries = append(entries, entry{name: t.Name, description: t.Description})
+			from = append(from, i)
 		}
-		entries = append(entries, entry{
-			name:        t.Name,
-			description: t.Description,
-			params:      decodeSchema(t.Parameters),
-			output:      decodeSchema(t.Output),
+	}
+	// Canonicalizing the schemas is most of the work: spread it over the processors.
+	workers := min(goruntime.GOMAXPROCS(0), len(entries)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(entries); i += workers {
+				t := tools[from[i]]
+				entries[i].params, entries[i].output = decodeSchema(t.Parameters), decodeSchema(t.Output)
+			}
 		})
 	}
+	wg.Wait()
 	slices.SortFunc(entries, compareEntries)
 	entries = slices.CompactFunc(entries, func(a, b entry) bool { return a.name == b.name })
 	return &Set{tools: entries, version: versionOf(entries)}

@@ -117,11 +117,26 @@ func propSegment(name string) string {
 
 // Schema is a compiled schema: immutable and safe for concurrent use.
 type Schema struct {
-	doc   []byte                        // model-facing JSON Schema
+	doc      []byte    // model-facing JSON Schema
+	compiled *compiled // DSL schemas: compiled at Compile; nil for standard ones
+	lazy     *lazy     // standard schemas: compiled on first use, shared by equal documents
+	dsl      bool      // chunk boundaries may appear in errors
+	fast     *fastNode // DSL schemas: the fast path for valid input (nil otherwise)
+}
+
+// compiled is a schema as jsonschema/v5 runs it.
+type compiled struct {
 	root  *jsonschema.Schema            // chunk 0, or the standard schema
 	index map[string]*jsonschema.Schema // compiled subschemas by Location, for messages
-	dsl   bool                          // chunk boundaries may appear in errors
-	fast  *fastNode                     // DSL schemas: the fast path for valid input (nil otherwise)
+}
+
+// program returns the compiled form, compiling a standard schema on first use; err says why
+// a standard schema that passed CompileStandard's checks still does not compile.
+func (s *Schema) program() (*compiled, error) {
+	if s.lazy != nil {
+		return s.lazy.get()
+	}
+	return s.compiled, nil
 }
 
 // JSON returns the model-facing JSON Schema, a fresh copy on every call. For
@@ -166,7 +181,7 @@ func Compile(n *Node, kind Kind) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile generated JSON Schema: %w", err)
 	}
-	return &Schema{doc: renderer{}.node(nil, n, 0), root: root, index: index, dsl: true, fast: buildFast(n, kind == Parameters, 0)}, nil
+	return &Schema{doc: renderer{}.node(nil, n, 0), compiled: &compiled{root: root, index: index}, dsl: true, fast: buildFast(n, kind == Parameters, 0)}, nil
 }
 
 // checker walks a Node graph once, enforcing the DSL rules.

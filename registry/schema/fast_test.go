@@ -24,14 +24,14 @@ func seedSchemas(f *testing.F, extra ...string) []*Schema {
 			f.Add(i, v)
 		}
 	}
-	return compiled(f)
+	return compiledSchemas(f)
 }
 
 func schemaAt(ss []*Schema, i int) *Schema {
 	return ss[uint(i)%uint(len(ss))] // -i of the least int is negative
 }
 
-func compiled(t testing.TB) []*Schema {
+func compiledSchemas(t testing.TB) []*Schema {
 	t.Helper()
 	var out []*Schema
 	for _, src := range fastSchemas {
@@ -45,7 +45,7 @@ func compiled(t testing.TB) []*Schema {
 }
 
 func TestFastPathTable(t *testing.T) {
-	ss := compiled(t)
+	ss := compiledSchemas(t)
 	cases := []struct {
 		schema int
 		value  string
@@ -100,7 +100,7 @@ func FuzzFastPathNeverAcceptsInvalid(f *testing.F) {
 			return
 		}
 		if s.fast.check(v, 0) == valid && jsonOK(v, 0) {
-			if err := s.root.Validate(v); err != nil {
+			if err := s.compiled.root.Validate(v); err != nil {
 				t.Fatalf("fast path accepted %s, jsonschema says %v", value, err)
 			}
 		}
@@ -108,7 +108,7 @@ func FuzzFastPathNeverAcceptsInvalid(f *testing.F) {
 }
 
 func TestValidTextUnsure(t *testing.T) {
-	ss := compiled(t)
+	ss := compiledSchemas(t)
 	for _, tc := range []struct {
 		schema int
 		text   string

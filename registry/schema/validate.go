@@ -60,7 +60,14 @@ func (s *Schema) Validate(v any) (vs []Violation) {
 			vs = []Violation{{Message: fmt.Sprintf("internal validation failure: %v", r)}}
 		}
 	}()
-	if s == nil || s.root == nil {
+	if s == nil {
+		return []Violation{{Message: "no schema to validate against"}}
+	}
+	prog, err := s.program()
+	if err != nil {
+		return []Violation{{Message: "the schema itself is invalid: " + err.Error()}}
+	}
+	if prog == nil || prog.root == nil {
 		return []Violation{{Message: "no schema to validate against"}}
 	}
 	if s.fast != nil && s.fast.check(v, 0) == valid {
@@ -75,7 +82,7 @@ func (s *Schema) Validate(v any) (vs []Violation) {
 		}
 		return sortViolations(vs)
 	}
-	err := s.root.Validate(v)
+	err = prog.root.Validate(v)
 	if err == nil {
 		return nil
 	}
@@ -83,7 +90,7 @@ func (s *Schema) Validate(v any) (vs []Violation) {
 	if !errors.As(err, &ve) {
 		return []Violation{{Message: err.Error()}}
 	}
-	f := flattener{s: s, value: v}
+	f := flattener{s: s, index: prog.index, value: v}
 	f.walk(ve, "")
 	return sortViolations(f.out)
 }
@@ -91,6 +98,7 @@ func (s *Schema) Validate(v any) (vs []Violation) {
 // flattener turns jsonschema's cause tree into violations at absolute paths.
 type flattener struct {
 	s     *Schema
+	index map[string]*jsonschema.Schema
 	value any
 	out   []Violation
 }
@@ -130,7 +138,7 @@ func (f *flattener) walk(e *jsonschema.ValidationError, prefix string) {
 // to (nil if unknown) and the keyword; the keyword is "" for a false schema,
 // whose errors carry the schema's own location.
 func (f *flattener) locate(abs string) (*jsonschema.Schema, string) {
-	if sch, ok := f.s.index[abs]; ok && sch.Always != nil && !*sch.Always {
+	if sch, ok := f.index[abs]; ok && sch.Always != nil && !*sch.Always {
 		return sch, ""
 	}
 	hash := strings.IndexByte(abs, '#')
@@ -138,7 +146,7 @@ func (f *flattener) locate(abs string) (*jsonschema.Schema, string) {
 	if slash <= hash {
 		return nil, ""
 	}
-	return f.s.index[abs[:slash]], abs[slash+1:]
+	return f.index[abs[:slash]], abs[slash+1:]
 }
 
 // instancePointer converts jsonschema's instance location (JSON Pointer
@@ -340,7 +348,7 @@ func (f *flattener) noneMatched(e *jsonschema.ValidationError, prefix, loc, kw s
 			b.WriteString("; …")
 			break
 		}
-		sub := flattener{s: f.s, value: f.value}
+		sub := flattener{s: f.s, index: f.index, value: f.value}
 		sub.walk(c, prefix)
 		vs := sortViolations(sub.out)
 		if i > 0 {
