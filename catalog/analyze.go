@@ -103,13 +103,18 @@ func split(text string) []string {
 		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
 			flush(i) // fooBar, v2Beta
 			start = i
-		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start && unicode.IsUpper(runes[i-2]):
-			flush(i - 1) // HTTPServer: HTTP | Server
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start && unicode.IsUpper(runes[i-2]) && !plural(runes, i):
+			flush(i - 1) // HTTPServer: HTTP | Server, but PRs, IDs, URLs are one word
 			start = i - 1
 		}
 	}
 	flush(len(runes))
 	return out
+}
+
+// plural reports whether runes[i] is an "s" that ends the word: an acronym's plural.
+func plural(runes []rune, i int) bool {
+	return runes[i] == 's' && (i+1 == len(runes) || !unicode.IsLetter(runes[i+1]) && !unicode.IsDigit(runes[i+1]))
 }
 
 // stopWords carry no meaning of their own in a tool's text or a query.

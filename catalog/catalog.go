@@ -76,6 +76,8 @@ type Index struct {
 	words    []string             // the keys of postings, sorted
 	lengths  [][numFields]uint16  // per tool: its fields' lengths in words
 	avgLen   [numFields]float64
+	actions  []action // per tool: what it does (intent.go)
+	lower    []string // per tool: its name, lower-cased
 	notes    func(name string) string
 }
 
@@ -104,6 +106,8 @@ const (
 	questionWeight = 0.8 // and what a question word stands for ("who": user, people, member)
 	maxPrefixed    = 4   // longer words one query word stands for at the most
 	coordination   = 1.0 // how strongly the share of the query's words matched scales a score
+	nameCover      = 0.5 // how much more a tool scores whose name the query's words cover whole
+	intentWeight   = 0.3 // how much more a tool scores that does what the query asks (intent.go)
 )
 
 type posting struct {
@@ -124,6 +128,8 @@ func New(set *sdkgen.Set, notes func(name string) string) *Index {
 		fields[fSummary] = analyze(ix.summary[i])
 		fields[fDescription] = analyze(strings.TrimPrefix(collapse(t.Description), ix.summary[i]))
 		fields[fParams], fields[fParamDocs] = paramWords(t.Parameters)
+		ix.actions = append(ix.actions, toolAction(fields[fName], fields[fSummary]))
+		ix.lower = append(ix.lower, strings.ToLower(t.Name))
 		tf := map[string]*posting{}
 		var order []string
 		for f, words := range fields {
@@ -315,10 +321,13 @@ func (ix *Index) prefixed(w string) []string {
 func (ix *Index) score(words []word, raw string) []float64 {
 	scores := make([]float64, len(ix.tools))
 	matched := make([]uint8, len(ix.tools))
+	inName := make([]uint8, len(ix.tools)) // query words found in the name
 	best := make([]float64, len(ix.tools))
+	named := make([]bool, len(ix.tools))
 	n := float64(len(ix.tools))
 	for _, w := range words {
 		clear(best)
+		clear(named)
 		for _, t := range w.alts {
 			list := ix.postings[t.word]
 			if len(list) == 0 {
@@ -336,6 +345,9 @@ func (ix *Index) score(words []word, raw string) []float64 {
 					tf += weights[f] * float64(p.tf[f]) / norm
 				}
 				best[p.tool] = max(best[p.tool], t.weight*idf*tf/(k1+tf))
+				if p.tf[fName] > 0 {
+					named[p.tool] = true
+				}
 			}
 		}
 		for i, b := range best {
@@ -343,16 +355,27 @@ func (ix *Index) score(words []word, raw string) []float64 {
 				scores[i] += b
 				matched[i]++
 			}
+			if named[i] {
+				inName[i]++
+			}
 		}
 	}
+	want := queryAction(raw)
 	for i := range scores {
-		if scores[i] > 0 {
-			scores[i] *= math.Pow(float64(matched[i])/float64(len(words)), coordination)
+		if scores[i] == 0 {
+			continue
 		}
+		scores[i] *= math.Pow(float64(matched[i])/float64(len(words)), coordination)
+		// A name mostly made of the query's words is the operation asked for, not a
+		// neighbour that also mentions them (teams_create over
+		// teams_add-or-update-repo-permissions for "create a team").
+		cover := float64(inName[i]) / float64(max(ix.lengths[i][fName], 1))
+		scores[i] *= 1 + nameCover*min(cover, 1)
+		scores[i] *= 1 + intentWeight*agreement(want, ix.actions[i])
 	}
 	if raw != "" {
-		for i, tool := range ix.tools {
-			if scores[i] > 0 && strings.Contains(raw, strings.ToLower(tool.Name)) {
+		for i := range ix.tools {
+			if scores[i] > 0 && strings.Contains(raw, ix.lower[i]) {
 				scores[i] += 100
 			}
 		}

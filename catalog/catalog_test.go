@@ -167,6 +167,7 @@ func TestAnalyze(t *testing.T) {
 		"HTTPServer_v2Beta":      "http server v2 beta",
 		"Who starred the repos?": "star repo",
 		"issues.add-labels":      "issu add label",
+		"open PRs, IDs":          "open pr id",
 		"ÜberCafé naïve":         "über café naïve",
 	} {
 		if got := strings.Join(analyze(in), " "); got != want {
