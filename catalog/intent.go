@@ -43,17 +43,23 @@ var actionWords = func() map[string]action {
 
 func (a action) reads() bool { return a >= actGet }
 
+// writes is true of creating and updating, which are often one act: "add a label to an issue"
+// updates the issue, "set the topics" creates them.
+func (a action) writes() bool { return a == actCreate || a == actUpdate }
+
 // agreement is how far a tool's action fits the query's: 1 the same, 0.5 both reading (a
-// question may be answered by one thing or a list of them), 0 otherwise or when either is
-// unknown.
+// question may be answered by one thing or a list of them) or both writing, -1 when one
+// reads and the other changes something, 0 otherwise or when either is unknown.
 func agreement(query, tool action) float64 {
 	switch {
 	case query == noAction || tool == noAction:
 		return 0
 	case query == tool:
 		return 1
-	case query.reads() && tool.reads():
+	case query.reads() && tool.reads(), query.writes() && tool.writes():
 		return 0.5
+	case query.reads() != tool.reads():
+		return -1 // reading asked, a change offered, or the other way round
 	}
 	return 0
 }
