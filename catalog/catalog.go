@@ -19,6 +19,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/codemode/codemode/sdkgen"
@@ -76,8 +77,9 @@ type Index struct {
 	words    []string             // the keys of postings, sorted
 	lengths  [][numFields]uint16  // per tool: its fields' lengths in words
 	avgLen   [numFields]float64
-	actions  []action // per tool: what it does (intent.go)
-	lower    []string // per tool: its name, lower-cased
+	actions  []action                 // per tool: what it does (intent.go)
+	lower    []string                 // per tool: its name, lower-cased
+	sigs     []atomic.Pointer[string] // per tool: sdkgen.Signature, rendered at its first hit
 	notes    func(name string) string
 }
 
@@ -119,7 +121,7 @@ type posting struct {
 // summary in results; it is asked once per hit.
 func New(set *sdkgen.Set, notes func(name string) string) *Index {
 	tools := set.Tools()
-	ix := &Index{set: set, tools: tools, summary: make([]string, len(tools)), postings: map[string][]posting{}, notes: notes}
+	ix := &Index{set: set, tools: tools, summary: make([]string, len(tools)), postings: map[string][]posting{}, notes: notes, sigs: make([]atomic.Pointer[string], len(tools))}
 	var total [numFields]int
 	for i, t := range tools {
 		ix.summary[i] = sdkgen.Summary(t.Description)
@@ -401,7 +403,15 @@ func (ix *Index) hit(i int) Hit {
 			summary = strings.TrimSpace(summary + " [" + note + "]")
 		}
 	}
-	return Hit{Name: t.Name, Summary: summary, Signature: sdkgen.Signature(t)}
+	// Rendering a signature decodes the tool's schemas, most of a search's time were it
+	// done for every hit of every search.
+	sig := ix.sigs[i].Load()
+	if sig == nil {
+		s := sdkgen.Signature(t)
+		sig = &s
+		ix.sigs[i].Store(sig)
+	}
+	return Hit{Name: t.Name, Summary: summary, Signature: *sig}
 }
 
 // hasGroup reports whether some tool name has the prefix.
