@@ -8,7 +8,20 @@
 // sentence), the rest of the description, the parameter names, and the parameter descriptions.
 // Words are lower-cased and stemmed (Snowball English), function words dropped, and a query word
 // also matches, at a lower weight, the few words API descriptions use for the same action or
-// thing ("remove" for "delete", "repository" for "repo").
+// thing ("remove" for "delete", "repository" for "repo"), the longer index words it begins
+// ("star": stargazers) and what a question word stands for ("who": user, "my": authenticated).
+// Values in a query (paths, numbers, owner/repo, the name after "called") are not matched.
+//
+// Three things then scale a tool's sum, each general to any catalog of operations:
+//   - coordination: the share of the query's words it matches, so that most of what was asked
+//     beats one rare word;
+//   - name cover: the share of its name's words the query matches, so that the operation the
+//     query describes beats a longer-named neighbour that mentions the same words;
+//   - intent: whether the action its name says (create, update, delete, get, list, search;
+//     intent.go) is the one the query's verb or question word asks for: a bonus when it is,
+//     half of it when both read or both write, a penalty when one reads and the other writes.
+//
+// The same operation under several prefixes takes one place in the results (Hit.Also).
 package catalog
 
 import (

@@ -197,3 +197,32 @@ func FuzzSearch(f *testing.F) {
 		}
 	})
 }
+
+func TestIntent(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  action
+	}{
+		{"create a team called platform", actCreate},
+		{"who starred this repository", actRead},
+		{"list open PRs", actList},
+		{"open PRs of octocat/hello", noAction}, // "open" is as often a state
+		{"remove the bug label", actDelete},
+		{"rename the default branch", actUpdate},
+	} {
+		if got := queryAction(tc.query); got != tc.want {
+			t.Errorf("queryAction(%q) = %d, want %d", tc.query, got, tc.want)
+		}
+	}
+	if got := toolAction(analyze("repos_create-fork"), analyze("Create a fork.")); got != actCreate {
+		t.Errorf("toolAction = %d", got)
+	}
+	for _, tc := range []struct {
+		q, t action
+		want float64
+	}{{actCreate, actCreate, 1}, {actRead, actList, 0.5}, {actCreate, actUpdate, 0.5}, {actDelete, actList, -1}, {noAction, actList, 0}} {
+		if got := agreement(tc.q, tc.t); got != tc.want {
+			t.Errorf("agreement(%d, %d) = %v, want %v", tc.q, tc.t, got, tc.want)
+		}
+	}
+}
