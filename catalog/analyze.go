@@ -41,15 +41,18 @@ func analyzeQuery(text string) []string {
 }
 
 // describing drops the parts of a query that are values rather than words about the tool: a
-// path, a version, a number, an owner/repo pair, an identifier with digits ("src/main.go",
-// "v1.0", "42", "kubernetes/kubernetes", "abc123"). They are the arguments the program will
+// path, a version, a number, an owner/repo pair, an identifier with digits, a name being given
+// ("src/main.go", "v1.0", "42", "kubernetes/kubernetes", "abc123", "called notes"). They are the arguments the program will
 // pass, and matching them against descriptions only finds tools that mention them by chance.
 func describing(text string) string {
 	fields := strings.Fields(text)
 	kept := fields[:0]
+	naming := false
 	for _, f := range fields {
 		core := strings.Trim(f, ".,;:!?()[]{}'\"`")
-		if core == "" || strings.ContainsAny(core, "/.@#:=\\") || strings.ContainsFunc(core, unicode.IsDigit) {
+		value := naming
+		naming = namingWords[strings.ToLower(core)]
+		if value || core == "" || strings.ContainsAny(core, "/.@#:=\\") || strings.ContainsFunc(core, unicode.IsDigit) {
 			continue
 		}
 		kept = append(kept, core)
@@ -59,6 +62,10 @@ func describing(text string) string {
 	}
 	return strings.Join(kept, " ")
 }
+
+// namingWords introduce a value: the word after them is the name given, not a word about the
+// tool ("a team called platform", "a label named bug").
+var namingWords = toSet("called named titled")
 
 // questionWords are function words that still say what is asked for: "who" asks for people,
 // "me" and "my" for the caller's own (what APIs call the authenticated or current user).
@@ -103,6 +110,8 @@ func split(text string) []string {
 		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
 			flush(i) // fooBar, v2Beta
 			start = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start && unicode.IsUpper(runes[i-2]) && plural(runes, i):
+			flush(i) // PRs, IDs, URLs: an acronym's plural, the acronym
 		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start && unicode.IsUpper(runes[i-2]):
 			flush(i - 1) // HTTPServer: HTTP | Server
 			start = i - 1
@@ -110,6 +119,11 @@ func split(text string) []string {
 	}
 	flush(len(runes))
 	return out
+}
+
+// plural reports whether runes[i] is an "s" that ends the word: an acronym's plural.
+func plural(runes []rune, i int) bool {
+	return runes[i] == 's' && (i+1 == len(runes) || !unicode.IsLetter(runes[i+1]) && !unicode.IsDigit(runes[i+1]))
 }
 
 // stopWords carry no meaning of their own in a tool's text or a query.

@@ -8,7 +8,20 @@
 // sentence), the rest of the description, the parameter names, and the parameter descriptions.
 // Words are lower-cased and stemmed (Snowball English), function words dropped, and a query word
 // also matches, at a lower weight, the few words API descriptions use for the same action or
-// thing ("remove" for "delete", "repository" for "repo").
+// thing ("remove" for "delete", "repository" for "repo"), the longer index words it begins
+// ("star": stargazers) and what a question word stands for ("who": user, "my": authenticated).
+// Values in a query (paths, numbers, owner/repo, the name after "called") are not matched.
+//
+// Three things then scale a tool's sum, each general to any catalog of operations:
+//   - coordination: the share of the query's words it matches, so that most of what was asked
+//     beats one rare word;
+//   - name cover: the share of its name's words the query matches, so that the operation the
+//     query describes beats a longer-named neighbour that mentions the same words;
+//   - intent: whether the action its name says (create, update, delete, get, list, search;
+//     intent.go) is the one the query's verb or question word asks for: a bonus when it is,
+//     half of it when both read or both write, a penalty when one reads and the other writes.
+//
+// The same operation under several prefixes takes one place in the results (Hit.Also).
 package catalog
 
 import (
@@ -19,6 +32,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/codemode/codemode/sdkgen"
@@ -76,6 +90,9 @@ type Index struct {
 	words    []string             // the keys of postings, sorted
 	lengths  [][numFields]uint16  // per tool: its fields' lengths in words
 	avgLen   [numFields]float64
+	actions  []action                 // per tool: what it does (intent.go)
+	lower    []string                 // per tool: its name, lower-cased
+	sigs     []atomic.Pointer[string] // per tool: sdkgen.Signature, rendered at its first hit
 	notes    func(name string) string
 }
 
@@ -104,6 +121,8 @@ const (
 	questionWeight = 0.8 // and what a question word stands for ("who": user, people, member)
 	maxPrefixed    = 4   // longer words one query word stands for at the most
 	coordination   = 1.0 // how strongly the share of the query's words matched scales a score
+	nameCover      = 0.5 // how much more a tool scores whose name the query's words cover whole
+	intentWeight   = 0.3 // how much more a tool scores that does what the query asks (intent.go)
 )
 
 type posting struct {
@@ -115,7 +134,7 @@ type posting struct {
 // summary in results; it is asked once per hit.
 func New(set *sdkgen.Set, notes func(name string) string) *Index {
 	tools := set.Tools()
-	ix := &Index{set: set, tools: tools, summary: make([]string, len(tools)), postings: map[string][]posting{}, notes: notes}
+	ix := &Index{set: set, tools: tools, summary: make([]string, len(tools)), postings: map[string][]posting{}, notes: notes, sigs: make([]atomic.Pointer[string], len(tools))}
 	var total [numFields]int
 	for i, t := range tools {
 		ix.summary[i] = sdkgen.Summary(t.Description)
@@ -124,6 +143,8 @@ func New(set *sdkgen.Set, notes func(name string) string) *Index {
 		fields[fSummary] = analyze(ix.summary[i])
 		fields[fDescription] = analyze(strings.TrimPrefix(collapse(t.Description), ix.summary[i]))
 		fields[fParams], fields[fParamDocs] = paramWords(t.Parameters)
+		ix.actions = append(ix.actions, toolAction(fields[fName], fields[fSummary]))
+		ix.lower = append(ix.lower, strings.ToLower(t.Name))
 		tf := map[string]*posting{}
 		var order []string
 		for f, words := range fields {
@@ -316,10 +337,13 @@ func (ix *Index) prefixed(w string) []string {
 func (ix *Index) score(words []word, raw string) []float64 {
 	scores := make([]float64, len(ix.tools))
 	matched := make([]uint8, len(ix.tools))
+	inName := make([]uint8, len(ix.tools)) // query words found in the name
 	best := make([]float64, len(ix.tools))
+	named := make([]bool, len(ix.tools))
 	n := float64(len(ix.tools))
 	for _, w := range words {
 		clear(best)
+		clear(named)
 		for _, t := range w.alts {
 			list := ix.postings[t.word]
 			if len(list) == 0 {
@@ -337,6 +361,9 @@ func (ix *Index) score(words []word, raw string) []float64 {
 					tf += weights[f] * float64(p.tf[f]) / norm
 				}
 				best[p.tool] = max(best[p.tool], t.weight*idf*tf/(k1+tf))
+				if p.tf[fName] > 0 {
+					named[p.tool] = true
+				}
 			}
 		}
 		for i, b := range best {
@@ -344,16 +371,27 @@ func (ix *Index) score(words []word, raw string) []float64 {
 				scores[i] += b
 				matched[i]++
 			}
+			if named[i] {
+				inName[i]++
+			}
 		}
 	}
+	want := queryAction(raw)
 	for i := range scores {
-		if scores[i] > 0 {
-			scores[i] *= math.Pow(float64(matched[i])/float64(len(words)), coordination)
+		if scores[i] == 0 {
+			continue
 		}
+		scores[i] *= math.Pow(float64(matched[i])/float64(len(words)), coordination)
+		// A name mostly made of the query's words is the operation asked for, not a
+		// neighbour that also mentions them (teams_create over
+		// teams_add-or-update-repo-permissions for "create a team").
+		cover := float64(inName[i]) / float64(max(ix.lengths[i][fName], 1))
+		scores[i] *= 1 + nameCover*min(cover, 1)
+		scores[i] *= 1 + intentWeight*agreement(want, ix.actions[i])
 	}
 	if raw != "" {
-		for i, tool := range ix.tools {
-			if scores[i] > 0 && strings.Contains(raw, strings.ToLower(tool.Name)) {
+		for i := range ix.tools {
+			if scores[i] > 0 && strings.Contains(raw, ix.lower[i]) {
 				scores[i] += 100
 			}
 		}
@@ -379,8 +417,16 @@ func (ix *Index) hit(i int) Hit {
 			summary = strings.TrimSpace(summary + " [" + note + "]")
 		}
 	}
-	full, _ := ix.set.Tool(t.Name)
-	return Hit{Name: t.Name, Summary: summary, Signature: sdkgen.Signature(full)}
+	// Rendering a signature decodes the tool's schemas, most of a search's time were it
+	// done for every hit of every search.
+	sig := ix.sigs[i].Load()
+	if sig == nil {
+		full, _ := ix.set.Tool(t.Name)
+		s := sdkgen.Signature(full)
+		sig = &s
+		ix.sigs[i].Store(sig)
+	}
+	return Hit{Name: t.Name, Summary: summary, Signature: *sig}
 }
 
 // hasGroup reports whether some tool name has the prefix.

@@ -167,6 +167,7 @@ func TestAnalyze(t *testing.T) {
 		"HTTPServer_v2Beta":      "http server v2 beta",
 		"Who starred the repos?": "star repo",
 		"issues.add-labels":      "issu add label",
+		"open PRs, IDs":          "open pr id",
 		"ÜberCafé naïve":         "über café naïve",
 	} {
 		if got := strings.Join(analyze(in), " "); got != want {
@@ -195,4 +196,33 @@ func FuzzSearch(f *testing.F) {
 			t.Fatalf("describe: %v", err)
 		}
 	})
+}
+
+func TestIntent(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  action
+	}{
+		{"create a team called platform", actCreate},
+		{"who starred this repository", actRead},
+		{"list open PRs", actList},
+		{"open PRs of octocat/hello", noAction}, // "open" is as often a state
+		{"remove the bug label", actDelete},
+		{"rename the default branch", actUpdate},
+	} {
+		if got := queryAction(tc.query); got != tc.want {
+			t.Errorf("queryAction(%q) = %d, want %d", tc.query, got, tc.want)
+		}
+	}
+	if got := toolAction(analyze("repos_create-fork"), analyze("Create a fork.")); got != actCreate {
+		t.Errorf("toolAction = %d", got)
+	}
+	for _, tc := range []struct {
+		q, t action
+		want float64
+	}{{actCreate, actCreate, 1}, {actRead, actList, 0.5}, {actCreate, actUpdate, 0.5}, {actDelete, actList, -1}, {noAction, actList, 0}} {
+		if got := agreement(tc.q, tc.t); got != tc.want {
+			t.Errorf("agreement(%d, %d) = %v, want %v", tc.q, tc.t, got, tc.want)
+		}
+	}
 }
