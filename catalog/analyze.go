@@ -170,6 +170,9 @@ var synonyms = mergeSynonyms(synonymGroups(
 	"fail failure error",
 	"invite invitation",
 	"block ban",
+	"left remaining remain",
+	"call request",
+	"count total number",
 ), map[string][]string{
 	"who":    stems("user people member"),
 	"whom":   stems("user people member"),

@@ -239,7 +239,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(ix.tools[a.tool].Name, ix.tools[b.tool].Name))
 	})
 	// The same operation under several prefixes (one API behind two servers) takes one place:
-	// the best-ranked copy, naming the others.
+	// the best-ranked copy, naming the others (Hit.Also).
 	first := map[string]int{}
 	for _, r := range list {
 		key := ix.sameAs(r.tool)
@@ -399,11 +399,12 @@ func (ix *Index) score(words []word, raw string) []float64 {
 	return scores
 }
 
-// sameAs is what near-duplicates share: the name after its first "." and the description.
+// sameAs is what near-duplicates share: the name after its last "." (the prefixes before it
+// say which server or source) and the summary.
 func (ix *Index) sameAs(i int) string {
 	name := ix.tools[i].Name
-	if _, rest, ok := strings.Cut(name, "."); ok {
-		name = rest
+	if at := strings.LastIndexByte(name, '.'); at >= 0 {
+		name = name[at+1:]
 	}
 	return name + "\x00" + ix.summary[i]
 }
