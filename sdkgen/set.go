@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"sync"
 )
 
 // RunCodeName is the name of the Code Mode transport tool. It is never part of the SDK: NewSet
@@ -31,6 +32,9 @@ type Tool struct {
 type Set struct {
 	tools   []entry // sorted by name; names unique
 	version string
+
+	sharedOnce  sync.Once
+	sharedTypes *sharedTypes // the declared shared types (shared.go); set by sharedOnce
 }
 
 // entry is one tool of a Set. Its schemas are kept as canonical text only and decoded when a
