@@ -50,9 +50,10 @@ type Result struct {
 }
 
 // Hit is one tool found: its name, its one-line summary (with a note when a policy denies it or
-// asks before it runs) and its one-line signature (as sdkgen.Signature renders it). Also names
-// the same operation under other prefixes (tools with the same name after their first "." and
-// the same description), which take no place of their own in the results.
+// asks before it runs) and its one-line signature (as Set.Signature renders it: the set's shared
+// types by the names $describe declares them under). Also names the same operation under other
+// prefixes (tools with the same name after their first "." and the same description), which
+// take no place of their own in the results.
 type Hit struct {
 	Name      string   `json:"name"`
 	Summary   string   `json:"summary"`
@@ -378,7 +379,8 @@ func (ix *Index) hit(i int) Hit {
 			summary = strings.TrimSpace(summary + " [" + note + "]")
 		}
 	}
-	return Hit{Name: t.Name, Summary: summary, Signature: sdkgen.Signature(t)}
+	sig, _ := ix.set.Signature(t.Name)
+	return Hit{Name: t.Name, Summary: summary, Signature: sig}
 }
 
 // hasGroup reports whether some tool name has the prefix.

@@ -14,8 +14,8 @@ import (
 // Shared types. A subschema that several tools repeat (MCP's content blocks as the output of
 // every tool without an output schema; GitHub's simple-user in hundreds of responses) is
 // declared once, `type McpContent = …;`, and the members refer to it by name. A subschema is
-// declared when, after resolveRefs, it is an object type, an array of objects or a union of
-// objects, renders to at least minSharedTypeBytes, and is referred to from at least two places
+// declared when, after resolveRefs, it is an object type, a union of objects or a titled array
+// of objects, renders to at least minSharedTypeBytes, and is referred to from at least two places
 // (tools, or other declared types) once the declared types stand in for their occurrences.
 // Subschemas are compared by shape: their canonical JSON without the annotations of their own
 // top level (description, title, default, …), which stay with each occurrence. The root of a
@@ -34,7 +34,7 @@ type declType struct {
 	name string
 	doc  string         // the one-line JSDoc of the declaration; "" for none
 	node map[string]any // the first occurrence, references resolved
-	uses []*declType   // the declared types its declaration refers to directly, by name
+	uses []*declType    // the declared types its declaration refers to directly, by name
 }
 
 // sharedTypes are the declared types of a set, computed once (Set.shared).
@@ -264,10 +264,15 @@ func (sn *scanner) scan(m map[string]any, hint string, depth int) *scanned {
 func isMap(v any) bool  { _, ok := v.(map[string]any); return ok }
 func isList(v any) bool { _, ok := v.([]any); return ok }
 
-// objectsOnly reports whether a resolved subschema is an object type, an array of objects or a
-// union of objects.
+// objectsOnly reports whether a resolved subschema is an object type, a union of objects or a
+// titled array of objects. An untitled array is left to its items: `Block[]` says more than a
+// name made up for the array.
 func objectsOnly(m map[string]any) bool {
-	return isObjectSchema(m, 0) || isArrayOfObjects(m)
+	if isObjectSchema(m, 0) {
+		return true
+	}
+	title, _ := m["title"].(string)
+	return typeIdent(title) != "" && isArrayOfObjects(m)
 }
 
 func isArrayOfObjects(m map[string]any) bool {
