@@ -177,7 +177,7 @@ var emptyVersion = versionOf(nil)
 // formatRevision is hashed into every Version. Bump it whenever a change to this package makes
 // the same tool set render differently, so that ETags and caches keyed by Version do not serve
 // text from an older generator.
-const formatRevision = "codemode-sdk/2"
+const formatRevision = "codemode-sdk/3"
 
 // versionOf hashes the canonical content: every field length-prefixed, so that no two different
 // sets share an encoding.
