@@ -64,9 +64,10 @@ type Result struct {
 }
 
 // Hit is one tool found: its name, its one-line summary (with a note when a policy denies it or
-// asks before it runs) and its one-line signature (as sdkgen.Signature renders it). Also names
-// the same operation under other prefixes (tools with the same name after their first "." and
-// the same description), which take no place of their own in the results.
+// asks before it runs) and its one-line signature (as Set.Signature renders it: the set's shared
+// types by the names $describe declares them under). Also names the same operation under other
+// prefixes (tools with the same name after their last "." and the same summary), which take no
+// place of their own in the results.
 type Hit struct {
 	Name      string   `json:"name"`
 	Summary   string   `json:"summary"`
@@ -422,8 +423,7 @@ func (ix *Index) hit(i int) Hit {
 	// done for every hit of every search.
 	sig := ix.sigs[i].Load()
 	if sig == nil {
-		full, _ := ix.set.Tool(t.Name)
-		s := sdkgen.Signature(full)
+		s, _ := ix.set.Signature(t.Name)
 		sig = &s
 		ix.sigs[i].Store(sig)
 	}

@@ -226,3 +226,26 @@ func TestIntent(t *testing.T) {
 		}
 	}
 }
+
+// A hit's signature names the set's shared types instead of writing them out (and cutting
+// them off), as $describe declares them.
+func TestHitNamesSharedTypes(t *testing.T) {
+	block := `{"type":"object","title":"Block","properties":{"kind":{"enum":["text","image","audio","resource"]},"text":{"type":"string"},"data":{"type":"string"},"mimeType":{"type":"string"},"uri":{"type":"string"},"annotations":{"type":"object","properties":{"priority":{"type":"number"}}}},"required":["kind"]}`
+	out := json.RawMessage(`{"type":"array","items":` + block + `}`)
+	set := sdkgen.NewSet([]sdkgen.Tool{
+		{Name: "notes_read", Description: "Reads a note.", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`), Output: out},
+		{Name: "notes_find", Description: "Finds notes.", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`), Output: out},
+	})
+	ix := New(set, nil)
+	res, err := ix.Search(Query{Text: "read a note", Limit: 1})
+	if err != nil || len(res.Tools) != 1 {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	if want := "notes_read(args?: { id?: string; [key: string]: unknown }): Promise<Block[]>"; res.Tools[0].Signature != want {
+		t.Errorf("signature %q, want %q", res.Tools[0].Signature, want)
+	}
+	text, err := ix.Describe([]string{"notes_read"})
+	if err != nil || !strings.HasPrefix(text, "type Block = {\n") || !strings.Contains(text, "Promise<Block[]>") {
+		t.Errorf("describe does not declare Block first: %v\n%s", err, text)
+	}
+}

@@ -381,7 +381,7 @@ func structured(v frozen.Value, wrapped bool) any {
 // block type so the SDK declarations show a discriminated union. Resource
 // links and embedded resources are data a program can use (uri, name,
 // text or base64 blob). (A text block's text is absent when it is empty.)
-const contentArraySchema = `{"type":"array","description":"The tool's MCP content blocks.","items":{"oneOf":[` +
+const contentArraySchema = `{"type":"array","title":"McpContent","description":"The tool's MCP content blocks.","items":{"oneOf":[` +
 	`{"type":"object","properties":{"type":{"const":"text"},"text":{"type":"string"},` + blockExtras + `},"required":["type"],"additionalProperties":false},` +
 	`{"type":"object","properties":{"type":{"const":"image"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"},` + blockExtras + `},"required":["type","data","mimeType"],"additionalProperties":false},` +
 	`{"type":"object","properties":{"type":{"const":"audio"},"data":{"type":"string","description":"base64"},"mimeType":{"type":"string"},` + blockExtras + `},"required":["type","data","mimeType"],"additionalProperties":false},` +

@@ -49,13 +49,15 @@ func wholeWithin(s *Set, contract []byte, budget int) ([]byte, bool) {
 		return nil, false
 	}
 	var decls bytes.Buffer
+	st := s.shared()
+	st.writeDeclarations(&decls, nil, layoutInline)
 	decls.WriteString("declare const tools: {")
 	entries := s.entries()
 	if len(entries) > 0 {
 		decls.WriteByte('\n')
 	}
 	for _, e := range entries {
-		writeMember(&decls, e, layoutInline, docSummary(e.description))
+		writeMember(&decls, e, layoutInline, docSummary(e.description), st)
 		if len(contract)+decls.Len() > limit {
 			return nil, false
 		}
@@ -91,12 +93,18 @@ func catalogPrompt(s *Set, contract []byte, budget int, pinned []string) []byte 
 	b.WriteString(section)
 	used += tokens.Count(section)
 
-	lines := declarationLines(entries, groups, pinned, budget-used)
+	st := s.shared()
+	lines := declarationLines(entries, groups, pinned, budget-used, st)
 	for {
 		var block bytes.Buffer
+		need := map[*declType]bool{}
+		for _, l := range lines {
+			closure(need, l.uses)
+		}
+		st.writeDeclarations(&block, need, layoutInline)
 		block.WriteString("declare const tools: {\n")
 		for _, l := range lines {
-			block.WriteString(l)
+			block.WriteString(l.text)
 		}
 		block.WriteString(discovery)
 		block.WriteString("};\n")
@@ -120,11 +128,18 @@ func appendFenced(b, body []byte, lang string) []byte {
 	return append(b, '\n')
 }
 
+// declLine is one tool's line in a catalog and the shared types it refers to directly.
+type declLine struct {
+	text string
+	uses []*declType
+}
+
 // declarationLines picks whole declarations for a catalog within budget tokens: the pinned
 // tools in the order given, then, group by group (largest first) and round after round, each
 // group's shortest definition not yet shown. A definition whose line is longer than
-// maxCatalogLineBytes is never shown whole.
-func declarationLines(entries []entry, groups []group, pinned []string, budget int) (lines []string) {
+// maxCatalogLineBytes is never shown whole. A line's cost includes the declarations of the
+// shared types it needs that no earlier line did.
+func declarationLines(entries []entry, groups []group, pinned []string, budget int, st *sharedTypes) (lines []declLine) {
 	if budget < minDeclarationTokens {
 		return nil
 	}
@@ -163,6 +178,7 @@ func declarationLines(entries []entry, groups []group, pinned []string, budget i
 	if len(order) > maxCatalogCandidates {
 		order = order[:maxCatalogCandidates]
 	}
+	have := map[*declType]bool{} // shared types the lines so far declare
 	for _, i := range order {
 		if budget < minDeclarationTokens/2 {
 			break
@@ -172,16 +188,32 @@ func declarationLines(entries []entry, groups []group, pinned []string, budget i
 			continue // its schemas alone are far too long to show whole
 		}
 		var line bytes.Buffer
-		writeMember(&line, e, layoutInline, docSummary(e.description))
+		uses := writeMember(&line, e, layoutInline, docSummary(e.description), st)
 		if line.Len() > maxCatalogLineBytes {
 			continue
 		}
 		n := tokens.Count(line.String())
+		added := map[*declType]bool{}
+		closure(added, uses)
+		for t := range added {
+			if have[t] {
+				delete(added, t)
+			}
+		}
+		var decls strings.Builder
+		st.writeDeclarations(&decls, added, layoutInline)
+		if decls.Len() > maxCatalogLineBytes {
+			continue
+		}
+		n += tokens.Count(decls.String())
 		if n > budget {
 			continue
 		}
 		budget -= n
-		lines = append(lines, line.String())
+		for t := range added {
+			have[t] = true
+		}
+		lines = append(lines, declLine{line.String(), uses})
 	}
 	return lines
 }
@@ -192,7 +224,8 @@ func (e entry) size() int {
 }
 
 // writeMember writes one member of `declare const tools` with doc as its JSDoc.
-func writeMember(b *bytes.Buffer, e entry, lay layout, doc string) {
+// With st, the shared types stand in for their occurrences; used lists those it refers to.
+func writeMember(b *bytes.Buffer, e entry, lay layout, doc string, st *sharedTypes) (used []*declType) {
 	if lay == layoutLines {
 		b.WriteString("  ")
 	}
@@ -205,8 +238,10 @@ func writeMember(b *bytes.Buffer, e entry, lay layout, doc string) {
 			b.WriteString(" */ ")
 		}
 	}
-	b.WriteString(signature(e, lay))
+	sig, used := signature(e, lay, st)
+	b.WriteString(sig)
 	b.WriteString(";\n")
+	return used
 }
 
 // A group is the tools sharing a name prefix: the part before the first "." (an upstream
@@ -511,12 +546,15 @@ const maxDescribeRunes = 2000
 // Describe renders the declarations of the named tools as TypeScript lays them out (each
 // property's JSDoc on its own line), each with its whole description (white space collapsed,
 // at most 2,000 characters) instead of the one-sentence summary: `declare const tools: {…};`
-// with the known names in the order given, duplicates once. missing lists the names the set
+// with the known names in the order given, duplicates once, after the declarations of the
+// set's shared types those tools use (directly or through one another), by name. missing lists the names the set
 // does not have, in the order given.
 func Describe(s *Set, names []string) (text string, missing []string) {
-	var b bytes.Buffer
-	b.WriteString("declare const tools: {\n")
+	var members bytes.Buffer
+	members.WriteString("declare const tools: {\n")
 	seen := map[string]bool{}
+	st := s.shared()
+	need := map[*declType]bool{}
 	for _, name := range names {
 		if seen[name] {
 			continue
@@ -527,9 +565,12 @@ func Describe(s *Set, names []string) (text string, missing []string) {
 			missing = append(missing, name)
 			continue
 		}
-		writeMember(&b, e, layoutLines, escapeCommentEnd(truncateRunes(collapseSpace(e.description), maxDescribeRunes)))
+		closure(need, writeMember(&members, e, layoutLines, escapeCommentEnd(truncateRunes(collapseSpace(e.description), maxDescribeRunes)), st))
 	}
-	b.WriteString("};\n")
+	members.WriteString("};\n")
+	var b strings.Builder
+	st.writeDeclarations(&b, need, layoutLines)
+	b.Write(members.Bytes())
 	return b.String(), missing
 }
 

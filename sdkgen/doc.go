@@ -11,7 +11,12 @@
 //     (a `// @ts-check` reference, not a program);
 //   - Prompt / PromptWith: what a model reads up front to use run_code: the program contract
 //     with the service's limits, one example, and the declarations with one line per tool;
-//   - Signature: one tool's one-line signature, for error messages.
+//   - Signature: one tool's one-line signature, for error messages (self-contained), and
+//     Set.Signature, the same with the set's shared types by name, for search results.
+//
+// A large type that several tools repeat (MCP's content blocks, GitHub's simple-user) is declared
+// once as `type Name = …;` before `tools` and referred to by name (shared.go); the prompt's
+// catalog and Describe declare only the shared types their tools use.
 //
 // Output depends only on the set's content (and the prompt's options): tools are sorted by name,
 // run_code is never part of the SDK, and schemas are read as data (JSON key order is

@@ -22,6 +22,7 @@ func FuzzTypeScript(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"a":{"default":"*/","pattern":"*/","format":"\n"}}}`), "y", "*/")
 	f.Add([]byte(`{"anyOf":[{"type":"array","items":{"const":-1}},{"allOf":[{"type":["string","null"]}]}]}`), "z", "```")
 	f.Add([]byte("\xff\xfe"), "\xff", "\xff")
+	f.Add([]byte(objectWith(map[string]string{"owner": bigObject("*/ x", ""), "c": mcpContentSchema})), "shared", "")
 
 	f.Fuzz(func(t *testing.T, schemaBytes []byte, name, description string) {
 		tools := []Tool{

@@ -2,6 +2,7 @@ package sdkgen
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -157,6 +158,7 @@ var goldenCases = []struct {
 	{"hostile_descriptions", hostileDescriptionTools},
 	{"unsupported_schemas", unsupportedSchemaTools},
 	{"refs", refTools},
+	{"shared_types", sharedTypeTools},
 }
 
 // refTools have schemas with $ref and $defs, as MCP servers generated from
@@ -232,12 +234,18 @@ func assertJSReference(t testing.TB, src []byte) {
 }
 
 // assertPromptDeclarations checks that the last fenced block of a prompt parses as TypeScript
-// declarations and puts every tool on one line.
+// declarations and puts every shared type and every tool on one line.
 func assertPromptDeclarations(t testing.TB, prompt []byte) {
 	t.Helper()
 	decls := promptDeclarations(t, prompt)
 	assertDeclarations(t, decls)
 	lines := strings.Split(strings.TrimSuffix(string(decls), "\n"), "\n")
+	for len(lines) > 0 && !strings.HasPrefix(lines[0], "declare const tools: {") {
+		if !sharedTypeLine.MatchString(lines[0]) {
+			t.Fatalf("line %q before the tools is not a shared type's declaration\n%s", lines[0], decls)
+		}
+		lines = lines[1:]
+	}
 	if len(lines) == 1 {
 		return // declare const tools: {};
 	}
@@ -247,6 +255,9 @@ func assertPromptDeclarations(t testing.TB, prompt []byte) {
 		}
 	}
 }
+
+// sharedTypeLine is a shared type's declaration on one line.
+var sharedTypeLine = regexp.MustCompile(`^(/\*\* .* \*/ )?type [A-Z][A-Za-z0-9]* = .*;$`)
 
 // promptDeclarations returns the text of a prompt's last fenced block (the declarations).
 func promptDeclarations(t testing.TB, prompt []byte) []byte {

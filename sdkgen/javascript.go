@@ -62,7 +62,8 @@ func JavaScript(s *Set) []byte {
 	b.WriteString(" *\n * @type {{")
 	for _, e := range entries {
 		b.WriteString("\n *   ")
-		b.WriteString(escapeCommentEnd(signature(e, layoutBare)))
+		sig, _ := signature(e, layoutBare, nil)
+		b.WriteString(escapeCommentEnd(sig))
 		b.WriteByte(';')
 	}
 	b.WriteString("\n *   " + searchDecl + ";")

@@ -59,7 +59,9 @@ func PromptWith(s *Set, o PromptOptions) []byte {
 	contract := promptContract(o)
 	if o.Budget < 0 {
 		var decls bytes.Buffer
-		writeToolsDecl(&decls, s.entries(), layoutInline, false)
+		st := s.shared()
+		st.writeDeclarations(&decls, nil, layoutInline)
+		writeToolsDecl(&decls, s.entries(), layoutInline, false, st)
 		return appendFenced(contract, decls.Bytes(), "ts")
 	}
 	budget := pick(o.Budget, DefaultPromptBudget)

@@ -1,16 +1,15 @@
 package sdkgen
 
 import (
-	goruntime "runtime"
-	"sync"
-
 	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	goruntime "runtime"
 	"slices"
+	"sync"
 )
 
 // RunCodeName is the name of the Code Mode transport tool. It is never part of the SDK: NewSet
@@ -34,6 +33,9 @@ type Tool struct {
 type Set struct {
 	tools   []entry // sorted by name; names unique
 	version string
+
+	sharedOnce  sync.Once
+	sharedTypes *sharedTypes // the declared shared types (shared.go); set by sharedOnce
 }
 
 // entry is one tool of a Set. Its schemas are kept as canonical text only and decoded when a
@@ -184,7 +186,7 @@ var emptyVersion = versionOf(nil)
 // formatRevision is hashed into every Version. Bump it whenever a change to this package makes
 // the same tool set render differently, so that ETags and caches keyed by Version do not serve
 // text from an older generator.
-const formatRevision = "codemode-sdk/2"
+const formatRevision = "codemode-sdk/3"
 
 // versionOf hashes the canonical content: every field length-prefixed, so that no two different
 // sets share an encoding.

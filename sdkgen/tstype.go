@@ -3,6 +3,7 @@ package sdkgen
 import (
 	"encoding/json"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,13 +39,21 @@ func atom(text string) tsType { return tsType{text: text, prec: precAtom} }
 // schemaType renders a decoded schema document as the TypeScript type of the values it accepts.
 // An empty schema is the implicit open object of a parameter root; an invalid one is unknown.
 func schemaType(sc schema, indent string) tsType {
+	t, _ := sharedSchemaType(sc, indent, nil, false)
+	return t
+}
+
+// sharedSchemaType is schemaType with the declared types st standing in for their
+// occurrences (the root's too when rootShared); used lists the ones it refers to directly.
+func sharedSchemaType(sc schema, indent string, st *sharedTypes, rootShared bool) (t tsType, used []*declType) {
 	switch sc.state {
 	case schemaEmpty:
-		return atom("{ [key: string]: unknown }")
+		return atom("{ [key: string]: unknown }"), nil
 	case schemaValid:
-		return renderType(resolveRefs(sc.value()), 0, indent)
+		tree, used := st.rewrite(sc.value(), rootShared)
+		return renderType(tree, 0, indent), used
 	default:
-		return tsUnknown
+		return tsUnknown, nil
 	}
 }
 
@@ -71,6 +80,8 @@ func renderType(v any, depth int, indent string) tsType {
 		return tsNever
 	case map[string]any:
 		return renderSchemaObject(s, depth, indent)
+	case namedRef:
+		return atom(s.t.name)
 	default:
 		return tsUnknown
 	}
@@ -198,7 +209,7 @@ func arrayType(s map[string]any, depth int, indent string) (tsType, bool) {
 	}
 	var elem tsType
 	switch items.(type) {
-	case bool, map[string]any:
+	case bool, map[string]any, namedRef:
 		elem = renderType(items, depth+1, indent)
 	case []any:
 		return atom("unknown[]"), true // draft-04 tuple form
@@ -247,7 +258,7 @@ func objectType(s map[string]any, depth int, indent string) (tsType, bool) {
 		switch ap := raw.(type) {
 		case bool:
 			open = ap
-		case map[string]any:
+		case map[string]any, namedRef:
 			index = renderType(ap, depth+1, indent)
 			open = index != tsNever
 		default:
@@ -388,6 +399,9 @@ func intersection(parts []tsType) tsType {
 // propertyDoc is the one-line JSDoc of a property: its description's summary followed by tags
 // for the constraints TypeScript cannot express. Keywords of the wrong JSON type are skipped.
 func propertyDoc(v any) string {
+	if ref, ok := v.(namedRef); ok {
+		v = ref.orig
+	}
 	s, ok := v.(map[string]any)
 	if !ok {
 		return ""
@@ -440,13 +454,36 @@ const maxRefExpansions = 256
 // recursive type) is left in place and renders as unknown; so is any past maxRefExpansions.
 // The document is not modified.
 func resolveRefs(doc any) any {
-	r := &refResolver{root: doc, budget: maxRefExpansions}
-	return r.schema(doc, []string{"#"}, 0) // the root is being expanded: "#" inside it recurses
+	v, _ := resolveRefsNamed(doc)
+	return v
+}
+
+// resolveRefsNamed is resolveRefs that also reports, for each object a reference was replaced
+// by (keyed by the identity of the map in the result), the last segment of the reference
+// ("address" for "#/$defs/address"): what the referred schema is called.
+func resolveRefsNamed(doc any) (any, map[uintptr]string) {
+	r := &refResolver{root: doc, budget: maxRefExpansions, names: map[uintptr]string{}}
+	return r.schema(doc, []string{"#"}, 0), r.names // the root is being expanded: "#" inside it recurses
 }
 
 type refResolver struct {
 	root   any
 	budget int
+	names  map[uintptr]string // see resolveRefsNamed
+}
+
+// named records ref as the name of the object v, when it is one.
+func (r *refResolver) named(v any, ref string) any {
+	if m, ok := v.(map[string]any); ok {
+		if i := strings.LastIndexByte(ref, '/'); i >= 0 && i < len(ref)-1 {
+			name := ref[i+1:]
+			if unescaped, err := url.PathUnescape(name); err == nil {
+				name = unescaped
+			}
+			r.names[reflect.ValueOf(m).Pointer()] = strings.ReplaceAll(strings.ReplaceAll(name, "~1", "/"), "~0", "~")
+		}
+	}
+	return v
 }
 
 // schemaMapKeys, schemaListKeys and schemaSingleKeys are the subschema positions the
@@ -520,13 +557,13 @@ func (r *refResolver) schema(v any, active []string, depth int) any {
 					c[k] = x
 				}
 				c["description"] = d
-				return c
+				return r.named(c, ref)
 			}
 		}
-		return resolved
+		return r.named(resolved, ref)
 	}
 	all, _ := out["allOf"].([]any)
-	out["allOf"] = append(all[:len(all):len(all)], resolved)
+	out["allOf"] = append(all[:len(all):len(all)], r.named(resolved, ref))
 	return out
 }
 

@@ -52,10 +52,13 @@ func TypeScript(s *Set) []byte {
 	b.Grow(1024 + 512*len(entries))
 	b.WriteString("// Code Mode SDK: the tools a run_code program can call, as TypeScript declarations.\n\n")
 	b.WriteString(toolCallErrorDecl)
-	b.WriteString("\n/** ")
+	b.WriteString("\n")
+	st := s.shared()
+	st.writeDeclarations(&b, nil, layoutLines)
+	b.WriteString("/** ")
 	b.WriteString(toolsDoc)
 	b.WriteString(" */\n")
-	writeToolsDecl(&b, entries, layoutLines, true)
+	writeToolsDecl(&b, entries, layoutLines, true, st)
 	b.WriteString(derivedMaps)
 	return b.Bytes()
 }
@@ -71,13 +74,13 @@ const (
 
 // writeToolsDecl writes `declare const tools: {…};` with one member per tool, then, with
 // discovery set, the members $search and $describe.
-func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout, discovery bool) {
+func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout, discovery bool, st *sharedTypes) {
 	b.WriteString("declare const tools: {")
 	if len(entries) > 0 || discovery {
 		b.WriteByte('\n')
 	}
 	for _, e := range entries {
-		writeMember(b, e, lay, docSummary(e.description))
+		writeMember(b, e, lay, docSummary(e.description), st)
 	}
 	if discovery {
 		for _, m := range [...][2]string{{searchDoc, searchDecl}, {describeDoc, describeDecl}} {
@@ -97,11 +100,17 @@ func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout, discovery bool
 
 // signature renders a tool as a method signature: name(args: A): Promise<R>, with `args?` when
 // the arguments may be omitted.
-func signature(e entry, lay layout) string {
-	args := dropRestatedDocs(schemaType(e.params, "  ").text, e.name)
+//
+// With st, the declared types stand in for their occurrences, and used lists the ones the
+// signature refers to directly.
+func signature(e entry, lay layout, st *sharedTypes) (sig string, used []*declType) {
+	argsType, used := sharedSchemaType(e.params, "  ", st, false)
+	args := dropRestatedDocs(argsType.text, e.name)
 	result := tsUnknown.text
 	if e.output.state != schemaEmpty {
-		result = dropRestatedDocs(schemaType(e.output, "  ").text, e.name)
+		resultType, resultUses := sharedSchemaType(e.output, "  ", st, true)
+		result = dropRestatedDocs(resultType.text, e.name)
+		used = append(used, resultUses...)
 	}
 	switch lay {
 	case layoutInline:
@@ -122,7 +131,7 @@ func signature(e entry, lay layout) string {
 	b.WriteString("): Promise<")
 	b.WriteString(result)
 	b.WriteString(">")
-	return b.String()
+	return b.String(), used
 }
 
 // maxSignatureRunes bounds Signature.
@@ -130,14 +139,26 @@ const maxSignatureRunes = 300
 
 // Signature returns the one-line TypeScript signature of a tool, without JSDoc, for messages:
 // `math_add(args: { a: number; b: number }): Promise<{ sum: number }>`. Longer than 300
-// characters, it is cut and ends with "…". It never contains a line break.
+// characters, it is cut and ends with "…". It never contains a line break. It is
+// self-contained: every type is written out (Set.Signature names the set's shared types).
 func Signature(t Tool) string {
-	return entry{name: t.Name, description: t.Description, params: decodeSchema(t.Parameters), output: decodeSchema(t.Output)}.signature()
+	return entry{name: t.Name, description: t.Description, params: decodeSchema(t.Parameters), output: decodeSchema(t.Output)}.signature(nil)
 }
 
-// signature is Signature of an entry.
-func (e entry) signature() string {
-	sig := signature(e, layoutBare)
+// Signature is the package's Signature of the named tool, with the set's shared types
+// referred to by name (`Promise<McpContent>`) as TypeScript and the prompt declare them; ok is
+// false when the set has no tool so named.
+func (s *Set) Signature(name string) (sig string, ok bool) {
+	e, ok := s.find(name)
+	if !ok {
+		return "", false
+	}
+	return e.signature(s.shared()), true
+}
+
+// signature is Signature of an entry, with the shared types st.
+func (e entry) signature(st *sharedTypes) string {
+	sig, _ := signature(e, layoutBare, st)
 	if utf8.RuneCountInString(sig) <= maxSignatureRunes {
 		return sig
 	}
