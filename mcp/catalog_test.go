@@ -136,33 +136,37 @@ func jsonString(s string) string {
 
 // BenchmarkCatalogUpstream measures what a 2,500-tool upstream (GitHub's REST operations with
 // their response schemas, as issue 26 measured) costs codemode: the time from connecting to a
-// served tools/list of scope default (mode both: every tool listed), and the heap it keeps
-// (heap-B/tool, after a collection).
+// served tools/list of a scope in mode code (coder: run_code alone) and in mode both (default:
+// every tool listed too), and the heap it keeps (heap-B/tool, after a collection).
 func BenchmarkCatalogUpstream(b *testing.B) {
 	up, n := newCatalogUpstreamWith(b, 2500, true)
-	b.ReportAllocs()
-	var kept uint64
-	for b.Loop() {
-		before := heapInUse()
-		a := newApp(b)
-		opts := testOptions(discard)
-		opts.dial = up.dial
-		ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "gh", Scope: "default"}}, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ups.Settle(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		cs := connect(b, newServer(b, a, "default"), clientOptions{})
-		if _, err := cs.ListTools(context.Background(), nil); err != nil {
-			b.Fatal(err)
-		}
-		kept = heapInUse() - before
-		runtime.KeepAlive(a)
-		ups.Close()
+	for _, scope := range []string{"coder", "default"} { // modes code and both
+		b.Run(scope, func(b *testing.B) {
+			b.ReportAllocs()
+			var kept uint64
+			for b.Loop() {
+				before := heapInUse()
+				a := newApp(b)
+				opts := testOptions(discard)
+				opts.dial = up.dial
+				ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "gh", Scope: "default"}}, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := ups.Settle(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				cs := connect(b, newServer(b, a, scope), clientOptions{})
+				if _, err := cs.ListTools(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+				kept = heapInUse() - before
+				runtime.KeepAlive(a)
+				ups.Close()
+			}
+			b.ReportMetric(float64(kept)/float64(n), "heap-B/tool")
+		})
 	}
-	b.ReportMetric(float64(kept)/float64(n), "heap-B/tool")
 }
 
 func heapInUse() uint64 {

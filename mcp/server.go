@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,7 +90,7 @@ type Server struct {
 // listEntry is one listed tool.
 type listEntry struct {
 	tool        *sdk.Tool
-	fingerprint string // its JSON, to tell changed tools from unchanged ones
+	fingerprint string // a hash of its JSON, to tell changed tools from unchanged ones
 	wrapped     bool   // its outputSchema is the {"value"} envelope
 	contentOnly bool   // listed without an outputSchema: its value is its content
 }
@@ -218,7 +219,8 @@ func (s *Server) toolList(v *registry.View) []listEntry {
 			if err != nil { // cannot happen: every field is JSON
 				fp = []byte(t.Name())
 			}
-			out = append(out, listEntry{tool: tool, fingerprint: string(fp), wrapped: wrapped, contentOnly: contentOnly})
+			sum := sha256.Sum256(fp) // a hash: the text would double the list's memory
+			out = append(out, listEntry{tool: tool, fingerprint: string(sum[:]), wrapped: wrapped, contentOnly: contentOnly})
 		}
 		return out
 	}).([]listEntry)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	goruntime "runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -166,6 +167,31 @@ func planNames(server string, tools []*sdk.Tool, reserved map[string]bool) (out 
 	return out, renamed
 }
 
+// fingerprint hashes what a definition is built from: equal fingerprints, equal definitions.
+// A hash, not the text: kept for every registered tool, the text would double its memory.
+func fingerprint(parts ...any) (string, error) {
+	b, err := json.Marshal(parts)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:]), nil
+}
+
+// compileAll runs compile on every item, spread over the processors.
+func compileAll[T any](items []T, compile func(T)) {
+	workers := min(goruntime.GOMAXPROCS(0), len(items)/32+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(items); i += workers {
+				compile(items[i])
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // isJSONObject reports whether b is a JSON object (as a raw listing's schema must be).
 func isJSONObject(b []byte) bool {
 	b = bytes.TrimSpace(b)
@@ -227,39 +253,52 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 	planned, renamed := planNames(u.cfg.Name, tools, reserved)
 
 	want := map[string]bool{}
-	register := func(def registry.RawDefinition, fp string, upstreamName string) {
+	// Each new or changed definition is compiled first, on every processor (compiling schemas
+	// is most of a large list's cost), then registered in order.
+	type pending struct {
+		def          registry.RawDefinition
+		fp, upstream string
+		tool         *registry.Tool
+		err          error
+	}
+	var todo []*pending
+	add := func(def registry.RawDefinition, fp, upstreamName string) {
 		want[def.Name] = true
 		if r, ok := u.tools[def.Name]; ok && r.fingerprint == fp {
 			return
 		}
-		u.unregister(def.Name)
-		tool, err := registry.Raw(def)
-		if err != nil {
-			rejected = append(rejected, RejectedTool{Tool: upstreamName, Reason: err.Error()})
-			delete(want, def.Name)
-			return
-		}
-		remove, err := u.reg.Register(u.scope, tool)
-		if err != nil {
-			rejected = append(rejected, RejectedTool{Tool: upstreamName, Reason: "the registry refused it: " + err.Error()})
-			delete(want, def.Name)
-			return
-		}
-		u.tools[def.Name] = &registration{fingerprint: fp, unregister: remove}
+		todo = append(todo, &pending{def: def, fp: fp, upstream: upstreamName})
 	}
+	for _, p := range planned {
+		def, fp, err := u.definition(p.name, p.tool, raw[p.tool.Name])
+		if err != nil {
+			rejected = append(rejected, RejectedTool{Tool: p.tool.Name, Reason: err.Error()})
+			continue
+		}
+		add(def, fp, p.tool.Name)
+	}
+	for _, h := range helpers {
+		add(h, "helper:"+h.Name, h.Name)
+	}
+	compileAll(todo, func(p *pending) { p.tool, p.err = registry.Raw(p.def) })
+
 	// One registry change for the whole list: listeners (the MCP tool list, the SDK and its
 	// catalog) rebuild once, not once per tool.
 	u.reg.Batch(func() {
-		for _, p := range planned {
-			def, fp, err := u.definition(p.name, p.tool, raw[p.tool.Name])
-			if err != nil {
-				rejected = append(rejected, RejectedTool{Tool: p.tool.Name, Reason: err.Error()})
+		for _, p := range todo {
+			u.unregister(p.def.Name)
+			if p.err != nil {
+				rejected = append(rejected, RejectedTool{Tool: p.upstream, Reason: p.err.Error()})
+				delete(want, p.def.Name)
 				continue
 			}
-			register(def, fp, p.tool.Name)
-		}
-		for _, h := range helpers {
-			register(h, "helper:"+h.Name, h.Name)
+			remove, err := u.reg.Register(u.scope, p.tool)
+			if err != nil {
+				rejected = append(rejected, RejectedTool{Tool: p.upstream, Reason: "the registry refused it: " + err.Error()})
+				delete(want, p.def.Name)
+				continue
+			}
+			u.tools[p.def.Name] = &registration{fingerprint: p.fp, unregister: remove}
 		}
 		for name := range u.tools {
 			if !want[name] {
@@ -329,7 +368,7 @@ func (u *upstream) definition(name string, t *sdk.Tool, raw rawTool) (registry.R
 		desc = strings.TrimSpace(desc + fmt.Sprintf("\n\n(The server's name for this tool is %q.)", t.Name))
 	}
 	hints := hintsOf(t)
-	fp, err := json.Marshal([]any{desc, json.RawMessage(params), json.RawMessage(output), structured, hints, t.Name, u.callTimeout})
+	fp, err := fingerprint(desc, json.RawMessage(params), json.RawMessage(output), structured, hints, t.Name, u.callTimeout)
 	if err != nil {
 		return registry.RawDefinition{}, "", err
 	}
@@ -354,7 +393,7 @@ func (u *upstream) definition(name string, t *sdk.Tool, raw rawTool) (registry.R
 		// A read-only tool has no effects to order, so its calls may overlap.
 		def.IsConcurrencySafe = func(frozen.Value) bool { return true }
 	}
-	return def, string(fp), nil
+	return def, fp, nil
 }
 
 // hintsOf reads MCP's tool annotations (and the tool's title) as registry

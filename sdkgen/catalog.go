@@ -29,6 +29,7 @@ const (
 	maxCatalogLineBytes  = 1200 // a whole declaration longer than this is left to $describe
 	catalogKeywords      = 5    // keywords on a group's line at the most detailed level
 	minDeclarationTokens = 40   // declarations stop when less than this is left
+	sharedInCatalog      = 500  // tools up to which a catalog's lines name shared types
 )
 
 // The discovery members of tools, as a catalog prompt and the TypeScript and JavaScript texts
@@ -45,8 +46,12 @@ const (
 // cannot fit (longer than budget × maxBytesPerToken bytes) is not rendered to the end.
 func wholeWithin(s *Set, contract []byte, budget int) ([]byte, bool) {
 	limit := budget * maxBytesPerToken
-	if len(contract) > limit {
-		return nil, false
+	least := len(contract)
+	for _, e := range s.entries() {
+		least += len(e.name) + len(docSummary(e.description)) + len("(args): Promise<unknown>;\n")
+		if least > limit {
+			return nil, false // a set this large cannot fit, however much shared types save
+		}
 	}
 	var decls bytes.Buffer
 	st := s.shared()
@@ -93,7 +98,12 @@ func catalogPrompt(s *Set, contract []byte, budget int, pinned []string) []byte 
 	b.WriteString(section)
 	used += tokens.Count(section)
 
-	st := s.shared()
+	// Shared types are found over the whole set; past sharedInCatalog tools the prompt does not
+	// wait for that (it shows few lines) and its lines write their types out.
+	var st *sharedTypes
+	if len(entries) <= sharedInCatalog {
+		st = s.shared()
+	}
 	lines := declarationLines(entries, groups, pinned, budget-used, st)
 	for {
 		var block bytes.Buffer

@@ -2,11 +2,14 @@
 // operations of GitHub's REST description (githubapi.ToolsN), with their parameters as
 // inputSchema and their 2xx JSON response as outputSchema, as the catalog measurements of
 // BENCHMARKS.md use it. A call answers an empty structured value when the tool has no output
-// schema, and fails otherwise (the measurements only list tools). Usage: githubmcp [-n 2500].
+// schema, and fails otherwise (the measurements only list tools).
+//
+// Usage: githubmcp [-n 2500] [-outputs=false] [-cache FILE].
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -20,8 +23,9 @@ import (
 func main() {
 	n := flag.Int("n", 2500, "how many operations to serve")
 	outputs := flag.Bool("outputs", true, "send each operation's response schema as outputSchema")
+	cache := flag.String("cache", "", "keep the converted operations in this JSON file, so that later starts skip converting (as a real server would)")
 	flag.Parse()
-	tools, err := githubapi.ToolsN(*n)
+	tools, err := load(*n, *cache)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,4 +44,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// load returns the first n operations, from cache when it holds them.
+func load(n int, cache string) ([]githubapi.Tool, error) {
+	var tools []githubapi.Tool
+	if cache != "" {
+		if b, err := os.ReadFile(cache); err == nil && json.Unmarshal(b, &tools) == nil && len(tools) == n {
+			return tools, nil
+		}
+	}
+	tools, err := githubapi.ToolsN(n)
+	if err != nil || cache == "" {
+		return tools, err
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil, err
+	}
+	return tools, os.WriteFile(cache, b, 0o644)
 }
