@@ -37,6 +37,8 @@ func (asyncHost) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 			settle(sandbox.Settlement{Value: []byte(fmt.Sprintf(`{"sum":%g}`, in.A+in.B))})
 		case "echo":
 			settle(sandbox.Settlement{Value: c.Args})
+		case sandbox.SearchName, sandbox.DescribeName: // the catalog's members: say what arrived
+			settle(sandbox.Settlement{Value: []byte(fmt.Sprintf(`{"member":%q,"args":%s}`, c.Name, c.Args))})
 		default:
 			settle(sandbox.Settlement{Err: &sandbox.CallError{Message: "it failed"}})
 		}
@@ -57,6 +59,8 @@ func TestPoolMatchesInProcess(t *testing.T) {
 		`try { await tools.add({a: 1n}) } catch (e) { return e.message }`,
 		`return [Object.keys(tools), typeof tools.nope, "add" in tools]`,
 		`return (await tools.echo({deep: {er: [1, "x", null]}}))`,
+		`return [await tools.$search("open PRs", {limit: 2}), await tools.$describe(["add"]), await tools.$search(), "$search" in tools]`,
+		`try { await tools.$search("a", {}, 3) } catch (e) { return [e.code, e.message] }`,
 		`let a = []; for (let i = 1; i < 10000; i++) a = [a]; return a`,
 		`let a = []; for (let i = 1; i < 9999; i++) a = [a]; return (await tools.echo({a})).a.length`,
 		`await tools.fail({})`,
