@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -174,4 +175,51 @@ func heapInUse() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// In mode both, run_code heads the first tools/list page however many tools sort before it,
+// and no later page repeats it: a client that reads one page still finds it.
+func TestRunCodeIsOnTheFirstPage(t *testing.T) {
+	a := newApp(t)
+	a.Registry.Batch(func() {
+		for i := range 1500 { // the go-sdk pages 1,000 tools, in name order: "a_…" sort first
+			registerRaw(t, a, "default", fmt.Sprintf("a_%04d", i), `{"type":"object"}`, map[string]any{})
+		}
+	})
+	cs := connect(t, newServer(t, a, "default"), clientOptions{})
+	var pages [][]string
+	params := &sdk.ListToolsParams{}
+	for {
+		res, err := cs.ListTools(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		pages = append(pages, names)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	if len(pages) < 2 || pages[0][0] != "run_code" {
+		t.Fatalf("%d pages, the first starting %v", len(pages), pages[0][:min(3, len(pages[0]))])
+	}
+	seen := 0
+	for _, page := range pages {
+		for _, name := range page {
+			if name == "run_code" {
+				seen++
+			}
+		}
+	}
+	total := 0
+	for _, page := range pages {
+		total += len(page)
+	}
+	if seen != 1 || total != 1500+12 {
+		t.Fatalf("run_code listed %d times; %d tools in all", seen, total)
+	}
 }
