@@ -73,6 +73,10 @@ func TestFormat(t *testing.T) {
 		{1234567, "µs", "1,234,567 µs"},
 		{83.4, "/s", "83/s"},
 		{6395, "/s", "6,395/s"},
+		{1983162, "tokens", "1,983,162 tokens"},
+		{0.8736, "recall", "0.874"},
+		{3.214, "s", "3.21 s"},
+		{150.4, "MB", "150 MB"},
 	} {
 		if got := formatValue(c.v, c.unit); got != c.want {
 			t.Errorf("formatValue(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
@@ -81,7 +85,7 @@ func TestFormat(t *testing.T) {
 	for _, c := range []struct {
 		r    float64
 		want string
-	}{{0, "—"}, {0.0912, "0.09×"}, {1.2, "1.20×"}, {57.43, "57.4×"}, {196.4, "196×"}} {
+	}{{0, "—"}, {0.00048, "0.00048×"}, {0.0912, "0.09×"}, {1.2, "1.20×"}, {57.43, "57.4×"}, {196.4, "196×"}} {
 		if got := formatRatio(c.r); got != c.want {
 			t.Errorf("formatRatio(%v) = %q, want %q", c.r, got, c.want)
 		}

@@ -13,8 +13,9 @@ import (
 type Row struct {
 	Figure string `json:"figure"`
 	// Value is codemode's figure and Floor the floor it is compared with,
-	// both in Unit ("µs" per op, or "/s" for throughput); Floor is 0 when
-	// the row has no floor.
+	// both in Unit ("µs" per op, "/s" for throughput, "s" of wall clock,
+	// "MB" of memory, "tokens" of o200k text, or "recall", a share of
+	// tasks); Floor is 0 when the row has no floor.
 	Value     float64 `json:"codemode"`
 	Floor     float64 `json:"floor,omitempty"`
 	FloorName string  `json:"floor_name,omitempty"`
@@ -61,6 +62,14 @@ func formatValue(v float64, unit string) string {
 	switch unit {
 	case "/s":
 		return groupThousands(math.Round(v)) + "/s"
+	case "tokens":
+		return groupThousands(math.Round(v)) + " tokens"
+	case "recall":
+		return fmt.Sprintf("%.3f", v)
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	case "MB":
+		return groupThousands(math.Round(v)) + " MB"
 	default:
 		switch {
 		case v >= 1000:
@@ -96,6 +105,8 @@ func formatRatio(r float64) string {
 	switch {
 	case r == 0:
 		return "—"
+	case r < 0.01:
+		return fmt.Sprintf("%.2g×", r) // two significant digits: 0.0012×
 	case r >= 100:
 		return fmt.Sprintf("%.0f×", r)
 	case r >= 10:
