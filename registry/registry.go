@@ -445,30 +445,7 @@ func (r *Registry) Withhold(scopeName string, match func(name string) bool, reas
 	if match == nil {
 		return nil, errors.New("withhold: no match function")
 	}
-	w := &withholding{match: match, reason: reason}
-	r.mu.Lock()
-	list := &r.globalWithheld
-	if scopeName != Global {
-		s, ok := r.scopes[scopeName]
-		if !ok {
-			r.mu.Unlock()
-			return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
-		}
-		list = &s.withheld
-	}
-	*list = append(*list, w)
-	r.changed()
-	r.mu.Unlock()
-	r.notify()
-	return func() {
-		r.mu.Lock()
-		if i := slices.Index(*list, w); i >= 0 {
-			*list = slices.Delete(*list, i, i+1)
-			r.changed()
-		}
-		r.mu.Unlock()
-		r.notify()
-	}, nil
+	return r.addRule(scopeName, &withholding{match: match, reason: reason}, func(s *scope) *[]*withholding { return &s.withheld }, &r.globalWithheld)
 }
 
 // Annotate labels the tools match selects, in the scope's views and its descendants' (Global:
@@ -479,16 +456,21 @@ func (r *Registry) Annotate(scopeName string, match func(name string) bool, note
 	if match == nil {
 		return nil, errors.New("annotate: no match function")
 	}
-	w := &withholding{match: match, reason: note}
+	return r.addRule(scopeName, &withholding{match: match, reason: note}, func(s *scope) *[]*withholding { return &s.notes }, &r.globalNotes)
+}
+
+// addRule appends w to a scope's rule list (of picks which) or, for Global, to global, and
+// returns the function that removes exactly this rule.
+func (r *Registry) addRule(scopeName string, w *withholding, of func(*scope) *[]*withholding, global *[]*withholding) (remove func(), err error) {
 	r.mu.Lock()
-	list := &r.globalNotes
+	list := global
 	if scopeName != Global {
 		s, ok := r.scopes[scopeName]
 		if !ok {
 			r.mu.Unlock()
 			return nil, fmt.Errorf("scope %q: %w", scopeName, ErrNotFound)
 		}
-		list = &s.notes
+		list = of(s)
 	}
 	*list = append(*list, w)
 	r.changed()

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -772,5 +773,77 @@ func TestConcurrentChangesAndViews(t *testing.T) {
 	wantNames(t, "child after the storm", visible(t, r, "child"), "base0", "base1", "base2", "base3")
 	if listened.Load() < writers*rounds*4 {
 		t.Errorf("listener fired %d times, want at least %d", listened.Load(), writers*rounds*4)
+	}
+}
+
+// Batch announces any number of changes once, when it returns; views inside see each change.
+func TestBatchNotifiesOnce(t *testing.T) {
+	r := registry.New()
+	calls := 0
+	r.OnChange(func() { calls++ })
+	r.Batch(func() {
+		for _, name := range []string{"a", "b", "c"} {
+			mustRegister(t, r, registry.Global, newTool(t, name))
+		}
+		r.Batch(func() { mustRegister(t, r, registry.Global, newTool(t, "d")) }) // nested: still one
+		if v := mustView(t, r, registry.Global); len(v.Names()) != 4 {
+			t.Errorf("inside the batch the view has %v", v.Names())
+		}
+		if calls != 0 {
+			t.Errorf("listeners ran %d times during the batch", calls)
+		}
+	})
+	if calls != 1 {
+		t.Fatalf("listeners ran %d times, want once", calls)
+	}
+	r.Batch(func() {})
+	if calls != 1 {
+		t.Fatalf("an empty batch notified")
+	}
+}
+
+// Annotate labels tools in a scope and its descendants; the nearest scope's first note wins,
+// Global's apply everywhere, and removing a note takes it away.
+func TestAnnotate(t *testing.T) {
+	r := registry.New()
+	mustRegister(t, r, registry.Global, newTool(t, "files_delete"))
+	mustRegister(t, r, registry.Global, newTool(t, "files_read"))
+	mustScope(t, r, "parent", registry.Global, registry.ModeCode)
+	mustScope(t, r, "child", "parent", registry.ModeCode)
+	files := func(n string) bool { return strings.HasPrefix(n, "files_") }
+	del := func(n string) bool { return n == "files_delete" }
+	if _, err := r.Annotate(registry.Global, files, "global note"); err != nil {
+		t.Fatal(err)
+	}
+	removeParent, err := r.Annotate("parent", del, "denied here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Annotate("child", del, "asks a person first"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ scope, tool, want string }{
+		{"child", "files_delete", "asks a person first"},
+		{"parent", "files_delete", "denied here"},
+		{"parent", "files_read", "global note"},
+		{registry.Global, "files_delete", "global note"},
+	} {
+		if got := mustView(t, r, tc.scope).Note(tc.tool); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.scope, tc.tool, got, tc.want)
+		}
+	}
+	removeParent()
+	if got := mustView(t, r, "parent").Note("files_delete"); got != "global note" {
+		t.Errorf("after removal: %q", got)
+	}
+	if _, err := r.Annotate("nope", del, "x"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("unknown scope: %v", err)
+	}
+}
+
+func TestDollarNamesAreReserved(t *testing.T) {
+	_, err := registry.Define(registry.Definition{Name: "$search", Output: &schema.Node{Type: "json"}, Behavior: registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, nil }}})
+	if err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("$search: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -158,4 +159,50 @@ func FuzzCompileStandard(f *testing.F) {
 			checkViolations(t, v, s.Validate(v))
 		}
 	})
+}
+
+// A document over eagerCompileBytes is checked at once for what compiling most often refuses
+// (external refs, unknown drafts, bad patterns) and compiled on first use: a fault only
+// compiling finds then fails every validation with the reason. Equal documents share one
+// compilation.
+func TestLargeStandardSchemasCompileOnFirstUse(t *testing.T) {
+	pad := `"description":"` + strings.Repeat("x", eagerCompileBytes) + `"`
+	big := func(rest string) []byte { return []byte(`{` + pad + `,` + rest + `}`) }
+
+	for _, rest := range []string{
+		`"properties":{"a":{"$ref":"https://example.com/s.json"}}`,
+		`"$schema":"https://example.com/meta.json"`,
+	} {
+		if _, err := CompileStandard(big(rest)); !errors.Is(err, ErrExternalRef) {
+			t.Errorf("%.60s: %v, want ErrExternalRef", rest, err)
+		}
+	}
+	if _, err := CompileStandard(big(`"properties":{"a":{"pattern":"(?<"}}`)); err == nil || !strings.Contains(err.Error(), "invalid regex pattern") {
+		t.Errorf("bad pattern: %v", err)
+	}
+
+	s, err := CompileStandard(big(`"type":5`)) // only the metaschema says no
+	if err != nil {
+		t.Fatalf("a large schema is compiled on first use: %v", err)
+	}
+	vs := s.Validate(map[string]any{})
+	if len(vs) != 1 || !strings.Contains(vs[0].Message, "the schema itself is invalid") {
+		t.Fatalf("validation: %v", vs)
+	}
+
+	good := big(`"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]`)
+	a, err := CompileStandard(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := CompileStandard(good)
+	if a.lazy != b.lazy {
+		t.Errorf("equal documents do not share their compilation")
+	}
+	if vs := a.Validate(map[string]any{"n": "x"}); len(vs) != 1 || vs[0].Path != "/n" {
+		t.Errorf("validation: %v", vs)
+	}
+	if vs := b.Validate(map[string]any{"n": json.Number("1")}); len(vs) != 0 {
+		t.Errorf("valid value: %v", vs)
+	}
 }
