@@ -120,8 +120,16 @@ func BenchmarkSearch(b *testing.B) {
 // shows groups, counts and the discovery members.
 func TestGitHubCatalogPrompt(t *testing.T) {
 	for _, n := range []int{100, 1000, 2500} {
-		_, set := githubTools(t, n)
+		tools, set := githubTools(t, n)
 		prompt := sdkgen.PromptWith(set, sdkgen.PromptOptions{})
+		// Byte-stable: the same tools in another order give the same text (prompt caches hold).
+		reversed := make([]sdkgen.Tool, len(tools))
+		for i, tl := range tools {
+			reversed[len(tools)-1-i] = sdkgen.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters, Output: tl.Output}
+		}
+		if again := sdkgen.PromptWith(sdkgen.NewSet(reversed), sdkgen.PromptOptions{}); string(again) != string(prompt) {
+			t.Errorf("%d tools: the catalog depends on the order of the tools", n)
+		}
 		got := tokens.Count(string(prompt))
 		t.Logf("%d tools: %d tokens, %d bytes", set.Len(), got, len(prompt))
 		if got > sdkgen.DefaultPromptBudget {

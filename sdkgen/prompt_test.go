@@ -1,6 +1,10 @@
 package sdkgen
 
 import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/codemode/codemode/sdkgen/tokens"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +82,39 @@ func TestPromptFenceHoldsBackticks(t *testing.T) {
 	}
 	if !strings.Contains(string(prompt), "\n``````ts\n") {
 		t.Errorf("the fence is not longer than the longest backtick run (5)")
+	}
+}
+
+// Past the budget the prompt is a catalog: groups with counts, the pinned tools whole first,
+// the discovery members, and never more than the budget; the whole SDK otherwise.
+func TestPromptCatalog(t *testing.T) {
+	var tools []Tool
+	for i := range 300 {
+		group := []string{"alpha", "beta", "gamma"}[i%3]
+		tools = append(tools, Tool{
+			Name:        fmt.Sprintf("%s_thing_%03d", group, i),
+			Description: fmt.Sprintf("Does %s thing %d. More words follow here.", group, i),
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"Which one."}},"required":["id"]}`),
+		})
+	}
+	set := NewSet(tools)
+	if IsCatalog(PromptWith(set, PromptOptions{Budget: -1})) {
+		t.Fatal("no budget: the whole SDK")
+	}
+	prompt := string(PromptWith(set, PromptOptions{Pinned: []string{"gamma_thing_299", "nope"}}))
+	if n := tokens.Count(prompt); n > DefaultPromptBudget || !IsCatalog([]byte(prompt)) {
+		t.Fatalf("%d tokens, catalog %v", n, IsCatalog([]byte(prompt)))
+	}
+	decls := prompt[strings.LastIndex(prompt, "declare const tools: {\n")+len("declare const tools: {\n"):]
+	if !strings.HasPrefix(decls, "/** Does gamma thing 299. */ gamma_thing_299(args: {") {
+		t.Errorf("the pinned tool is not first:\n%s", decls)
+	}
+	for _, want := range []string{"300 tools, too many to list here", "- alpha (100)", "- beta (100)", "- gamma (100)", "$search(query: string", "$describe(names: string | string[])"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the catalog lacks %q:\n%s", want, prompt)
+		}
+	}
+	if small := PromptWith(NewSet(tools[:3]), PromptOptions{}); IsCatalog(small) {
+		t.Errorf("three tools make a catalog")
 	}
 }
