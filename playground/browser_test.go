@@ -186,7 +186,7 @@ func addedTool(t *testing.T) *registry.Tool {
 // TestBrowser is the end-to-end test: the real service (app.New and
 // httpapi.New with this package's page) on loopback, and testdata/node/e2e.mjs
 // driving Chromium through it: the API key, the scope picker, the SDK with
-// its sizes and a live diff, an example run with its nested calls, approvals
+// its sizes and a live diff, Find tools (search, insert), an example run with its nested calls, approvals
 // answered from the page, and direct tool calls. It keeps a screenshot in
 // testdata/artifacts/ (git-ignored).
 func TestBrowser(t *testing.T) {
