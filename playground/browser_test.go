@@ -186,9 +186,9 @@ func addedTool(t *testing.T) *registry.Tool {
 // TestBrowser is the end-to-end test: the real service (app.New and
 // httpapi.New with this package's page) on loopback, and testdata/node/e2e.mjs
 // driving Chromium through it: the API key, the scope picker, the SDK with
-// its sizes and a live diff, Find tools (search, insert), an example run with its nested calls, approvals
-// answered from the page, and direct tool calls. It keeps a screenshot in
-// testdata/artifacts/ (git-ignored).
+// its sizes and a live diff, Find tools (a search, inserting a hit's call), an
+// example run with its nested calls, approvals answered from the page, and
+// direct tool calls. It keeps screenshots in testdata/artifacts/ (git-ignored).
 func TestBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
 	a := newApp(t, browserConfig())
