@@ -11,6 +11,7 @@
 //	GET    /v1/scopes                            the scopes the caller may use
 //	GET    /v1/upstreams                         each upstream MCP server's state
 //	GET    /v1/tools?scope=                      what the scope's model is offered
+//	GET    /v1/tools/search?scope=&q=&limit=&group=  the scope's SDK tools ranked for q, as tools.$search
 //	GET    /v1/sdk?scope=&format=ts|js|prompt    the generated SDK text, with an ETag
 //	GET    /v1/sdk/tokens?scope=                 the SDK's o200k_base token counts, per tool and in total
 //	GET    /openapi.json                         the OpenAPI 3.1 description of this API

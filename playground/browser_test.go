@@ -107,7 +107,24 @@ func TestScriptsInNode(t *testing.T) {
 	if err := os.WriteFile(prompt, sdkgen.Prompt(set), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runNode(t, node, "testdata", []string{"SDK_TS=" + ts, "SDK_PROMPT=" + prompt}, "--test", "unit.mjs")
+	// Catalogs of the same tools, as a scope with many tools gets: one too small for any
+	// whole declaration, one with room for a few.
+	env := []string{"SDK_TS=" + ts, "SDK_PROMPT=" + prompt}
+	for _, c := range []struct {
+		env    string
+		budget int
+	}{{"SDK_CATALOG", 400}, {"SDK_CATALOG_SOME", 900}} {
+		text := sdkgen.PromptWith(set, sdkgen.PromptOptions{Budget: c.budget})
+		if !sdkgen.IsCatalog(text) {
+			t.Fatalf("a prompt budget of %d tokens renders the demo tools whole, not a catalog", c.budget)
+		}
+		file := filepath.Join(dir, strings.ToLower(c.env)+".md")
+		if err := os.WriteFile(file, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, c.env+"="+file)
+	}
+	runNode(t, node, "testdata", env, "--test", "unit.mjs")
 }
 
 // browserKey is the API key of the end-to-end test's server.
@@ -169,9 +186,9 @@ func addedTool(t *testing.T) *registry.Tool {
 // TestBrowser is the end-to-end test: the real service (app.New and
 // httpapi.New with this package's page) on loopback, and testdata/node/e2e.mjs
 // driving Chromium through it: the API key, the scope picker, the SDK with
-// its sizes and a live diff, an example run with its nested calls, approvals
-// answered from the page, and direct tool calls. It keeps a screenshot in
-// testdata/artifacts/ (git-ignored).
+// its sizes and a live diff, Find tools (a search, inserting a hit's call), an
+// example run with its nested calls, approvals answered from the page, and
+// direct tool calls. It keeps screenshots in testdata/artifacts/ (git-ignored).
 func TestBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
 	a := newApp(t, browserConfig())

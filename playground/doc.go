@@ -2,8 +2,10 @@
 // httpapi.Options.Playground): tool authors preview the SDK a scope's model
 // sees, with its size per tool in bytes and in tokens (counted by the
 // server, GET /v1/sdk/tokens) and its changes over time with their token
-// delta; anyone can write a program (the editor completes the SDK's tool
-// names and argument keys), run it, watch its nested calls (time waiting for
+// delta (a prompt that is a catalog says so); anyone can find tools by what
+// they do (GET /v1/tools/search) and insert a call of one, or its
+// tools.$describe, at the editor's cursor, write a program (the editor
+// completes the SDK's tool names and argument keys), run it, watch its nested calls (time waiting for
 // an approval drawn apart from tool time), attach to any session by id or
 // from GET /v1/sessions, follow its events and messages live and answer its
 // approvals. Scope, session and program live in the URL's fragment, so a

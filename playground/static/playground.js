@@ -10,6 +10,7 @@
   const Sse = globalThis.PlaygroundSSE;
 
   const SDK_POLL_MS = 3000; // how often the SDK's ETag is checked
+  const FIND_DEBOUNCE_MS = 200; // the pause in typing after which "Find tools" searches
   const MAX_EVENT_ROWS = 500; // the events list keeps the latest ones
   const MAX_CHANGES = 10; // the SDK changes kept on the page
   const KEY_STORAGE = "codemode.playground.key";
@@ -41,6 +42,8 @@
     exampleName: "",
     sessionsCursor: "", // next_cursor of GET /v1/sessions
     runAfter: 0, // while a run is pending: the last seq before it started
+    findTimer: 0, // the debounce of "Find tools"
+    findSeq: 0, // bumped on each search; an answer to an older one is dropped
   };
 
   // ---------------------------------------------------------------- DOM
@@ -316,6 +319,7 @@
     state.changes = [];
     closeSession();
     renderWithheld();
+    renderFound(null);
     writeHash();
     renderSDK();
     renderChanges();
@@ -363,6 +367,7 @@
     fillStepArgs();
     state.members = state.sdk.ts ? Sdk.members(state.sdk.ts.text) : new Map();
     renderSDK();
+    findTools(); // the scope or its tool set changed: search it again
   }
 
   // renderWithheld lists the tools the scope withholds (its guards veto
@@ -488,7 +493,9 @@
     const tk = state.tokens && state.tokens.version === versionOf(ts.etag) ? state.tokens : null;
     box.replaceChildren(
       sizeStat("Declarations", tsParts.total, tk ? tk.ts.total : undefined, "size-ts"),
-      sizeStat("Prompt", promptParts.total, tk ? tk.prompt.total : undefined, "size-prompt"),
+      // A catalog prompt names the tools' groups and declares only a few: the others are
+      // found with tools.$search (and "Find tools" above).
+      sizeStat(Sdk.isCatalog(prompt.text) ? "Prompt · catalog" : "Prompt", promptParts.total, tk ? tk.prompt.total : undefined, "size-prompt"),
       h(
         "div",
         { className: "stat" },
@@ -594,6 +601,86 @@
     setTimeout(() => (button.textContent = old), 1500);
   }
 
+  // ---------------------------------------------------------------- finding tools
+
+  // findTools searches the scope's tools for what the "Find tools" box holds, as
+  // tools.$search does in a program (GET /v1/tools/search); an empty box clears the list.
+  // Only the answer to the latest search is shown.
+  async function findTools() {
+    clearTimeout(state.findTimer);
+    const seq = ++state.findSeq;
+    const gen = state.gen;
+    const text = $("find-q").value.trim();
+    const group = $("find-group").value.trim();
+    if (!text && !group) {
+      renderFound(null);
+      return;
+    }
+    const params = { scope: state.scope, q: text };
+    if (group) params.group = group;
+    try {
+      const body = await apiJSON("GET", "/v1/tools/search" + q(params));
+      if (seq === state.findSeq && gen === state.gen) renderFound(body);
+    } catch (err) {
+      if (seq !== state.findSeq || gen !== state.gen) return;
+      if (err instanceof ApiError && err.status === 401) {
+        renderFound(null);
+        reportError(err, "Finding tools");
+        return;
+      }
+      renderFound(null, err.message);
+    }
+  }
+
+  // renderFound shows a search's answer ({total, matched, tools}), an error message, or
+  // (both null) nothing.
+  function renderFound(body, error) {
+    $("find-error").hidden = !error;
+    $("find-error").textContent = error || "";
+    $("find-count").textContent = body ? fmtInt(body.matched) + " of " + fmtInt(body.total) + " tools" : "";
+    const hits = (body && body.tools) || [];
+    $("find-results").replaceChildren(...hits.map(foundItem));
+    if (body && !hits.length) $("find-results").appendChild(h("li", { className: "empty small", textContent: "No tool matches; try other words." }));
+  }
+
+  // toolRef is how a program names a tool: tools.name, or tools["name"] when the name is
+  // not an identifier.
+  function toolRef(name) {
+    return /^[A-Za-z_$][\w$]*$/.test(name) ? "tools." + name : "tools[" + JSON.stringify(name) + "]";
+  }
+
+  function foundItem(hit) {
+    const insert = (text) => () => $("editor").insertText(text);
+    return h(
+      "li",
+      { className: "found", "data-tool": hit.name },
+      h("p", { className: "found-head" }, h("code", { className: "found-name", textContent: hit.name }), h("span", { className: "found-summary", textContent: hit.summary })),
+      h("code", { className: "found-sig", textContent: hit.signature }),
+      hit.also && hit.also.length ? h("p", { className: "hint small", textContent: "Also as " + hit.also.join(", ") }) : null,
+      h(
+        "p",
+        { className: "found-actions" },
+        h("button", { type: "button", className: "secondary small insert-call", textContent: "Insert call", title: "Insert a call of " + hit.name + " at the editor's cursor", onclick: insert("await " + toolRef(hit.name) + "({})") }),
+        h("button", {
+          type: "button",
+          className: "secondary small insert-describe",
+          textContent: "Insert $describe",
+          title: "Insert a line that prints " + hit.name + "'s full declarations",
+          onclick: insert("console.log(await tools.$describe(" + JSON.stringify(hit.name) + "))"),
+        }),
+      ),
+    );
+  }
+
+  function initFind() {
+    const soon = () => {
+      clearTimeout(state.findTimer);
+      state.findTimer = setTimeout(findTools, FIND_DEBOUNCE_MS);
+    };
+    $("find-q").addEventListener("input", soon);
+    $("find-group").addEventListener("input", soon);
+  }
+
   // ---------------------------------------------------------------- editor
 
   function initEditor() {
@@ -644,6 +731,15 @@
     ta.setValue = (text) => {
       ta.value = text;
       ta.scrollTop = 0;
+      paint();
+      writeHashSoon();
+    };
+    // insertText puts text at the caret (in place of a selection), leaves the caret after it
+    // and focuses the editor.
+    ta.insertText = (text) => {
+      ta.focus();
+      ta.setRangeText(text, ta.selectionStart, ta.selectionEnd, "end");
+      complete.close();
       paint();
       writeHashSoon();
     };
@@ -1533,6 +1629,7 @@
     initEditor();
     initExamples();
     initSteps();
+    initFind();
     $("run").addEventListener("click", run);
     $("scope").addEventListener("change", (e) => selectScope(e.target.value));
     $("attach-form").addEventListener("submit", (e) => {

@@ -118,5 +118,12 @@
     return out;
   }
 
-  root.PlaygroundSDK = { bytes, tokens, perTool, nativeBytes, members };
+  // isCatalog reports whether a prompt is a catalog (the scope has too many tools to declare
+  // them all: it names their groups and declares a few; the rest are found with
+  // tools.$search), by the sentence only a catalog has, as sdkgen.IsCatalog does.
+  function isCatalog(prompt) {
+    return prompt.includes(" tools, too many to list here");
+  }
+
+  root.PlaygroundSDK = { bytes, tokens, perTool, nativeBytes, members, isCatalog };
 })(globalThis);

@@ -1,10 +1,11 @@
 // Unit tests of the page's scripts that need no browser: the line diff, the
-// highlighter, the SDK size split and the event-stream parser. Run by
-// scripts_test.go with node's test runner:
+// highlighter, the SDK size split (of the whole SDK and of catalogs) and the event-stream
+// parser. Run by browser_test.go (TestScriptsInNode) with node's test runner:
 //
 //	node --test testdata/unit.mjs
 //
-// SDK_TS and SDK_PROMPT name files holding the demo tools' generated SDK.
+// SDK_TS and SDK_PROMPT name files holding the demo tools' generated SDK; SDK_CATALOG and
+// SDK_CATALOG_SOME catalog prompts of them (none and a few declared whole).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -113,6 +114,28 @@ test("sdk: the parts per tool add up to the whole", () => {
   assert.equal(S.tokens(0), 0);
   assert.equal(S.tokens(9), 3);
   assert.equal(S.bytes("é"), 2);
+});
+
+test("sdk: a catalog prompt is told apart and still splits", () => {
+  assert.ok(!S.isCatalog(readFileSync(process.env.SDK_PROMPT, "utf8")), "the whole SDK is not a catalog");
+  const some = [];
+  for (const name of ["SDK_CATALOG", "SDK_CATALOG_SOME"]) {
+    const text = readFileSync(process.env[name], "utf8");
+    assert.ok(S.isCatalog(text), name + " is a catalog");
+    const parts = S.perTool(text);
+    assert.equal(parts.total, Buffer.byteLength(text), name + " total");
+    const sum = [...parts.tools.values()].reduce((a, b) => a + b, 0);
+    assert.equal(sum + parts.shared, parts.total, name + " parts add up");
+    // $search and $describe are the SDK's own members: shared, never a tool.
+    assert.ok(![...parts.tools.keys()].some((n) => n.startsWith("$")), name + " tools: " + [...parts.tools.keys()]);
+    assert.ok(parts.shared > 0);
+    if (name === "SDK_CATALOG_SOME") some.push(...parts.tools.keys());
+    else assert.equal(parts.tools.size, 0, name + " declares no tool whole");
+  }
+  // The larger catalog declares a few demo tools whole; each is one of them.
+  const demo = new Set(S.members(readFileSync(process.env.SDK_TS, "utf8")).keys());
+  assert.ok(some.length > 0 && some.length < demo.size, "whole declarations in the larger catalog: " + some);
+  for (const n of some) assert.ok(demo.has(n), n + " is a demo tool");
 });
 
 test("sdk: members lists each tool's argument keys", () => {

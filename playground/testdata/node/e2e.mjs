@@ -52,12 +52,14 @@ const context = await chromium.launchPersistentContext(env("USER_DATA_DIR"), {
 const problems = [];
 let expect401 = true;
 let expect404 = false; // while the session list is turned off
+let expect400 = false; // while a search names an unknown group
 const page = context.pages()[0] ?? (await context.newPage());
 page.on("pageerror", (err) => problems.push("page error: " + err.message));
 page.on("console", (msg) => {
   if (msg.type() !== "error") return;
   if (expect401 && /status of 401/.test(msg.text())) return;
   if (expect404 && /status of 404/.test(msg.text())) return;
+  if (expect400 && /status of 400/.test(msg.text())) return;
   problems.push("console error: " + msg.text());
 });
 
@@ -178,6 +180,71 @@ try {
     await page.click("#run");
     await page.locator("#result-badge", { hasText: "Succeeded" }).waitFor(WAIT);
     check((await text("#result-value")).includes('"sum": 5'), "the completed program runs");
+  });
+
+  await step("Find tools searches the scope and inserts a call or a $describe at the cursor", async () => {
+    const results = page.locator("#find-results");
+    await page.fill("#find-q", "add two numbers");
+    await results.locator("li.found").first().waitFor(WAIT);
+    const served = await api("GET", "/v1/tools/search?scope=default&q=" + encodeURIComponent("add two numbers"));
+    check(served.tools[0].name === "math_add", "the server ranks math_add first: " + JSON.stringify(served.tools.map((t) => t.name)));
+    const shown = await results.locator("li.found").evaluateAll((ls) => ls.map((li) => li.dataset.tool));
+    check(JSON.stringify(shown) === JSON.stringify(served.tools.map((t) => t.name)), "hits " + JSON.stringify(shown));
+    check((await text("#find-count")) === `${served.matched} of ${served.total} tools`, "count: " + (await text("#find-count")));
+    const first = results.locator('li.found[data-tool="math_add"]');
+    check((await first.locator(".found-summary").innerText()) === served.tools[0].summary, "the summary");
+    check((await first.locator(".found-sig").innerText()) === served.tools[0].signature, "the signature");
+    check((await first.locator(".found-sig").evaluate((el) => getComputedStyle(el).fontFamily)).includes("monospace"), "the signature is monospace");
+
+    // The call goes in at the caret, not at the end.
+    await page.locator("#editor").fill("\nreturn r");
+    await page.click("#editor");
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.type("const r = ");
+    await first.locator("button.insert-call").click();
+    check((await page.inputValue("#editor")) === "const r = await tools.math_add({})\nreturn r", "program: " + JSON.stringify(await page.inputValue("#editor")));
+    check(await page.locator("#editor").evaluate((ta) => document.activeElement === ta && ta.selectionStart === "const r = await tools.math_add({})".length), "the caret is after the call");
+
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await first.locator("button.insert-describe").click();
+    check((await page.inputValue("#editor")) === 'console.log(await tools.$describe("math_add"))', "describe: " + (await page.inputValue("#editor")));
+    await page.click("#run");
+    await page.locator("#result-badge", { hasText: "Succeeded" }).waitFor(WAIT);
+    check((await text("#result-body")).includes("math_add("), "the printed declarations name math_add");
+
+    // A group narrows the search; an unknown one is the server's 400, shown in place.
+    expect400 = true;
+    await page.fill("#find-group", "nope");
+    await page.locator("#find-error").waitFor({ state: "visible", ...WAIT });
+    check(/prefix "nope"/.test(await text("#find-error")), "the error: " + (await text("#find-error")));
+    check((await results.locator("li").count()) === 0 && (await text("#find-count")) === "", "no stale hits beside an error");
+    check(await page.locator("#alert").isHidden(), "a search error stays in place");
+    await page.fill("#find-group", "math");
+    await page.locator("#find-error").waitFor({ state: "hidden", ...WAIT });
+    expect400 = false;
+    await results.locator("li.found").first().waitFor(WAIT);
+    const grouped = await results.locator("li.found").evaluateAll((ls) => ls.map((li) => li.dataset.tool));
+    check(grouped.length > 0 && grouped.every((n) => n.startsWith("math_")), "the math group: " + JSON.stringify(grouped));
+    await page.fill("#find-group", "");
+
+    // A scope's withheld tools are never found; the search follows the scope picker.
+    await page.fill("#find-q", "echo a value back");
+    await results.locator('li.found[data-tool="util_echo"]').waitFor(WAIT);
+    await page.selectOption("#scope", "ro");
+    await page.waitForFunction(() => document.querySelector("#sdk-code").textContent.includes("math_add("), null, WAIT);
+    await page.waitForFunction(() => /^\d+ of \d+ tools$/.test(document.querySelector("#find-count").textContent), null, WAIT);
+    check(!(await results.locator('li.found[data-tool^="util_"]').count()), "ro finds no util_* tool");
+    await page.selectOption("#scope", "default");
+    await page.waitForFunction(() => document.querySelector("#sdk-code").textContent.includes("util_echo("), null, WAIT);
+    await results.locator('li.found[data-tool="util_echo"]').waitFor(WAIT);
+
+    // Emptied, the box clears its list; the last query stays for the screenshots below.
+    await page.fill("#find-q", "");
+    await page.waitForFunction(() => !document.querySelector("#find-results").children.length, null, WAIT);
+    await page.fill("#find-q", "add two numbers");
+    await results.locator('li.found[data-tool="math_add"]').waitFor(WAIT);
+    await page.locator("#find").screenshot({ path: screenshot.replace(/\.png$/, "-find.png") });
   });
 
   await step("an example runs; its result and nested calls show", async () => {
