@@ -3,11 +3,11 @@ package sdkgen
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/codemode/codemode/sdkgen/tokens"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/sdkgen/tokens"
 )
 
 // TestPromptStatesTheContract pins each rule the prompt must teach (issue 14 item 7, issue 13's
