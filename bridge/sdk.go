@@ -48,9 +48,9 @@ func SDK(v *registry.View) *sdkgen.Set {
 // Signature is the TypeScript signature of the view's tool name as the SDK declares it
 // (`tools.name(args: {…}): Promise<…>`); ok is false for a name outside the SDK.
 func Signature(v *registry.View, name string) (string, bool) {
-	t, ok := SDK(v).Tool(name)
+	sig, ok := SDK(v).Signature(name) // rendered once per tool set, then looked up
 	if !ok {
 		return "", false
 	}
-	return "tools." + sdkgen.Signature(t), true
+	return "tools." + sig, true
 }

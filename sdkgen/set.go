@@ -36,6 +36,7 @@ type Set struct {
 
 	sharedOnce  sync.Once
 	sharedTypes *sharedTypes // the declared shared types (shared.go); set by sharedOnce
+	signatures  sync.Map     // name → Signature, rendered once
 }
 
 // entry is one tool of a Set. Its schemas are kept as canonical text only and decoded when a

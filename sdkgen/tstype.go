@@ -130,6 +130,9 @@ func baseType(s map[string]any, depth int, indent string) (t tsType, ok bool) {
 		if !ok {
 			return tsUnknown, false
 		}
+		if len(list) > maxEnumMembers {
+			return enumTypes(list), true
+		}
 		members := make([]tsType, len(list))
 		for i, m := range list {
 			members[i] = literalType(m)
@@ -441,9 +444,41 @@ func propertyDoc(v any) string {
 	return strings.Join(parts, " ")
 }
 
-// maxRefExpansions bounds how many $refs one document expands, so a schema whose definitions
-// refer to each other many times over cannot blow up the declarations.
-const maxRefExpansions = 256
+// maxRefExpansions bounds how many $refs one document expands, and maxResolvedNodes how many
+// schema objects the expansions may copy in all, so that a schema whose definitions refer to
+// each other many times over (or are each very large) cannot blow up the declarations.
+const (
+	maxRefExpansions = 256
+	maxResolvedNodes = 50_000
+)
+
+// maxEnumMembers bounds the literals an enum renders as; a longer enum renders as the types of
+// its values (a 100,000-value enum is a string, not a megabyte union).
+const maxEnumMembers = 64
+
+// enumTypes is the union of the JSON types of an enum's values.
+func enumTypes(values []any) tsType {
+	var members []tsType
+	seen := map[string]bool{}
+	for _, v := range values {
+		t := tsUnknown
+		switch v.(type) {
+		case string:
+			t = atom("string")
+		case json.Number, float64:
+			t = atom("number")
+		case bool:
+			t = atom("boolean")
+		case nil:
+			t = atom("null")
+		}
+		if !seen[t.text] {
+			seen[t.text] = true
+			members = append(members, t)
+		}
+	}
+	return union(members)
+}
 
 // resolveRefs returns a copy of a schema document in which every local $ref ("#", or a JSON
 // pointer such as "#/$defs/address" or "#/definitions/address") in a position the renderer
@@ -462,13 +497,14 @@ func resolveRefs(doc any) any {
 // by (keyed by the identity of the map in the result), the last segment of the reference
 // ("address" for "#/$defs/address"): what the referred schema is called.
 func resolveRefsNamed(doc any) (any, map[uintptr]string) {
-	r := &refResolver{root: doc, budget: maxRefExpansions, names: map[uintptr]string{}}
+	r := &refResolver{root: doc, budget: maxRefExpansions, nodes: maxResolvedNodes, names: map[uintptr]string{}}
 	return r.schema(doc, []string{"#"}, 0), r.names // the root is being expanded: "#" inside it recurses
 }
 
 type refResolver struct {
 	root   any
-	budget int
+	budget int // $refs that may still be expanded
+	nodes  int // schema objects that may still be copied before expansions stop
 	names  map[uintptr]string // see resolveRefsNamed
 }
 
@@ -498,6 +534,9 @@ func (r *refResolver) schema(v any, active []string, depth int) any {
 	s, ok := v.(map[string]any)
 	if !ok || depth > maxSchemaDepth {
 		return v
+	}
+	if r.nodes--; r.nodes <= 0 {
+		r.budget = 0 // past the copies allowed: no more expansions (their refs render unknown)
 	}
 	out := make(map[string]any, len(s))
 	for k, x := range s {

@@ -1,6 +1,7 @@
 package sdkgen
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -187,5 +188,53 @@ func TestArgsOptional(t *testing.T) {
 		if got := argsOptional(decodeSchema(raw(tc.schema))); got != tc.want {
 			t.Errorf("argsOptional(%s) = %v, want %v", tc.schema, got, tc.want)
 		}
+	}
+}
+
+// One tool's schema cannot blow up the texts: references that multiply stop expanding past a
+// node budget, an enum of 100,000 values renders as its types, and a type past maxTypeBytes is
+// shown as too large; every text stays parseable and small, and renders fast.
+func TestSchemaAmplificationIsBounded(t *testing.T) {
+	// Ten levels of definitions each referring to the next four times: 4^10 expansions.
+	defs := map[string]any{"l10": map[string]any{"type": "string"}}
+	for i := 9; i >= 0; i-- {
+		next := fmt.Sprintf("#/$defs/l%d", i+1)
+		props := map[string]any{}
+		for j := range 4 {
+			props[fmt.Sprintf("p%d", j)] = map[string]any{"$ref": next}
+		}
+		defs[fmt.Sprintf("l%d", i)] = map[string]any{"type": "object", "properties": props}
+	}
+	amplifying, _ := json.Marshal(map[string]any{"type": "object", "$defs": defs, "properties": map[string]any{"root": map[string]any{"$ref": "#/$defs/l0"}}})
+	values := make([]string, 100_000)
+	for i := range values {
+		values[i] = fmt.Sprintf("value-%d", i)
+	}
+	huge, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"v": map[string]any{"enum": values}}})
+	wide := map[string]any{}
+	for i := range 5000 {
+		wide[fmt.Sprintf("property_with_a_long_name_%05d", i)] = map[string]any{"type": "string", "description": "A property among very many."}
+	}
+	tooWide, _ := json.Marshal(map[string]any{"type": "object", "properties": wide})
+
+	set := NewSet([]Tool{
+		{Name: "amplifying", Parameters: amplifying},
+		{Name: "huge_enum", Parameters: huge},
+		{Name: "too_wide", Parameters: tooWide, Output: tooWide},
+	})
+	ts := TypeScript(set)
+	if len(ts) > 4<<20 {
+		t.Fatalf("TypeScript is %d bytes", len(ts))
+	}
+	assertDeclarations(t, ts)
+	if !strings.Contains(string(ts), "huge_enum(args?: {\n    v?: string;") {
+		t.Errorf("the huge enum does not render as string")
+	}
+	if !strings.Contains(string(ts), "/* its parameters schema is too large to show (") || !strings.Contains(string(ts), "/* its value schema is too large to show (") {
+		t.Errorf("the too wide schema is not marked")
+	}
+	sig, _ := set.Signature("huge_enum")
+	if sig != "huge_enum(args?: { v?: string; [key: string]: unknown }): Promise<unknown>" {
+		t.Errorf("signature %q", sig)
 	}
 }

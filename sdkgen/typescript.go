@@ -106,10 +106,16 @@ func writeToolsDecl(b *bytes.Buffer, entries []entry, lay layout, discovery bool
 func signature(e entry, lay layout, st *sharedTypes) (sig string, used []*declType) {
 	argsType, used := sharedSchemaType(e.params, "  ", st, false)
 	args := dropRestatedDocs(argsType.text, e.name)
+	if len(args) > maxTypeBytes {
+		args, used = tooLarge("{ [key: string]: unknown }", "parameters", len(args)), nil
+	}
 	result := tsUnknown.text
 	if e.output.state != schemaEmpty {
 		resultType, resultUses := sharedSchemaType(e.output, "  ", st, true)
 		result = dropRestatedDocs(resultType.text, e.name)
+		if len(result) > maxTypeBytes {
+			result, resultUses = tooLarge("unknown", "value", len(result)), nil
+		}
 		used = append(used, resultUses...)
 	}
 	switch lay {
@@ -134,6 +140,17 @@ func signature(e entry, lay layout, st *sharedTypes) (sig string, used []*declTy
 	return b.String(), used
 }
 
+// maxTypeBytes bounds one tool's argument or result type: a schema that renders longer (a
+// huge or self-multiplying one) is shown as tooLarge says, so one tool can never blow up the
+// texts every other tool shares.
+const maxTypeBytes = 64 << 10
+
+// tooLarge is the type shown for a schema that renders to n bytes, past maxTypeBytes: the
+// widest type, with a comment saying why.
+func tooLarge(widest, what string, n int) string {
+	return "/* its " + what + " schema is too large to show (" + formatBytes(int64(n)) + " as TypeScript) */ " + widest
+}
+
 // maxSignatureRunes bounds Signature.
 const maxSignatureRunes = 300
 
@@ -149,11 +166,19 @@ func Signature(t Tool) string {
 // referred to by name (`Promise<McpContent>`) as TypeScript and the prompt declare them; ok is
 // false when the set has no tool so named.
 func (s *Set) Signature(name string) (sig string, ok bool) {
+	if s == nil {
+		return "", false
+	}
+	if v, ok := s.signatures.Load(name); ok {
+		return v.(string), true // error messages ask on every refused call: render once
+	}
 	e, ok := s.find(name)
 	if !ok {
 		return "", false
 	}
-	return e.signature(s.shared()), true
+	sig = e.signature(s.shared())
+	s.signatures.Store(name, sig)
+	return sig, true
 }
 
 // signature is Signature of an entry, with the shared types st.
