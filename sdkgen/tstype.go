@@ -503,8 +503,8 @@ func resolveRefsNamed(doc any) (any, map[uintptr]string) {
 
 type refResolver struct {
 	root   any
-	budget int // $refs that may still be expanded
-	nodes  int // schema objects that may still be copied before expansions stop
+	budget int                // $refs that may still be expanded
+	nodes  int                // schema objects that may still be copied before expansions stop
 	names  map[uintptr]string // see resolveRefsNamed
 }
 
