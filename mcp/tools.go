@@ -311,7 +311,6 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 	if len(tools) >= largeCatalog {
 		// Decoding a large list takes several times what its tools keep (the go-sdk decodes
 		// every schema into maps): hand that back to the system now, not minutes later.
-		tools, raw = nil, nil
 		debug.FreeOSMemory()
 	}
 	return len(u.tools), nil

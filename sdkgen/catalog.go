@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultPromptBudget is the o200k token budget of the prompt when PromptOptions.Budget is
-// zero: the 12 demo tools take about 1,000 tokens whole, and a catalog of any size fits with
+// zero: the 11 demo tools take about 1,000 tokens whole, and a catalog of any size fits with
 // room for a handful of whole declarations. Two thousand tokens is 1.5% of a 128k window, at
 // the low end of the 1–5% past which MCP's documentation advises progressive discovery.
 const DefaultPromptBudget = 2000
@@ -36,9 +36,9 @@ const (
 // declare them.
 const (
 	searchDecl = "$search(query: string, options?: { limit?: number; group?: string }): " +
-		"Promise<{ total: number; matched: number; tools: { name: string; summary: string; signature: string }[] }>"
+		"Promise<{ total: number; matched: number; tools: { name: string; summary: string; signature: string; also?: string[] }[] }>"
 	describeDecl = "$describe(names: string | string[]): Promise<string>"
-	searchDoc    = "Finds tools: ranked by how well name, description and parameters match the query (plain words); `total` counts the whole catalog; limit 1–50, default 10; `group` keeps a name prefix."
+	searchDoc    = "Finds tools: ranked by how well name, description and parameters match the query (plain words); `total` counts the whole catalog; limit 1–50, default 10; `group` keeps a name prefix; `also` names the same operation under other prefixes."
 	describeDoc  = "The full TypeScript declarations, with descriptions, of the named tools."
 )
 

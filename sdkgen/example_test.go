@@ -32,8 +32,8 @@ func ExampleTypeScript() {
 	//   }>;
 	//   /** Searches notes. */
 	//   "notes.search"(args: unknown): Promise<unknown>;
-	//   /** Finds tools: ranked by how well name, description and parameters match the query (plain words); `total` counts the whole catalog; limit 1–50, default 10; `group` keeps a name prefix. */
-	//   $search(query: string, options?: { limit?: number; group?: string }): Promise<{ total: number; matched: number; tools: { name: string; summary: string; signature: string }[] }>;
+	//   /** Finds tools: ranked by how well name, description and parameters match the query (plain words); `total` counts the whole catalog; limit 1–50, default 10; `group` keeps a name prefix; `also` names the same operation under other prefixes. */
+	//   $search(query: string, options?: { limit?: number; group?: string }): Promise<{ total: number; matched: number; tools: { name: string; summary: string; signature: string; also?: string[] }[] }>;
 	//   /** The full TypeScript declarations, with descriptions, of the named tools. */
 	//   $describe(names: string | string[]): Promise<string>;
 	// };
