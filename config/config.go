@@ -182,6 +182,29 @@ type MCPServer struct {
 	Auth    *MCPAuth          `yaml:"auth"`
 	// Liveness watches the connection while calls to it wait.
 	Liveness Liveness `yaml:"liveness"`
+	// MaxMessageBytes bounds one message read from the server; zero:
+	// DefaultMaxMessageBytes. A reply over it (or nested deeper than
+	// MaxMessageDepth) fails the call it answers at once.
+	MaxMessageBytes Size `yaml:"max_message_bytes"`
+}
+
+// The bounds of what an upstream may send. A message is bounded at 16 MiB:
+// four times limits.max_sub_call_bytes (4 MiB), room for a result that
+// carries its value twice (content and structuredContent) and JSON's
+// escaping, while ten such replies in flight stay under 200 MiB.
+const (
+	DefaultMaxMessageBytes = 16 << 20
+	// MaxMessageDepth bounds the nesting of one message, far below what a
+	// decoder refuses (Go's encoding/json: 10,000).
+	MaxMessageDepth = 512
+)
+
+// MessageBytes is the bound of one message read from the server.
+func (m MCPServer) MessageBytes() int64 {
+	if m.MaxMessageBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return int64(m.MaxMessageBytes)
 }
 
 // Liveness bounds how long an upstream may stay silent while calls to it
@@ -727,6 +750,8 @@ func (c *Config) validateMCPServers() error {
 			return bad(key+".timeout", "must not be negative")
 		case m.ConnectTimeout < 0:
 			return bad(key+".connect_timeout", "must not be negative")
+		case m.MaxMessageBytes < 0:
+			return bad(key+".max_message_bytes", "must not be negative")
 		case m.Transport != "" && m.Transport != TransportAuto && m.Transport != TransportStreamable && m.Transport != TransportSSE:
 			return bad(key+".transport", "want auto, streamable-http or sse, got %q", m.Transport)
 		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):

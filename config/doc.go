@@ -63,7 +63,7 @@
 //	guards: []                     {scope, tool (glob), reason}: an owner's veto
 //	mcp_servers: []                {name, command | url, scope, env, timeout, connect_timeout,
 //	                                transport, headers, auth: {bearer | client_id, client_secret,
-//	                                token_url, scopes}}
+//	                                token_url, scopes}, liveness, max_message_bytes (16MiB)}
 //	api_keys: []                   {sha256, scopes}
 //	log:
 //	  format: text                 text or json (standard error)

@@ -642,7 +642,7 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 			return nil, err
 		}
 	case kind == "stdio":
-		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log}
+		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log, server: u.cfg.Name, limit: u.cfg.MessageBytes()}
 	default:
 		t = &lastingTransport{Transport: u.http.transport(kind, u.cfg.URL, attempt), life: u.life}
 	}
