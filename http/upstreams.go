@@ -16,8 +16,8 @@ type Upstreams interface {
 // upstreams serves GET /v1/upstreams: {"upstreams":[...]}, each upstream MCP
 // server with its state (connecting, ready, unresponsive, restarting,
 // failed, unauthorized, stopped), last error, tool count, restarts, calls
-// waiting, when it was last heard from, renamed and rejected tools, in
-// configuration order. A key sees only the upstreams of
+// waiting, when it was last heard from, renamed and rejected tools, the
+// catalog bounds reached, in configuration order. A key sees only the upstreams of
 // scopes it may use.
 func upstreams(src Upstreams) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -507,7 +507,7 @@ func (c *stdioConn) SessionID() string { return "" }
 // And it stamps heard with the arrival of every message (liveness.go).
 type watchTransport struct {
 	sdk.Transport
-	onTools  func(raw []json.RawMessage)
+	onTools  func(raw []json.RawMessage, size int) // size: the bytes of the page
 	onNotify func(r *jsonrpc.Request) (consumed bool)
 	heard    *heard
 
@@ -535,7 +535,7 @@ func (c *watchConn) abort() {
 
 type watchConn struct {
 	sdk.Connection
-	onTools  func(raw []json.RawMessage)
+	onTools  func(raw []json.RawMessage, size int)
 	onNotify func(r *jsonrpc.Request) bool
 	heard    *heard
 
@@ -572,7 +572,7 @@ func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				Tools []json.RawMessage `json:"tools"`
 			}
 			if json.Unmarshal(r.Result, &page) == nil {
-				c.onTools(page.Tools)
+				c.onTools(page.Tools, len(r.Result))
 			}
 		}
 	}

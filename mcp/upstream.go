@@ -115,6 +115,12 @@ type UpstreamState struct {
 	Renamed []RenamedTool `json:"renamed,omitempty"`
 	// Rejected lists tools the server offered that are not registered, and why.
 	Rejected []RejectedTool `json:"rejected,omitempty"`
+	// ToolsLeftOut counts the tools listed beyond max_tools, not registered
+	// (the first max_tools in the server's order are).
+	ToolsLeftOut int `json:"tools_left_out,omitempty"`
+	// ListingCut says which bound (max_list_pages, max_list_bytes) stopped
+	// the last tools/list before its last page; "" when it ended.
+	ListingCut string `json:"listing_cut,omitempty"`
 }
 
 // ServerInfo is an upstream's initialize result, in short.
@@ -300,6 +306,7 @@ type upstream struct {
 	settled bool                 // the first attempt is over; set with the state it ended in; guarded by mu
 	calls   map[string]*inflight // calls in flight, by progress token; guarded by mu
 	raw     map[string]rawTool   // the last raw tools/list, by name; guarded by mu
+	rawSize int64                // its bytes; guarded by mu
 
 	// tools are the registrations, by registry name. Only the run
 	// goroutine touches them (and Close, after it ended).
@@ -936,16 +943,22 @@ func slogLevel(l string) slog.Level {
 }
 
 // sawTools records a raw tools/list page: what the go-sdk's Tool type does
-// not keep. Pages of one listing accumulate; refreshTools resets them.
-func (u *upstream) sawTools(raws []json.RawMessage) {
+// not keep, and the page's size. Pages of one listing accumulate, up to
+// max_tools names; refreshTools resets them.
+func (u *upstream) sawTools(raws []json.RawMessage, size int) {
+	maxTools, _, _ := u.cfg.ToolBounds()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.raw == nil {
 		u.raw = map[string]rawTool{}
 	}
+	u.rawSize += int64(size)
 	for _, r := range raws {
 		var t rawTool
 		if json.Unmarshal(r, &t) == nil && t.Name != "" {
+			if _, known := u.raw[t.Name]; !known && len(u.raw) >= maxTools {
+				continue // left out: not registered
+			}
 			if first, dup := u.raw[t.Name]; dup {
 				t.duplicate = true
 				t.InputSchema, t.OutputSchema = first.InputSchema, first.OutputSchema // the first listing is the one used
@@ -972,8 +985,15 @@ func (u *upstream) takeRaw() map[string]rawTool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := u.raw
-	u.raw = nil
+	u.raw, u.rawSize = nil, 0
 	return r
+}
+
+// rawBytes is the size of the listing so far.
+func (u *upstream) rawBytes() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.rawSize
 }
 
 func (u *upstream) unregister(name string) {
