@@ -182,8 +182,8 @@ type MCPServer struct {
 	Auth    *MCPAuth          `yaml:"auth"`
 	// Liveness watches the connection while calls to it wait.
 	Liveness Liveness `yaml:"liveness"`
-	// MaxMessageBytes bounds one message read from the server; zero:
-	// DefaultMaxMessageBytes. A reply over it (or nested deeper than
+	// MaxMessageBytes bounds one message read from a stdio server (url
+	// servers: not yet); zero: DefaultMaxMessageBytes. A reply over it (or nested deeper than
 	// MaxMessageDepth) fails the call it answers at once.
 	MaxMessageBytes Size `yaml:"max_message_bytes"`
 	// MaxTools bounds the tools registered from the server: beyond it, the
