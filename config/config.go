@@ -182,6 +182,58 @@ type MCPServer struct {
 	Auth    *MCPAuth          `yaml:"auth"`
 	// Liveness watches the connection while calls to it wait.
 	Liveness Liveness `yaml:"liveness"`
+	// MaxMessageBytes bounds one message read from a stdio server (url
+	// servers: not yet); zero: DefaultMaxMessageBytes. A reply over it (or nested deeper than
+	// MaxMessageDepth) fails the call it answers at once.
+	MaxMessageBytes Size `yaml:"max_message_bytes"`
+	// MaxTools bounds the tools registered from the server: beyond it, the
+	// first MaxTools in the server's order are. MaxListPages and
+	// MaxListBytes bound one tools/list: its cursors are not followed past
+	// them. Zero: the defaults.
+	MaxTools     int  `yaml:"max_tools"`
+	MaxListPages int  `yaml:"max_list_pages"`
+	MaxListBytes Size `yaml:"max_list_bytes"`
+}
+
+// The bounds of what an upstream may send. A message is bounded at 16 MiB:
+// four times limits.max_sub_call_bytes (4 MiB), room for a result that
+// carries its value twice (content and structuredContent) and JSON's
+// escaping, while ten such replies in flight stay under 200 MiB.
+const (
+	DefaultMaxMessageBytes = 16 << 20
+	// MaxMessageDepth bounds the nesting of one message, far below what a
+	// decoder refuses (Go's encoding/json: 10,000).
+	MaxMessageDepth = 512
+	// A catalog of 5,000 tools registers in seconds and is far past what a
+	// model can choose from; 100 pages of a listing are more than any
+	// server needs for that many, and 64 MiB of them bound what one
+	// listing may hold in memory however its pages are cut.
+	DefaultMaxTools     = 5000
+	DefaultMaxListPages = 100
+	DefaultMaxListBytes = 64 << 20
+)
+
+// ToolBounds are the bounds of the server's catalog, defaults applied.
+func (m MCPServer) ToolBounds() (tools, pages int, bytes int64) {
+	tools, pages, bytes = m.MaxTools, m.MaxListPages, int64(m.MaxListBytes)
+	if tools <= 0 {
+		tools = DefaultMaxTools
+	}
+	if pages <= 0 {
+		pages = DefaultMaxListPages
+	}
+	if bytes <= 0 {
+		bytes = DefaultMaxListBytes
+	}
+	return tools, pages, bytes
+}
+
+// MessageBytes is the bound of one message read from the server.
+func (m MCPServer) MessageBytes() int64 {
+	if m.MaxMessageBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return int64(m.MaxMessageBytes)
 }
 
 // Liveness bounds how long an upstream may stay silent while calls to it
@@ -727,6 +779,10 @@ func (c *Config) validateMCPServers() error {
 			return bad(key+".timeout", "must not be negative")
 		case m.ConnectTimeout < 0:
 			return bad(key+".connect_timeout", "must not be negative")
+		case m.MaxMessageBytes < 0:
+			return bad(key+".max_message_bytes", "must not be negative")
+		case m.MaxTools < 0 || m.MaxListPages < 0 || m.MaxListBytes < 0:
+			return bad(key, "max_tools, max_list_pages and max_list_bytes must not be negative")
 		case m.Transport != "" && m.Transport != TransportAuto && m.Transport != TransportStreamable && m.Transport != TransportSSE:
 			return bad(key+".transport", "want auto, streamable-http or sse, got %q", m.Transport)
 		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):

@@ -63,7 +63,8 @@
 //	guards: []                     {scope, tool (glob), reason}: an owner's veto
 //	mcp_servers: []                {name, command | url, scope, env, timeout, connect_timeout,
 //	                                transport, headers, auth: {bearer | client_id, client_secret,
-//	                                token_url, scopes}}
+//	                                token_url, scopes}, liveness, max_message_bytes (16MiB),
+//	                                max_tools (5000), max_list_pages (100), max_list_bytes (64MiB)}
 //	api_keys: []                   {sha256, scopes}
 //	log:
 //	  format: text                 text or json (standard error)

@@ -16,8 +16,8 @@ type Upstreams interface {
 // upstreams serves GET /v1/upstreams: {"upstreams":[...]}, each upstream MCP
 // server with its state (connecting, ready, unresponsive, restarting,
 // failed, unauthorized, stopped), last error, tool count, restarts, calls
-// waiting, when it was last heard from, renamed and rejected tools, in
-// configuration order. A key sees only the upstreams of
+// waiting, when it was last heard from, renamed and rejected tools, the
+// catalog bounds reached, in configuration order. A key sees only the upstreams of
 // scopes it may use.
 func upstreams(src Upstreams) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -52,10 +52,14 @@ var (
 		"Calls to the upstream MCP server that had no reply and no progress for liveness.stall_after (each logged once).", []string{"upstream"}, nil)
 	upstreamCallsDesc = prometheus.NewDesc("codemode_upstream_calls_in_flight",
 		"Calls waiting on the upstream MCP server.", []string{"upstream"}, nil)
+	upstreamProgressDroppedDesc = prometheus.NewDesc("codemode_upstream_progress_dropped_total",
+		"Progress notifications of the upstream MCP server not forwarded: a call's progress is coalesced (its last always kept).", []string{"upstream"}, nil)
+	upstreamLogsDroppedDesc = prometheus.NewDesc("codemode_upstream_log_messages_dropped_total",
+		"Log messages of the upstream MCP server over its rate limit, neither logged nor forwarded.", []string{"upstream"}, nil)
 )
 
 func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upstreamUnresponsiveDesc, upstreamUnresponsiveTotalDesc, upstreamRestartsDesc, upstreamStalledDesc, upstreamCallsDesc} {
+	for _, d := range []*prometheus.Desc{upstreamUnresponsiveDesc, upstreamUnresponsiveTotalDesc, upstreamRestartsDesc, upstreamStalledDesc, upstreamCallsDesc, upstreamProgressDroppedDesc, upstreamLogsDroppedDesc} {
 		ch <- d
 	}
 }
@@ -71,5 +75,7 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(upstreamRestartsDesc, prometheus.CounterValue, float64(st.Restarts), st.Name)
 		ch <- prometheus.MustNewConstMetric(upstreamStalledDesc, prometheus.CounterValue, float64(st.StalledCalls), st.Name)
 		ch <- prometheus.MustNewConstMetric(upstreamCallsDesc, prometheus.GaugeValue, float64(st.Calls), st.Name)
+		ch <- prometheus.MustNewConstMetric(upstreamProgressDroppedDesc, prometheus.CounterValue, float64(st.ProgressDropped), st.Name)
+		ch <- prometheus.MustNewConstMetric(upstreamLogsDroppedDesc, prometheus.CounterValue, float64(st.LogsDropped), st.Name)
 	}
 }

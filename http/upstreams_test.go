@@ -46,7 +46,7 @@ func TestUpstreams(t *testing.T) {
 	})
 	t.Run("metrics", func(t *testing.T) {
 		states := fakeUpstreams{
-			{Name: "notes", State: mcp.StateReady, Restarts: 2, Calls: 3, StalledCalls: 1},
+			{Name: "notes", State: mcp.StateReady, Restarts: 2, Calls: 3, StalledCalls: 1, ProgressDropped: 7, LogsDropped: 9},
 			{Name: "slow", State: mcp.StateUnresponsive, Unresponsive: 4},
 		}
 		ts := newTestServer(t, scopesYAML, func(su *serverSetup) { su.opts.Upstreams = states })
@@ -55,6 +55,7 @@ func TestUpstreams(t *testing.T) {
 			`codemode_upstream_unresponsive{upstream="notes"} 0`, `codemode_upstream_unresponsive{upstream="slow"} 1`,
 			`codemode_upstream_unresponsive_total{upstream="slow"} 4`, `codemode_upstream_restarts_total{upstream="notes"} 2`,
 			`codemode_upstream_stalled_calls_total{upstream="notes"} 1`, `codemode_upstream_calls_in_flight{upstream="notes"} 3`,
+			`codemode_upstream_progress_dropped_total{upstream="notes"} 7`, `codemode_upstream_log_messages_dropped_total{upstream="notes"} 9`,
 		} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("metrics lack %s", want)

@@ -210,6 +210,9 @@ type stdioTransport struct {
 	cmd []string
 	env map[string]string
 	log *slog.Logger
+	// server names the upstream in errors; limit bounds one message (config.MCPServer.MessageBytes).
+	server string
+	limit  int64
 }
 
 // stopGrace is how long a stdio server has to exit after its stdin closes,
@@ -244,7 +247,7 @@ func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		}
 		return nil, fmt.Errorf("start %q: %w", t.cmd[0], err)
 	}
-	c := &stdioConn{cmd: cmd, stdin: stdin, log: t.log, incoming: make(chan stdioRead), closed: make(chan struct{}),
+	c := &stdioConn{cmd: cmd, stdin: stdin, log: t.log, server: t.server, limit: t.limit, incoming: make(chan stdioRead), closed: make(chan struct{}),
 		exited: make(chan struct{}), readDone: make(chan struct{})}
 	go func() {
 		// Wait closes stdout, so it waits for the reads to end first.
@@ -262,6 +265,8 @@ type stdioConn struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	log      *slog.Logger
+	server   string
+	limit    int64
 	incoming chan stdioRead
 	closed   chan struct{} // closed by Close
 	exited   chan struct{} // closed when the process has exited
@@ -279,11 +284,11 @@ type stdioRead struct {
 	err  error
 }
 
-// maxStdioLine bounds one line from a stdio server (the go-sdk's limit).
-const maxStdioLine = sdk.DefaultMaxLineLength
-
 // readLoop reads lines until stdout ends, handing decoded messages to Read.
-// A line that is not JSON-RPC is logged and skipped.
+// A line that is not JSON-RPC is logged and skipped. A line over the
+// message bound (or nested too deep) is read on without being kept and
+// dropped; when it answered a request, that request gets an error saying
+// so (limit.go).
 func (c *stdioConn) readLoop(stdout io.Reader) {
 	stopReading := func() { c.doneOnce.Do(func() { close(c.readDone) }) }
 	defer stopReading()
@@ -297,7 +302,19 @@ func (c *stdioConn) readLoop(stdout io.Reader) {
 		}
 	}
 	for {
-		line, err := readLine(r, maxStdioLine)
+		scan := &msgScan{}
+		line, err := readLine(r, c.limit, scan)
+		if errors.Is(err, errLineTooLong) || (err == nil && scan.tooDeep()) {
+			if resp := scan.refusal(c.server, c.limit); resp != nil {
+				c.log.Warn("upstream reply dropped", "error", resp.Error)
+				if !send(stdioRead{msgs: []jsonrpc.Message{resp}}) {
+					return
+				}
+			} else {
+				c.log.Warn("upstream wrote a stdout line over the message bounds; skipped", "bytes", scan.n, "limit", c.limit, "max_depth", config.MaxMessageDepth)
+			}
+			continue
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			msgs, derr := decodeLine(line)
 			if derr != nil {
@@ -307,10 +324,6 @@ func (c *stdioConn) readLoop(stdout io.Reader) {
 			}
 		}
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				c.log.Warn("upstream wrote a stdout line longer than the limit; skipped", "limit", maxStdioLine)
-				continue
-			}
 			stopReading()
 			if errors.Is(err, io.EOF) {
 				<-c.exited // report how the process ended
@@ -331,15 +344,18 @@ var errLineTooLong = errors.New("line too long")
 // request never reached it.
 var errExited = errors.New("the server had exited")
 
-// readLine reads one line without its newline. A line over limit is
-// consumed and reported as errLineTooLong.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+// readLine reads one line without its newline, feeding every byte of it to
+// scan. A line over limit is consumed without being kept and reported as
+// errLineTooLong.
+func readLine(r *bufio.Reader, limit int64, scan *msgScan) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > limit {
+		scan.Write(chunk)
+		if int64(len(line)+len(chunk)) > limit {
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
+				chunk, err = r.ReadSlice('\n')
+				scan.Write(chunk)
 			}
 			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 				return nil, err
@@ -491,7 +507,7 @@ func (c *stdioConn) SessionID() string { return "" }
 // And it stamps heard with the arrival of every message (liveness.go).
 type watchTransport struct {
 	sdk.Transport
-	onTools  func(raw []json.RawMessage)
+	onTools  func(raw []json.RawMessage, size int) // size: the bytes of the page
 	onNotify func(r *jsonrpc.Request) (consumed bool)
 	heard    *heard
 
@@ -519,7 +535,7 @@ func (c *watchConn) abort() {
 
 type watchConn struct {
 	sdk.Connection
-	onTools  func(raw []json.RawMessage)
+	onTools  func(raw []json.RawMessage, size int)
 	onNotify func(r *jsonrpc.Request) bool
 	heard    *heard
 
@@ -556,7 +572,7 @@ func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				Tools []json.RawMessage `json:"tools"`
 			}
 			if json.Unmarshal(r.Result, &page) == nil {
-				c.onTools(page.Tools)
+				c.onTools(page.Tools, len(r.Result))
 			}
 		}
 	}

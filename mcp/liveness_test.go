@@ -22,7 +22,7 @@ import (
 
 // serveAdd is the stdio upstream of the liveness tests (TestMain runs it
 // when peerServerEnv is "add"): the official go-sdk on stdio, with add,
-// slow (sleeps ms milliseconds) and pid (so that a test can stop the
+// slow (sleeps ms milliseconds), big, deep and pid (so that a test can stop the
 // process, which then neither reads nor answers).
 func serveAdd() error {
 	s := sdk.NewServer(&sdk.Implementation{Name: "adder", Version: "1"}, nil)
@@ -44,6 +44,17 @@ func serveAdd() error {
 		return nil, struct {
 			PID int `json:"pid"`
 		}{os.Getpid()}, nil
+	})
+	// big answers n bytes of text; deep, a value nested d levels (limit_test.go).
+	s.AddTool(&sdk.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var in struct{ N int }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", in.N)}}}, nil
+	})
+	s.AddTool(&sdk.Tool{Name: "deep", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var in struct{ D int }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: json.RawMessage(strings.Repeat("[", in.D) + strings.Repeat("]", in.D))}, nil
 	})
 	return s.Run(context.Background(), &sdk.StdioTransport{})
 }
@@ -68,7 +79,7 @@ var quickLiveness = config.Liveness{
 // reads it, so a message held in a buffer until the next write never comes
 // back, and interleaved writers come back as lines that do not decode.
 func TestLivenessStdioWrites(t *testing.T) {
-	conn, err := (&stdioTransport{cmd: []string{"cat"}, log: discard}).Connect(context.Background())
+	conn, err := (&stdioTransport{cmd: []string{"cat"}, log: discard, limit: config.DefaultMaxMessageBytes}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

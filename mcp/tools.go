@@ -207,16 +207,14 @@ const largeCatalog = 500
 // unchanged ones left alone. It returns how many tools the upstream now
 // contributes. Tools it cannot register are reported in the state.
 func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error) {
-	var tools []*sdk.Tool
 	u.takeRaw()
+	var tools []*sdk.Tool
+	var leftOut int
+	var cut string
 	if c.caps.Tools != nil {
-		for t, err := range c.cs.Tools(ctx, nil) {
-			if err != nil {
-				return 0, err
-			}
-			if t != nil {
-				tools = append(tools, t)
-			}
+		var err error
+		if tools, leftOut, cut, err = u.listTools(ctx, c); err != nil {
+			return 0, err
 		}
 	}
 	raw := u.takeRaw()
@@ -240,7 +238,8 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 		if r.duplicate && !seen[name] {
 			rejected = append(rejected, RejectedTool{Tool: name, Reason: "listed more than once"})
 		}
-		if !seen[name] && !r.duplicate && (r.Execution == nil || r.Execution.TaskSupport != "required") {
+		// (Past max_tools the raw names and the kept tools need not match.)
+		if !seen[name] && !r.duplicate && leftOut == 0 && (r.Execution == nil || r.Execution.TaskSupport != "required") {
 			rejected = append(rejected, RejectedTool{Tool: name, Reason: "the go-sdk client excluded it as invalid (see the log)"})
 		}
 	}
@@ -308,12 +307,67 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 	})
 	sort.Slice(rejected, func(i, j int) bool { return rejected[i].Tool < rejected[j].Tool })
 	u.reportTools(renamed, rejected)
+	u.reportBounds(leftOut, cut)
 	if len(tools) >= largeCatalog {
 		// Decoding a large list takes several times what its tools keep (the go-sdk decodes
 		// every schema into maps): hand that back to the system now, not minutes later.
 		debug.FreeOSMemory()
 	}
 	return len(u.tools), nil
+}
+
+// listTools lists the server's tools a page at a time within the
+// upstream's bounds: the first max_tools in the server's order are kept and
+// the rest counted (leftOut); no cursor is followed past max_list_pages
+// pages or max_list_bytes bytes (cut says which stopped it).
+func (u *upstream) listTools(ctx context.Context, c *connection) (tools []*sdk.Tool, leftOut int, cut string, err error) {
+	maxTools, maxPages, maxBytes := u.cfg.ToolBounds()
+	p := &sdk.ListToolsParams{}
+	for pages := 1; ; pages++ {
+		res, err := c.cs.ListTools(ctx, p)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		for _, t := range res.Tools {
+			switch {
+			case t == nil:
+			case len(tools) < maxTools:
+				tools = append(tools, t)
+			default:
+				leftOut++
+			}
+		}
+		switch {
+		case res.NextCursor == "":
+			return tools, leftOut, "", nil
+		case pages >= maxPages:
+			return tools, leftOut, fmt.Sprintf("max_list_pages (%d): the listing was not followed past page %d", maxPages, pages), nil
+		case u.rawBytes() >= maxBytes:
+			return tools, leftOut, fmt.Sprintf("max_list_bytes (%d): the listing was not followed past %d bytes", maxBytes, u.rawBytes()), nil
+		}
+		p.Cursor = res.NextCursor
+	}
+}
+
+// reportBounds records the catalog bounds the last listing reached, logging
+// a bound when it is newly reached (once, not at every reconnection).
+func (u *upstream) reportBounds(leftOut int, cut string) {
+	old := u.state()
+	if leftOut > 0 && old.ToolsLeftOut == 0 {
+		maxTools, _, _ := u.cfg.ToolBounds()
+		u.log.Warn("upstream lists more tools than max_tools; the first are registered", "max_tools", maxTools, "left_out", leftOut)
+	}
+	if cut != "" && !sameBound(cut, old.ListingCut) {
+		u.log.Warn("upstream tool listing cut short", "bound", cut)
+	}
+	u.update(func(st *UpstreamState) { st.ToolsLeftOut, st.ListingCut = leftOut, cut })
+}
+
+// sameBound reports whether two ListingCut texts name the same bound.
+func sameBound(a, b string) bool {
+	ka, _, _ := strings.Cut(a, " ")
+	kb, _, _ := strings.Cut(b, " ")
+	return ka == kb
 }
 
 // reportTools records renamed and rejected tools, logging what is new.

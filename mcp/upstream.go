@@ -35,6 +35,16 @@ const (
 	// reconnect backoff to start again from its minimum (and for a lost
 	// connection to be retried at once).
 	stableAfter = 30 * time.Second
+	// A call's first progressBurst progress notifications are forwarded as
+	// they come; after them, at most one per progressEvery: in between only
+	// the latest is kept, and sent when the next is due or the call ends.
+	progressBurst = 10
+	progressEvery = 100 * time.Millisecond
+	// logRate and logBurst bound the log messages of one upstream that are
+	// logged (and forwarded to its call): what is over is counted, and said
+	// in one line when messages are let through again.
+	logRate  = 20
+	logBurst = 100
 	// defaultHealthInterval is how often an HTTP upstream is pinged; two
 	// missed pings in a row end the session, which reconnects.
 	defaultHealthInterval = 15 * time.Second
@@ -115,6 +125,19 @@ type UpstreamState struct {
 	Renamed []RenamedTool `json:"renamed,omitempty"`
 	// Rejected lists tools the server offered that are not registered, and why.
 	Rejected []RejectedTool `json:"rejected,omitempty"`
+	// ToolsLeftOut counts the tools listed beyond max_tools, not registered
+	// (the first max_tools in the server's order are).
+	ToolsLeftOut int `json:"tools_left_out,omitempty"`
+	// ProgressDropped counts the progress notifications not forwarded: past
+	// progressBurst, a call's progress is coalesced to one per
+	// progressEvery (its last kept).
+	ProgressDropped int64 `json:"progress_dropped,omitempty"`
+	// LogsDropped counts the log messages over the rate limit (logRate
+	// per second, burst logBurst), neither logged nor forwarded.
+	LogsDropped int64 `json:"logs_dropped,omitempty"`
+	// ListingCut says which bound (max_list_pages, max_list_bytes) stopped
+	// the last tools/list before its last page; "" when it ended.
+	ListingCut string `json:"listing_cut,omitempty"`
 }
 
 // ServerInfo is an upstream's initialize result, in short.
@@ -300,6 +323,8 @@ type upstream struct {
 	settled bool                 // the first attempt is over; set with the state it ended in; guarded by mu
 	calls   map[string]*inflight // calls in flight, by progress token; guarded by mu
 	raw     map[string]rawTool   // the last raw tools/list, by name; guarded by mu
+	logs    logLimit             // guarded by mu
+	rawSize int64                // its bytes; guarded by mu
 
 	// tools are the registrations, by registry name. Only the run
 	// goroutine touches them (and Close, after it ended).
@@ -642,7 +667,7 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 			return nil, err
 		}
 	case kind == "stdio":
-		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log}
+		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log, server: u.cfg.Name, limit: u.cfg.MessageBytes()}
 	default:
 		t = &lastingTransport{Transport: u.http.transport(kind, u.cfg.URL, attempt), life: u.life}
 	}
@@ -810,8 +835,11 @@ type inflight struct {
 	callID string
 
 	started    time.Time
-	progressed time.Time // started, or its last progress notification; guarded by u.mu
-	stalled    bool      // logged as stalled; guarded by u.mu
+	progressed time.Time        // started, or its last progress notification; guarded by u.mu
+	stalled    bool             // logged as stalled; guarded by u.mu
+	sent       int              // progress notifications forwarded; guarded by u.mu
+	sentAt     time.Time        // when progress was last forwarded; guarded by u.mu
+	held       *registry.Notice // the latest progress not yet forwarded; guarded by u.mu
 }
 
 // begin records a call on c; cancel ends it with a cause (see failCalls).
@@ -823,8 +851,15 @@ func (u *upstream) begin(ctx context.Context, cancel context.CancelCauseFunc, c 
 	u.mu.Unlock()
 	return token, func() {
 		u.mu.Lock()
+		var held *registry.Notice
+		if c := u.calls[token]; c != nil {
+			held = c.held
+		}
 		delete(u.calls, token)
 		u.mu.Unlock()
+		if held != nil { // the last progress is always forwarded
+			registry.Notify(ctx, *held)
+		}
 	}
 }
 
@@ -887,13 +922,25 @@ func (u *upstream) progress(p *sdk.ProgressNotificationParams) {
 	if c == nil {
 		return
 	}
-	u.mu.Lock()
-	c.progressed = time.Now()
-	u.mu.Unlock()
-	registry.Notify(c.ctx, registry.Notice{
+	n := registry.Notice{
 		Tool: c.tool, CallID: c.callID, Kind: registry.NoticeProgress,
 		Progress: p.Progress, Total: p.Total, Message: p.Message,
-	})
+	}
+	now := time.Now()
+	u.mu.Lock()
+	c.progressed = now
+	if c.held != nil { // superseded, by n now or later
+		u.st.ProgressDropped++
+		c.held = nil
+	}
+	if c.sent >= progressBurst && now.Sub(c.sentAt) < progressEvery {
+		c.held = &n
+		u.mu.Unlock()
+		return
+	}
+	c.sent, c.sentAt = c.sent+1, now
+	u.mu.Unlock()
+	registry.Notify(c.ctx, n)
 }
 
 func (u *upstream) logMessage(p *sdk.LoggingMessageParams) {
@@ -904,6 +951,18 @@ func (u *upstream) logMessage(p *sdk.LoggingMessageParams) {
 	if err != nil {
 		data = []byte(`null`)
 	}
+	u.mu.Lock()
+	ok, dropped := u.logs.take(time.Now())
+	if !ok {
+		u.st.LogsDropped++
+	}
+	u.mu.Unlock()
+	if !ok {
+		return
+	}
+	if dropped > 0 {
+		u.log.Warn("upstream log messages dropped over the rate limit", "dropped", dropped, "per_second", logRate, "burst", logBurst)
+	}
 	level := string(p.Level)
 	u.log.Log(context.Background(), slogLevel(level), "upstream log message", "level", level, "logger", p.Logger, "data", clip(string(data), 2000))
 	if c := u.onlyCall(); c != nil {
@@ -912,6 +971,31 @@ func (u *upstream) logMessage(p *sdk.LoggingMessageParams) {
 			Level: level, Logger: orDefault(p.Logger, u.cfg.Name), Data: data,
 		})
 	}
+}
+
+// logLimit is a token bucket of logRate per second up to logBurst.
+type logLimit struct {
+	tokens  float64
+	last    time.Time
+	dropped int64 // since the last message let through
+}
+
+// take reports whether a message may go through now and, when it may, how
+// many were dropped before it.
+func (l *logLimit) take(now time.Time) (ok bool, dropped int64) {
+	if l.last.IsZero() {
+		l.tokens = logBurst
+	} else {
+		l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logRate)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		l.dropped++
+		return false, 0
+	}
+	l.tokens--
+	dropped, l.dropped = l.dropped, 0
+	return true, dropped
 }
 
 func orDefault(s, def string) string {
@@ -936,16 +1020,22 @@ func slogLevel(l string) slog.Level {
 }
 
 // sawTools records a raw tools/list page: what the go-sdk's Tool type does
-// not keep. Pages of one listing accumulate; refreshTools resets them.
-func (u *upstream) sawTools(raws []json.RawMessage) {
+// not keep, and the page's size. Pages of one listing accumulate, up to
+// max_tools names; refreshTools resets them.
+func (u *upstream) sawTools(raws []json.RawMessage, size int) {
+	maxTools, _, _ := u.cfg.ToolBounds()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.raw == nil {
 		u.raw = map[string]rawTool{}
 	}
+	u.rawSize += int64(size)
 	for _, r := range raws {
 		var t rawTool
 		if json.Unmarshal(r, &t) == nil && t.Name != "" {
+			if _, known := u.raw[t.Name]; !known && len(u.raw) >= maxTools {
+				continue // left out: not registered
+			}
 			if first, dup := u.raw[t.Name]; dup {
 				t.duplicate = true
 				t.InputSchema, t.OutputSchema = first.InputSchema, first.OutputSchema // the first listing is the one used
@@ -972,8 +1062,15 @@ func (u *upstream) takeRaw() map[string]rawTool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := u.raw
-	u.raw = nil
+	u.raw, u.rawSize = nil, 0
 	return r
+}
+
+// rawBytes is the size of the listing so far.
+func (u *upstream) rawBytes() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.rawSize
 }
 
 func (u *upstream) unregister(name string) {

@@ -1,0 +1,73 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+)
+
+// TestUpstreamNotificationBounds: one call's thousands of progress
+// notifications reach its caller coalesced, the last one kept, the rest
+// counted; an upstream's flood of log messages writes a bounded number of
+// lines of the server's log, and one line saying how many were dropped.
+func TestUpstreamNotificationBounds(t *testing.T) {
+	const sent = 3000
+	f := newFakeUpstream()
+	f.srv.AddTool(&sdk.Tool{Name: "chatty", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			for i := range sent {
+				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: sent})
+				_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: i})
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+		})
+	a := newApp(t)
+	logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	opts := testOptions(slogTo(logs))
+	opts.dial = f.dial
+	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "up", Scope: "default"}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ups.Close()
+	if err := ups.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var progress []float64
+	ctx := registry.WithNotifier(context.Background(), registry.NotifierFunc(func(_ context.Context, n registry.Notice) {
+		if n.Kind == registry.NoticeProgress {
+			mu.Lock()
+			progress = append(progress, n.Progress)
+			mu.Unlock()
+		}
+	}))
+	res := a.Runtime.Execute(ctx, runtime.Request{CallID: "c1", Name: "up.chatty", Arguments: `{}`, Scope: "default"})
+	if res.IsError() {
+		t.Fatal(res.Error())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(progress) == 0 || len(progress) > sent/10 || progress[len(progress)-1] != sent {
+		t.Errorf("%d progress notices forwarded of %d (last %v), want a few, the last kept", len(progress), sent, progress[len(progress)-1:])
+	}
+	st := ups.States()[0]
+	if st.ProgressDropped != int64(sent-len(progress)) {
+		t.Errorf("progress_dropped %d, want %d", st.ProgressDropped, sent-len(progress))
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if n := strings.Count(logs.w.String(), "upstream log message"); n > logBurst+logRate*10 || n == 0 || st.LogsDropped == 0 {
+		t.Errorf("%d upstream log lines of %d sent, %d dropped", n, sent, st.LogsDropped)
+	}
+}
