@@ -70,9 +70,6 @@ func (rt *Runtime) body(e *execution) Next {
 			}()
 			ctx = fused
 		}
-		if e.argsErr != nil {
-			return Outcome{Err: e.argsErr}
-		}
 		e.mu.Lock()
 		e.started = true
 		e.mu.Unlock()

@@ -10,7 +10,9 @@
 //	             finalizeContent); read the raw argument string once, losslessly, and
 //	             freeze it; validate it and decide the concurrency verdict once
 //	gate         caller already cancelled → ABORTED_BEFORE_DISPATCH; unknown tool;
-//	             code-only scopes reject model-direct calls (UNKNOWN_TOOL naming run_code)
+//	             code-only scopes reject model-direct calls (UNKNOWN_TOOL naming run_code);
+//	             arguments that fail the tool's schema → INVALID_ARGS, so policies see
+//	             only valid arguments and nobody is asked to approve a call that cannot run
 //	pre-policy   allow | deny | ask (to the Approver); no rewrite arm
 //	guards       deny-only owner vetoes; final
 //	around       wrappers (timeout, retry, metrics) may replace the context and wrap the

@@ -371,6 +371,9 @@ func (rt *Runtime) admit(e *execution, hooks hookSet) (out pending, ok bool) {
 		refusal = rt.gate(e)
 	}
 	if refusal == nil {
+		refusal = rt.argumentsValid(e)
+	}
+	if refusal == nil {
 		refusal = rt.prePolicy(e, hooks)
 	}
 	if refusal == nil {
@@ -491,13 +494,27 @@ func (rt *Runtime) parseArgs(e *execution, raw string) error {
 
 // argumentsReadable refuses arguments that could not be parsed: that
 // failure wins over everything after it, an already-cancelled caller
-// included. (Arguments that parse but fail validation are reported when the
-// body would run, after policy.)
+// included. (Arguments that parse but fail validation are reported after the
+// gate, by argumentsValid.)
 func (rt *Runtime) argumentsReadable(e *execution) *registry.Error {
 	if e.argsErr != nil && e.call.Args.IsZero() {
 		return asRegistryError(e.argsErr)
 	}
 	return nil
+}
+
+// argumentsValid refuses arguments that fail the tool's schema (tools that
+// validate: Define, Typed, Raw with EnforceParameters) before any policy
+// runs, so that policies see only valid arguments and nobody is asked to
+// approve a call that cannot run. An unknown tool or the code-only gate wins.
+func (rt *Runtime) argumentsValid(e *execution) *registry.Error {
+	if e.argsErr == nil {
+		return nil
+	}
+	if re := asRegistryError(e.argsErr); re != nil {
+		return re
+	}
+	return &registry.Error{Code: registry.CodeInvalidArgs, Message: registry.SafeString(e.argsErr)}
 }
 
 // gate: a cancelled caller dispatches nothing; an unknown tool fails; in a

@@ -401,6 +401,33 @@ func TestAskRouting(t *testing.T) {
 	})
 }
 
+// TestInvalidArgsFailBeforeAsk: arguments that fail the tool's schema are
+// INVALID_ARGS before pre-policy, so an ask never reaches a person for a call
+// that cannot run; an unknown tool still wins over invalid arguments.
+func TestInvalidArgsFailBeforeAsk(t *testing.T) {
+	reg, rt := newRT(t)
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
+	var policies, asks int
+	rt.AddPrePolicy(registry.Global, func(context.Context, Call) (Decision, error) { policies++; return Ask("writes need a person"), nil })
+	approver := approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer {
+		asks++
+		return ApprovalAnswer{Outcome: ApprovalAllowOnce}
+	})
+	r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":"lots","b":2}`, Approver: approver})
+	wantCode(t, r, registry.CodeInvalidArgs)
+	if !strings.Contains(r.Error().Message, "/a") {
+		t.Errorf("message %q does not name /a", r.Error().Message)
+	}
+	if policies != 0 || asks != 0 {
+		t.Fatalf("pre-policy ran %d times and asked %d times for invalid arguments", policies, asks)
+	}
+	wantCode(t, rt.Execute(context.Background(), Request{Name: "nope", Arguments: `{"a":"lots"}`, Approver: approver}), registry.CodeUnknownTool)
+	wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Approver: approver}), "")
+	if policies != 1 || asks != 1 {
+		t.Fatalf("valid call: pre-policy ran %d times, asked %d times; want 1, 1", policies, asks)
+	}
+}
+
 func TestGuards(t *testing.T) {
 	reg, rt := newRT(t)
 	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
