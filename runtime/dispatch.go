@@ -70,6 +70,9 @@ func (rt *Runtime) body(e *execution) Next {
 			}()
 			ctx = fused
 		}
+		if e.argsErr != nil {
+			return Outcome{Err: e.argsErr}
+		}
 		e.mu.Lock()
 		e.started = true
 		e.mu.Unlock()

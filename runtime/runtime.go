@@ -371,9 +371,6 @@ func (rt *Runtime) admit(e *execution, hooks hookSet) (out pending, ok bool) {
 		refusal = rt.gate(e)
 	}
 	if refusal == nil {
-		refusal = rt.argumentsValid(e)
-	}
-	if refusal == nil {
 		refusal = rt.prePolicy(e, hooks)
 	}
 	if refusal == nil {
@@ -494,27 +491,14 @@ func (rt *Runtime) parseArgs(e *execution, raw string) error {
 
 // argumentsReadable refuses arguments that could not be parsed: that
 // failure wins over everything after it, an already-cancelled caller
-// included. (Arguments that parse but fail validation are reported after the
-// gate, by argumentsValid.)
+// included. (Arguments that parse but fail validation are reported before
+// an ask reaches a person, by invalidBeforeAsk, or else when the body would
+// run.)
 func (rt *Runtime) argumentsReadable(e *execution) *registry.Error {
 	if e.argsErr != nil && e.call.Args.IsZero() {
 		return asRegistryError(e.argsErr)
 	}
 	return nil
-}
-
-// argumentsValid refuses arguments that fail the tool's schema (tools that
-// validate: Define, Typed, Raw with EnforceParameters) before any policy
-// runs, so that policies see only valid arguments and nobody is asked to
-// approve a call that cannot run. An unknown tool or the code-only gate wins.
-func (rt *Runtime) argumentsValid(e *execution) *registry.Error {
-	if e.argsErr == nil {
-		return nil
-	}
-	if re := asRegistryError(e.argsErr); re != nil {
-		return re
-	}
-	return &registry.Error{Code: registry.CodeInvalidArgs, Message: registry.SafeString(e.argsErr)}
 }
 
 // gate: a cancelled caller dispatches nothing; an unknown tool fails; in a
@@ -559,6 +543,9 @@ func (rt *Runtime) prePolicy(e *execution, p hookSet) *registry.Error {
 		case decideDeny:
 			return &registry.Error{Code: registry.CodeDenied, Message: orDefault(d.reason, "denied by policy")}
 		case decideAsk:
+			if refusal := rt.invalidBeforeAsk(e, p); refusal != nil {
+				return refusal
+			}
 			if refusal := rt.ask(e, d.reason); refusal != nil {
 				return refusal
 			}
@@ -584,6 +571,24 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// invalidBeforeAsk refuses, before an ask reaches a person, a call whose
+// arguments fail the tool's schema: nobody is asked to approve a call that
+// cannot run. An owner guard's veto still wins (its reason, not the tool's
+// schema, is what the caller learns of a vetoed tool), so the guards are
+// consulted first; they run again at their own stage for calls that pass.
+func (rt *Runtime) invalidBeforeAsk(e *execution, p hookSet) *registry.Error {
+	if e.argsErr == nil {
+		return nil
+	}
+	if veto := rt.guard(e, p); veto != nil {
+		return veto
+	}
+	if re := asRegistryError(e.argsErr); re != nil {
+		return re
+	}
+	return &registry.Error{Code: registry.CodeInvalidArgs, Message: registry.SafeString(e.argsErr)}
 }
 
 // ask routes an ask to the approver; with none (no agent) it fails closed.

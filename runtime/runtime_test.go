@@ -402,8 +402,8 @@ func TestAskRouting(t *testing.T) {
 }
 
 // TestInvalidArgsFailBeforeAsk: arguments that fail the tool's schema are
-// INVALID_ARGS before pre-policy, so an ask never reaches a person for a call
-// that cannot run; an unknown tool still wins over invalid arguments.
+// INVALID_ARGS before an ask reaches a person, so nobody approves a call that
+// cannot run; an unknown tool and a guard's veto still win.
 func TestInvalidArgsFailBeforeAsk(t *testing.T) {
 	reg, rt := newRT(t)
 	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
@@ -418,14 +418,21 @@ func TestInvalidArgsFailBeforeAsk(t *testing.T) {
 	if !strings.Contains(r.Error().Message, "/a") {
 		t.Errorf("message %q does not name /a", r.Error().Message)
 	}
-	if policies != 0 || asks != 0 {
-		t.Fatalf("pre-policy ran %d times and asked %d times for invalid arguments", policies, asks)
+	if policies != 1 || asks != 0 {
+		t.Fatalf("invalid arguments: pre-policy ran %d times, asked %d times; want 1, 0", policies, asks)
 	}
 	wantCode(t, rt.Execute(context.Background(), Request{Name: "nope", Arguments: `{"a":"lots"}`, Approver: approver}), registry.CodeUnknownTool)
 	wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Approver: approver}), "")
-	if policies != 1 || asks != 1 {
-		t.Fatalf("valid call: pre-policy ran %d times, asked %d times; want 1, 1", policies, asks)
+	if asks != 1 {
+		t.Fatalf("valid call: asked %d times in all, want 1", asks)
 	}
+	remove := rt.AddGuard(registry.Global, func(context.Context, Call) string { return "owner veto" })
+	r = rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":"lots","b":2}`, Approver: approver})
+	wantCode(t, r, registry.CodeDenied)
+	if r.Error().Message != "owner veto" || asks != 1 {
+		t.Fatalf("guarded invalid call: %+v, asks = %d", r.Error(), asks)
+	}
+	remove()
 }
 
 func TestGuards(t *testing.T) {
