@@ -58,6 +58,10 @@ type Options struct {
 	// LeaseTTL is how long a lease lasts without renewal (a crashed holder's
 	// lease frees after it). Default DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// Approver, when set, is asked every ask as soon as it is logged and may
+	// answer it at once (see Approver). Nil: asks wait in the log for
+	// Agent.Answer.
+	Approver Approver
 }
 
 // Agent runs steps of sessions against a runtime and logs them in a store.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/requestid"
+	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
 )
@@ -160,8 +161,9 @@ type approver struct {
 
 var _ runtime.Approver = (*approver)(nil)
 
-// Approve implements runtime.Approver: it appends approval/asked and waits
-// for the first approval/answered with its id to appear in the log, from any
+// Approve implements runtime.Approver: it appends approval/asked, asks
+// Options.Approver when there is one (its Allow or Reject is logged as the
+// answer), and otherwise waits for the first approval/answered with its id to appear in the log, from any
 // process. When none comes within Options.ApprovalTimeout it logs decision
 // "timeout" and denies; when ctx ends first it logs "cancelled". Every ask
 // ends with exactly one answer in the log, unless the store fails.
@@ -178,9 +180,33 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: "the approval request could not be logged"}
 	}
 
+	after := asked[0].Seq
+	if ap := a.opts.Approver; ap != nil {
+		v := callApprover(ap, ctx, Ask{
+			SessionID: p.sessionID, ApprovalID: id, CallID: req.Call.CallID, Tool: req.Call.Name,
+			Arguments: json.RawMessage(req.Call.Args.Bytes()), Reason: req.Reason,
+			Nested: req.Call.Nested(), Hints: toolHints(req.Call.Tool),
+		})
+		if v.kind != verdictDefer {
+			own := session.ApprovalAnswered{ApprovalID: id, CallID: req.Call.CallID, Decision: session.DecisionAllow, Reason: v.reason}
+			if v.kind == verdictReject {
+				own.Decision = session.DecisionDeny
+			}
+			ended, err := p.commit(logCtx, "approval/answered", entry{session.TypeApprovalAnswered, own})
+			if err != nil {
+				a.opts.Logger.Error("agent: approval answer not logged", "session", p.sessionID, "approval_id", id, "err", err)
+				return runtime.ApprovalAnswer{Outcome: runtime.ApprovalNone, Reason: "the approval answer could not be logged"}
+			}
+			// Someone may have answered through the log first: the first answer decides.
+			if first, err := a.firstAnswer(logCtx, p.sessionID, id, after, ended[0].Seq); err == nil {
+				return decide(first.ApprovalAnswered)
+			}
+			return decide(own)
+		}
+	}
+
 	wctx, cancel := context.WithTimeout(ctx, a.opts.ApprovalTimeout)
 	defer cancel()
-	after := asked[0].Seq
 	var waitErr error
 	for waitErr == nil {
 		var ans session.ApprovalAnswered
@@ -222,6 +248,13 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 		return decide(first.ApprovalAnswered)
 	}
 	return decide(own)
+}
+
+func toolHints(t *registry.Tool) registry.Hints {
+	if t == nil {
+		return registry.Hints{}
+	}
+	return t.Hints()
 }
 
 // commit writes an approval event through the step's writer and waits until

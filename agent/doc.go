@@ -14,7 +14,9 @@
 //
 // Asks from pre-policy become approval/asked events that any replica can list
 // and answer (approval/answered); the waiting call resumes when the answer
-// appears in the log. Recover closes the calls a stopped process left open.
+// appears in the log. An embedder may answer in Go instead: Options.Approver
+// is called with each ask once it is logged and may Allow, Reject or Defer
+// it to the log. Recover closes the calls a stopped process left open.
 //
 // Between requests the agent holds no state: turn and step numbers, pending
 // contexts and pending approvals are all derived from the log, so any

@@ -51,6 +51,13 @@ type Options struct {
 	Logger *slog.Logger
 	// SkipRecovery leaves open calls alone at start (tests of recovery).
 	SkipRecovery bool
+	// Tools are the embedder's own tools (registry.Typed, Define or Raw),
+	// registered in the global layer before the configured restrictions,
+	// policies and guards are checked, so that those may name them.
+	Tools []*registry.Tool
+	// Approver answers asks in Go as they are made (agent.Approver); nil
+	// leaves them to the log (Agent.Answer, the HTTP approvals API).
+	Approver agent.Approver
 }
 
 // New builds the service described by cfg. The configuration must be valid
@@ -61,7 +68,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		log = slog.Default()
 	}
 	a := &App{Config: cfg, Registry: registry.New(), Logger: log}
-	if err := a.buildScopes(); err != nil {
+	if err := a.buildScopes(opts.Tools); err != nil {
 		return nil, err
 	}
 	if err := a.checkGlobs(); err != nil {
@@ -113,7 +120,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Logger:          log,
 		// Replicas share a PostgreSQL log: their steps of one session must
 		// not interleave.
-		Leases: a.sharedStore(),
+		Leases:   a.sharedStore(),
+		Approver: opts.Approver,
 	})
 	if !opts.SkipRecovery {
 		n, err := a.Agent.Recover(ctx, a.RecoveryAge())
@@ -211,7 +219,7 @@ func DemoQuotas(d config.DemoState) tools.Quotas {
 	}
 }
 
-func (a *App) buildScopes() error {
+func (a *App) buildScopes(own []*registry.Tool) error {
 	cfg := a.Config
 	for _, name := range cfg.ScopeOrder() {
 		sc := cfg.Scopes[name]
@@ -230,6 +238,14 @@ func (a *App) buildScopes() error {
 		a.Demo = tools.NewWithQuotas(DemoQuotas(cfg.DemoState))
 		if _, err := a.Demo.Register(a.Registry, config.DefaultScope); err != nil {
 			return fmt.Errorf("demo tools: %w", err)
+		}
+	}
+	for _, t := range own {
+		if t == nil {
+			return errors.New("tools: a nil tool")
+		}
+		if _, err := a.Registry.Register(registry.Global, t); err != nil {
+			return fmt.Errorf("tools: %w", err)
 		}
 	}
 	for _, name := range cfg.ScopeOrder() {
@@ -318,6 +334,24 @@ func (a *App) mountPolicies() error {
 		}
 	}
 	return nil
+}
+
+// ModelTools is exactly what a model must be given for scope ("" means
+// default): each tool's name, description and parameter schema (with the
+// output schema), run_code's description being the scope's SDK prompt
+// (Bridge.ModelSchemas). GET /v1/tools and MCP tools/list serve the same.
+func (a *App) ModelTools(scope string) ([]registry.ModelSchema, error) {
+	if scope == "" {
+		scope = config.DefaultScope
+	}
+	v, err := a.Registry.View(scope)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownScope, scope)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a.Bridge.ModelSchemas(v), nil
 }
 
 // Close stops the worker processes (a run still in one fails) and closes the store.

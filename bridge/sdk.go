@@ -54,3 +54,17 @@ func Signature(v *registry.View, name string) (string, bool) {
 	}
 	return "tools." + sig, true
 }
+
+// ModelSchemas is View.Schemas as a model must be given them: run_code's
+// description is Prompt (the instructions and the tools' declarations), not
+// the transport's bare description. GET /v1/tools and the MCP tools/list
+// serve the same descriptions.
+func (b *Bridge) ModelSchemas(v *registry.View) []registry.ModelSchema {
+	schemas := v.Schemas()
+	for i := range schemas {
+		if schemas[i].Name == registry.RunCode {
+			schemas[i].Description = string(b.Prompt(v))
+		}
+	}
+	return schemas
+}

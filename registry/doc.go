@@ -9,8 +9,9 @@
 // (output schema, render, optional finalizeContent) and optional UI metadata
 // (presentationMeta and replay-safe presenters).
 //
-// Define compiles a tool from the schema DSL (package schema) and validates
-// arguments before the body runs; Raw registers a tool whose body receives
-// arbitrary JSON. Both declare an output schema, and every value a body
+// Typed infers a tool's schemas from Go types (In, Out) and hands its body a
+// decoded In; Define compiles a tool from the schema DSL (package schema);
+// both validate arguments before policy and the body. Raw registers a tool
+// whose body receives arbitrary JSON. Both declare an output schema, and every value a body
 // returns is validated against it by the runtime.
 package registry

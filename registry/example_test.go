@@ -66,3 +66,29 @@ func Example() {
 	// hello, Ada <nil>
 	// true
 }
+
+func ExampleTyped() {
+	type addIn struct {
+		A int `json:"a" jsonschema:"first addend"`
+		B int `json:"b" jsonschema:"second addend" schema:"minimum=0"`
+	}
+	type addOut struct {
+		Sum int `json:"sum"`
+	}
+	add := registry.MustTyped("add", "Adds two integers.",
+		func(_ context.Context, _ registry.Exec, in addIn) (addOut, error) {
+			return addOut{Sum: in.A + in.B}, nil
+		}, &registry.Behavior{Hints: registry.Hints{ReadOnly: true}})
+	fmt.Println(string(add.Parameters()))
+	fmt.Println(string(add.OutputSchema()))
+
+	v, err := add.Invoke(context.Background(), nil, frozen.MustParse(`{"a":2,"b":3}`))
+	fmt.Println(v, err)
+	_, err = add.Invoke(context.Background(), nil, frozen.MustParse(`{"a":2,"b":-3,"c":1}`))
+	fmt.Println(err)
+	// Output:
+	// {"type":"object","properties":{"a":{"type":"integer","description":"first addend"},"b":{"type":"integer","description":"second addend","minimum":0}},"required":["a","b"],"additionalProperties":false}
+	// {"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"],"additionalProperties":false}
+	// {5} <nil>
+	// INVALID_ARGS: invalid arguments for add: at /b: must be >= 0, got -3; at /c: unexpected property "c" (allowed: "a", "b")
+}

@@ -149,6 +149,9 @@ type Tool struct {
 	validatesArgs     bool
 	output            *schema.Schema
 	b                 Behavior
+	// decodes, for typed tools, checks that schema-valid arguments also
+	// decode into the body's Go type; nil for others.
+	decodes func(frozen.Value) error
 }
 
 var namePattern = regexp.MustCompile(`^[^\x00-\x1f\x7f]{1,128}$`)
@@ -261,11 +264,15 @@ func (t *Tool) HasPresentationMeta() bool { return t.b.PresentationMeta != nil }
 // HasFinalizer reports whether the tool declares finalizeContent.
 func (t *Tool) HasFinalizer() bool { return t.b.FinalizeContent != nil }
 
-// CheckArgs validates arguments for tools from Define and raw tools with
-// EnforceParameters; it returns nil for other raw tools. A non-nil error is an *Error with code INVALID_ARGS.
+// CheckArgs validates arguments for tools from Define and Typed and raw tools with
+// EnforceParameters (a typed tool's arguments must also decode into its input
+// type); it returns nil for other raw tools. A non-nil error is an *Error with code INVALID_ARGS.
 func (t *Tool) CheckArgs(args frozen.Value) error {
-	if !t.validatesArgs || t.params.ValidText(args.String()) {
+	if !t.validatesArgs {
 		return nil
+	}
+	if t.params.ValidText(args.String()) {
+		return t.checkDecodes(args)
 	}
 	tree, err := args.Decode()
 	if err != nil {
@@ -274,7 +281,14 @@ func (t *Tool) CheckArgs(args frozen.Value) error {
 	if vs := t.params.Validate(tree); len(vs) > 0 {
 		return &Error{Code: CodeInvalidArgs, Message: fmt.Sprintf("invalid arguments for %s: %s", t.name, schema.Format(vs))}
 	}
-	return nil
+	return t.checkDecodes(args)
+}
+
+func (t *Tool) checkDecodes(args frozen.Value) error {
+	if t.decodes == nil {
+		return nil
+	}
+	return t.decodes(args)
 }
 
 // Invoke runs CheckArgs, then the body.

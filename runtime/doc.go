@@ -11,7 +11,9 @@
 //	             freeze it; validate it and decide the concurrency verdict once
 //	gate         caller already cancelled → ABORTED_BEFORE_DISPATCH; unknown tool;
 //	             code-only scopes reject model-direct calls (UNKNOWN_TOOL naming run_code)
-//	pre-policy   allow | deny | ask (to the Approver); no rewrite arm
+//	pre-policy   allow | deny | ask (to the Approver); no rewrite arm. Arguments that
+//	             fail the tool's schema are INVALID_ARGS before an ask reaches a person
+//	             (a guard's veto still wins); otherwise when the body would run
 //	guards       deny-only owner vetoes; final
 //	around       wrappers (timeout, retry, metrics) may replace the context and wrap the
 //	             body, but the body always runs under the caller's cancellation too

@@ -491,8 +491,9 @@ func (rt *Runtime) parseArgs(e *execution, raw string) error {
 
 // argumentsReadable refuses arguments that could not be parsed: that
 // failure wins over everything after it, an already-cancelled caller
-// included. (Arguments that parse but fail validation are reported when the
-// body would run, after policy.)
+// included. (Arguments that parse but fail validation are reported before
+// an ask reaches a person, by invalidBeforeAsk, or else when the body would
+// run.)
 func (rt *Runtime) argumentsReadable(e *execution) *registry.Error {
 	if e.argsErr != nil && e.call.Args.IsZero() {
 		return asRegistryError(e.argsErr)
@@ -542,6 +543,9 @@ func (rt *Runtime) prePolicy(e *execution, p hookSet) *registry.Error {
 		case decideDeny:
 			return &registry.Error{Code: registry.CodeDenied, Message: orDefault(d.reason, "denied by policy")}
 		case decideAsk:
+			if refusal := rt.invalidBeforeAsk(e, p); refusal != nil {
+				return refusal
+			}
 			if refusal := rt.ask(e, d.reason); refusal != nil {
 				return refusal
 			}
@@ -567,6 +571,24 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// invalidBeforeAsk refuses, before an ask reaches a person, a call whose
+// arguments fail the tool's schema: nobody is asked to approve a call that
+// cannot run. An owner guard's veto still wins (its reason, not the tool's
+// schema, is what the caller learns of a vetoed tool), so the guards are
+// consulted first; they run again at their own stage for calls that pass.
+func (rt *Runtime) invalidBeforeAsk(e *execution, p hookSet) *registry.Error {
+	if e.argsErr == nil {
+		return nil
+	}
+	if veto := rt.guard(e, p); veto != nil {
+		return veto
+	}
+	if re := asRegistryError(e.argsErr); re != nil {
+		return re
+	}
+	return &registry.Error{Code: registry.CodeInvalidArgs, Message: registry.SafeString(e.argsErr)}
 }
 
 // ask routes an ask to the approver; with none (no agent) it fails closed.

@@ -401,6 +401,40 @@ func TestAskRouting(t *testing.T) {
 	})
 }
 
+// TestInvalidArgsFailBeforeAsk: arguments that fail the tool's schema are
+// INVALID_ARGS before an ask reaches a person, so nobody approves a call that
+// cannot run; an unknown tool and a guard's veto still win.
+func TestInvalidArgsFailBeforeAsk(t *testing.T) {
+	reg, rt := newRT(t)
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))
+	var policies, asks int
+	rt.AddPrePolicy(registry.Global, func(context.Context, Call) (Decision, error) { policies++; return Ask("writes need a person"), nil })
+	approver := approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer {
+		asks++
+		return ApprovalAnswer{Outcome: ApprovalAllowOnce}
+	})
+	r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":"lots","b":2}`, Approver: approver})
+	wantCode(t, r, registry.CodeInvalidArgs)
+	if !strings.Contains(r.Error().Message, "/a") {
+		t.Errorf("message %q does not name /a", r.Error().Message)
+	}
+	if policies != 1 || asks != 0 {
+		t.Fatalf("invalid arguments: pre-policy ran %d times, asked %d times; want 1, 0", policies, asks)
+	}
+	wantCode(t, rt.Execute(context.Background(), Request{Name: "nope", Arguments: `{"a":"lots"}`, Approver: approver}), registry.CodeUnknownTool)
+	wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`, Approver: approver}), "")
+	if asks != 1 {
+		t.Fatalf("valid call: asked %d times in all, want 1", asks)
+	}
+	remove := rt.AddGuard(registry.Global, func(context.Context, Call) string { return "owner veto" })
+	r = rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":"lots","b":2}`, Approver: approver})
+	wantCode(t, r, registry.CodeDenied)
+	if r.Error().Message != "owner veto" || asks != 1 {
+		t.Fatalf("guarded invalid call: %+v, asks = %d", r.Error(), asks)
+	}
+	remove()
+}
+
 func TestGuards(t *testing.T) {
 	reg, rt := newRT(t)
 	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{}))

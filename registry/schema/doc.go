@@ -31,6 +31,10 @@
 // may grow to 1GB). CompileStandard cannot be chunked ($ref pointers span the
 // document), so it rejects documents nested deeper than 128 JSON levels.
 //
+// For and ForType infer a Node from a Go type (with
+// github.com/google/jsonschema-go), so that typed tools get DSL schemas that
+// obey every rule above: structs become closed objects.
+//
 // Nothing here ever fetches a document: the jsonschema compilers used by this
 // package refuse every external $ref and $schema URL.
 package schema
