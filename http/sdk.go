@@ -42,12 +42,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, apiErr)
 		return
 	}
-	schemas := v.Schemas()
-	for i := range schemas {
-		if schemas[i].Name == registry.RunCode {
-			schemas[i].Description = string(s.app.Bridge.Prompt(v)) // what its model reads
-		}
-	}
+	schemas := s.app.Bridge.ModelSchemas(v) // run_code's description is what its model reads
 	writeJSON(w, http.StatusOK, struct {
 		Scope string                 `json:"scope"`
 		Mode  registry.Mode          `json:"mode"`
@@ -152,10 +147,7 @@ func (s *Server) sdkTokenCounts(w http.ResponseWriter, r *http.Request) {
 			return string(v.Memo(sdkTextKey{name}, func() any { return sdkFormats[name].render(s.app.Bridge, v) }).([]byte))
 		}
 		native := tokens.Split{Tools: map[string]int{}}
-		for _, t := range v.Schemas() {
-			if t.Name == registry.RunCode {
-				t.Description = string(s.app.Bridge.Prompt(v))
-			}
+		for _, t := range s.app.Bridge.ModelSchemas(v) {
 			b, err := json.Marshal(struct {
 				Name        string          `json:"name"`
 				Description string          `json:"description"`

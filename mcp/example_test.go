@@ -65,3 +65,45 @@ func ExampleNewServer() {
 	// isError: false
 	// structuredContent: {"logs":[],"result":5}
 }
+
+// An MCP server of the same process (here one made with the go-sdk) becomes a tool source
+// without a subprocess: its tools join the scope as "<name>.<tool>" and programs call them
+// through the same pipeline, policies and log as any other tool.
+func ExampleStartUpstreams_inProcess() {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := app.New(ctx, config.Default(), app.Options{Store: session.NewMemory(), Logger: quiet})
+	if err != nil {
+		panic(err)
+	}
+	defer a.Close()
+
+	notes := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text" jsonschema:"what to note"`
+	}
+	type out struct {
+		Saved int `json:"saved"`
+	}
+	sdk.AddTool(notes, &sdk.Tool{Name: "add", Description: "Adds a note."}, func(_ context.Context, _ *sdk.CallToolRequest, n in) (*sdk.CallToolResult, out, error) {
+		return nil, out{Saved: len(n.Text)}, nil
+	})
+
+	ups, err := mcp.StartUpstreams(ctx, a, []config.MCPServer{{Name: "notes", Scope: "default"}},
+		mcp.UpstreamOptions{Logger: quiet, Servers: map[string]*sdk.Server{"notes": notes}})
+	if err != nil {
+		panic(err)
+	}
+	defer ups.Close()
+	if err := ups.Settle(ctx); err != nil {
+		panic(err)
+	}
+	res, err := a.Run(ctx, app.RunRequest{Code: `return await tools["notes.add"]({ text: "hello" })`})
+	if err != nil {
+		panic(err)
+	}
+	value, _ := json.Marshal(res.Value)
+	fmt.Println(ups.States()[0].Transport, ups.States()[0].State, string(value))
+	// Output:
+	// in-process ready {"logs":[],"result":{"saved":5}}
+}

@@ -84,6 +84,12 @@ type UpstreamOptions struct {
 	// Version is reported as clientInfo.version. Default "dev".
 	Version string
 
+	// Servers are MCP servers of this process (an existing go-sdk server, say) to serve as tool
+	// sources without a subprocess: an entry whose name is a key here, and that names neither
+	// a command nor a URL, connects to that server over in-memory transports, and its tools
+	// are registered, policed, logged and watched like any other upstream's.
+	Servers map[string]*sdk.Server
+
 	// Test knobs. minBackoff is the first retry delay (default 250ms),
 	// doubling up to maxBackoff (default 30s); healthInterval is the ping
 	// interval of HTTP upstreams (default 15s; negative: none).
@@ -357,7 +363,9 @@ func newUpstream(reg *registry.Registry, s config.MCPServer, opts UpstreamOption
 		return nil, errors.New("a name is required")
 	case !reg.HasScope(scope):
 		return nil, fmt.Errorf("unknown scope %q", scope)
-	case (len(s.Command) == 0) == (s.URL == "") && opts.dial == nil:
+	case opts.Servers[s.Name] != nil && (len(s.Command) > 0 || s.URL != ""):
+		return nil, errors.New("an in-process server (UpstreamOptions.Servers) takes neither command nor url")
+	case (len(s.Command) == 0) == (s.URL == "") && opts.dial == nil && opts.Servers[s.Name] == nil:
 		return nil, errors.New("give exactly one of command and url")
 	}
 	u := &upstream{
@@ -622,7 +630,10 @@ func (u *upstream) connect(ctx context.Context) (*connection, error) {
 	cctx, cancel := context.WithTimeoutCause(ctx, u.connectTimeout, fmt.Errorf("no answer within connect_timeout (%v)", u.connectTimeout))
 	defer cancel()
 	kinds := []string{"stdio"}
-	if u.http != nil {
+	switch {
+	case u.opts.Servers[u.cfg.Name] != nil:
+		kinds = []string{"in-process"}
+	case u.http != nil:
 		kinds = u.http.transports(u.cfg)
 	}
 	var firstErr error
@@ -666,6 +677,12 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 		if t, err = u.opts.dial(ctx, u.cfg); err != nil {
 			return nil, err
 		}
+	case u.opts.Servers[u.cfg.Name] != nil:
+		ct, st := sdk.NewInMemoryTransports()
+		if _, err := u.opts.Servers[u.cfg.Name].Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		t = ct
 	case kind == "stdio":
 		t = &stdioTransport{cmd: u.cfg.Command, env: u.cfg.Env, log: u.log, server: u.cfg.Name, limit: u.cfg.MessageBytes()}
 	default:
@@ -674,7 +691,7 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 	wt := &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification, heard: &heard{}}
 	t = wt
 	opts := u.clientOptions()
-	if kind != "stdio" && u.opts.healthInterval > 0 {
+	if kind != "stdio" && kind != "in-process" && u.opts.healthInterval > 0 {
 		opts.KeepAlive = u.opts.healthInterval
 		opts.KeepAliveFailureThreshold = 2
 	}
