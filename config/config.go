@@ -391,6 +391,9 @@ func decode(data []byte) (Config, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return Config{}, errorf("%s", yamlError(data, err))
 	}
+	if err := checkKnown(&root, reflect.TypeOf(c), ""); err != nil {
+		return Config{}, errorf("%v", err)
+	}
 	if err := checkIntegers(&root, reflect.TypeOf(c), ""); err != nil {
 		return Config{}, errorf("%v", err)
 	}
@@ -433,7 +436,10 @@ func yamlError(data []byte, err error) string {
 	return strings.Join(msgs, "; ")
 }
 
-// keyLines maps each line of a YAML document to the dotted key defined on it.
+// keyLines maps each line of a YAML document to the dotted key defined on
+// it; on a line with several keys (a flow map) the last one. Unknown keys
+// are named by checkKnown, which walks the document beside the type, so
+// this serves the other messages, which carry only a line.
 func keyLines(data []byte) map[int]string {
 	keys := map[int]string{}
 	var root yaml.Node
