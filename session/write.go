@@ -242,7 +242,7 @@ const (
 // CommitStats count a store's group commits since it opened.
 type CommitStats struct {
 	Commits int64         // transactions committed (each one flush with DurabilityFull)
-	Failed  int64         // transactions that failed (their writes failed with them)
+	Failed  int64         // transactions that failed (a refused batch's writes are then committed one by one)
 	Busy    time.Duration // time spent in transactions, committed and failed, flushes included
 	Writes  int64         // writes taken into transactions, failed ones included
 	Events  int64         // events appended
@@ -255,7 +255,11 @@ type CommitStats struct {
 type committer struct {
 	// commit runs one transaction for batch, in order, setting each
 	// write's base or err; an error fails the whole batch (nothing of it
-	// committed). It runs on the committer's goroutine only.
+	// committed). An error that is the store's own failure, after which
+	// retrying the writes one by one would not help (or, the outcome
+	// unknown, could commit them twice), matches ErrUnavailable; any other
+	// is the database refusing the batch's data. It runs on the
+	// committer's goroutine only.
 	commit func(batch []*queued) error
 	// committed is told, after the tickets resolved, of every batch that
 	// committed.
@@ -345,29 +349,53 @@ func (c *committer) run() {
 		c.drained = make(chan struct{})
 		c.mu.Unlock()
 
-		start := time.Now()
-		err := c.commit(batch)
-		c.busy.Add(int64(time.Since(start)))
 		c.writes.Add(int64(len(batch)))
-		if err == nil {
-			c.commits.Add(1)
-		} else {
-			c.failed.Add(1)
-		}
-		for _, p := range batch {
-			switch {
-			case err != nil:
-				p.ticket.resolve(nil, err)
-			case p.err != nil:
-				p.ticket.resolve(nil, p.err)
-			default:
-				c.events.Add(int64(len(p.events)))
-				p.ticket.resolve(p.result(), nil)
+		err := c.commitOnce(batch)
+		if err != nil && len(batch) > 1 && !errors.Is(err, ErrUnavailable) {
+			// The database refused the batch for one write's data (or
+			// a few): commit them one by one, in order, so that only
+			// those fail and their neighbours, other sessions' writes
+			// among them, do not.
+			for _, p := range batch {
+				c.resolve([]*queued{p}, c.commitOnce([]*queued{p}))
 			}
+			continue
 		}
-		if err == nil {
-			c.committed(batch)
+		c.resolve(batch, err)
+	}
+}
+
+// commitOnce runs one transaction, counting it.
+func (c *committer) commitOnce(batch []*queued) error {
+	start := time.Now()
+	err := c.commit(batch)
+	c.busy.Add(int64(time.Since(start)))
+	if err == nil {
+		c.commits.Add(1)
+	} else {
+		c.failed.Add(1)
+	}
+	return err
+}
+
+// resolve resolves the tickets of a batch that committed (err nil) or
+// failed whole.
+func (c *committer) resolve(batch []*queued, err error) {
+	for _, p := range batch {
+		switch {
+		case err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrRefused):
+			p.ticket.resolve(nil, markedError{fmt.Errorf("session: the database refused the write to %q: %w", p.sessionID, err), ErrRefused})
+		case err != nil:
+			p.ticket.resolve(nil, err)
+		case p.err != nil:
+			p.ticket.resolve(nil, p.err)
+		default:
+			c.events.Add(int64(len(p.events)))
+			p.ticket.resolve(p.result(), nil)
 		}
+	}
+	if err == nil {
+		c.committed(batch)
 	}
 }
 
