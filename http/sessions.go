@@ -18,6 +18,9 @@ import (
 // session returns the session the request may use. One in a scope the key
 // may not use is a 404 exactly like one that does not exist.
 func (s *Server) session(r *http.Request, id string) (session.Session, *apiError) {
+	if e := checkID("the session id", id); e != nil {
+		return session.Session{}, e
+	}
 	sess, err := s.app.Store.GetSession(r.Context(), id)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
@@ -344,6 +347,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	aid := chi.URLParam(r, "aid")
+	if e := checkID("the approval id", aid); e != nil {
+		s.writeError(w, e)
+		return
+	}
 	err := s.app.Agent.Answer(r.Context(), sess.ID, aid, allow, req.Reason)
 	switch {
 	case errors.Is(err, agent.ErrAnswered):
