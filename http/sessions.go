@@ -26,7 +26,7 @@ func (s *Server) session(r *http.Request, id string) (session.Session, *apiError
 	case errors.Is(err, session.ErrNotFound):
 		return session.Session{}, unknownSession(id)
 	case err != nil:
-		return session.Session{}, s.internal(r, "read session", err)
+		return session.Session{}, s.storeFailed(r, "read session", err)
 	case !ScopeAllowed(r.Context(), sess.Scope):
 		return session.Session{}, unknownSession(id)
 	}
@@ -102,7 +102,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, badRequest("cursor: not one a page of this listing returned"))
 			return
 		case err != nil:
-			s.writeError(w, s.internal(r, "list sessions", err))
+			s.writeError(w, s.storeFailed(r, "list sessions", err))
 			return
 		}
 		for _, sess := range page.Sessions {
@@ -159,7 +159,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, unknownScope(v.Scope()))
 			return
 		}
-		s.writeError(w, s.internal(r, "create session", err))
+		s.writeError(w, s.storeFailed(r, "create session", err))
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
@@ -376,5 +376,5 @@ func (s *Server) storeError(r *http.Request, id string, err error) *apiError {
 	if errors.Is(err, session.ErrNotFound) {
 		return unknownSession(id)
 	}
-	return s.internal(r, "session log", err)
+	return s.storeFailed(r, "session log", err)
 }

@@ -389,7 +389,7 @@ func TestMessagesFailuresAreNotPartialLists(t *testing.T) {
 	st.calls, st.fail = 0, 1
 	st.mu.Unlock()
 	resp, b := ts.get("/v1/sessions/" + id + "/messages")
-	decode[struct{ Error apiError }](t, resp, b, http.StatusInternalServerError)
+	wantError(t, resp, b, http.StatusServiceUnavailable, CodeStoreUnavailable)
 
 	st.mu.Lock()
 	st.calls, st.fail = 0, 40 // 39 pages of 16 events: past the first 64 KiB chunk

@@ -134,10 +134,23 @@ func TestCommitterBatchFailure(t *testing.T) {
 	if got, err := first.Wait(ctx); err != nil || got[0].Seq != 1 {
 		t.Fatalf("first = %+v, %v", got, err)
 	}
+	if err := c.writeErr(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("after a failed batch, writeErr = %v", err)
+	}
+	c.failMu.Lock()
+	c.failureAt = c.failureAt.Add(-writeFailureWindow)
+	c.failMu.Unlock()
+	if err := c.writeErr(); err != nil {
+		t.Fatalf("a failure older than the window still reported: %v", err)
+	}
+	c.setFailure(unavailable(errors.New("disk full")))
 	after := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("after")}})
 	g.release <- struct{}{}
 	if _, err := after.Wait(ctx); err != nil {
 		t.Fatalf("the batch after a failed one: %v", err)
+	}
+	if err := c.writeErr(); err != nil {
+		t.Fatalf("a batch committed after the failure, yet writeErr = %v", err)
 	}
 	if st := c.stats(); st.Commits != 2 || st.Failed != 1 || st.Writes != 7 || st.Events != 2 || st.Busy <= 0 || st.Queued != 0 {
 		t.Fatalf("stats %+v", st)

@@ -263,6 +263,9 @@ func (p *Postgres) Submit(ctx context.Context, w Write) *Ticket {
 	return p.commits.submit(ctx, w)
 }
 
+// WriteErr implements WriteHealth.
+func (p *Postgres) WriteErr() error { return p.commits.writeErr() }
+
 // Stats returns the store's group-commit counts.
 func (p *Postgres) Stats() CommitStats { return p.commits.stats() }
 

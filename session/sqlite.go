@@ -486,6 +486,9 @@ func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
 	return s.commits.submit(ctx, w)
 }
 
+// WriteErr implements WriteHealth.
+func (s *SQLite) WriteErr() error { return s.commits.writeErr() }
+
 // Stats returns the store's group-commit counts.
 func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
 

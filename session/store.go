@@ -37,6 +37,17 @@ var (
 	ErrRefused = errors.New("session: write refused by the database")
 )
 
+// WriteHealth is a store that knows whether its writes are failing for the
+// store's own reasons, so that a service can say it is not ready while
+// reads still work. The SQL stores implement it.
+type WriteHealth interface {
+	// WriteErr returns the failure (one matching ErrUnavailable) of the
+	// store's latest write, or nil when that write committed, failed for
+	// itself (ErrNotFound, ErrRefused…), or failed more than 30 seconds
+	// ago with nothing written since.
+	WriteErr() error
+}
+
 // unavailable marks err as a failure of the store (ErrUnavailable).
 func unavailable(err error) error {
 	if err == nil || errors.Is(err, ErrUnavailable) {

@@ -437,6 +437,8 @@ var (
 	_ session.BoundedReader = (*session.Memory)(nil)
 	_ session.BoundedReader = (*session.SQLite)(nil)
 	_ session.BoundedReader = (*session.Postgres)(nil)
+	_ session.WriteHealth   = (*session.SQLite)(nil)
+	_ session.WriteHealth   = (*session.Postgres)(nil)
 )
 
 // unbounded hides a store's EventsWithin.

@@ -278,7 +278,19 @@ type committer struct {
 	stopped chan struct{} // closed when the writer has stopped
 
 	commits, failed, busy, writes, events atomic.Int64 // busy in nanoseconds
+
+	// failure is the store's own failure (ErrUnavailable) of the latest
+	// resolved batch and when it happened; nil once a batch committed.
+	failMu    sync.Mutex
+	failure   error     // guarded by failMu
+	failureAt time.Time // guarded by failMu
 }
+
+// writeFailureWindow is how long a store failure of the latest write
+// makes the store report its writes failing (WriteHealth) when nothing
+// has been written since: a store no one writes to while it reports
+// failing (a load balancer sends it nothing) must come back by itself.
+const writeFailureWindow = 30 * time.Second
 
 func newCommitter(commit func([]*queued) error, committed func([]*queued)) *committer {
 	c := &committer{commit: commit, committed: committed, maxBatch: maxBatchBytes, maxQueued: maxQueuedBytes, drained: make(chan struct{}),
@@ -394,9 +406,29 @@ func (c *committer) resolve(batch []*queued, err error) {
 			p.ticket.resolve(p.result(), nil)
 		}
 	}
-	if err == nil {
+	switch {
+	case err == nil:
+		c.setFailure(nil)
 		c.committed(batch)
+	case errors.Is(err, ErrUnavailable):
+		c.setFailure(err)
 	}
+}
+
+func (c *committer) setFailure(err error) {
+	c.failMu.Lock()
+	c.failure, c.failureAt = err, time.Now()
+	c.failMu.Unlock()
+}
+
+// writeErr implements WriteHealth.
+func (c *committer) writeErr() error {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	if c.failure != nil && time.Since(c.failureAt) < writeFailureWindow {
+		return c.failure
+	}
+	return nil
 }
 
 // close commits what is queued, stops the writer and makes later submits
