@@ -108,7 +108,11 @@ type Server struct {
 	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
 	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
 	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
-	MaxMCPSessions       int      `yaml:"max_mcp_sessions"`        // MCP sessions open at once over /mcp, in all scopes
+	// WriteTimeout bounds each write of any other reply (a chunk of a
+	// large one, the whole of a small one): a client that does not take it
+	// within this has its connection closed, so that it pins no reply.
+	WriteTimeout   Duration `yaml:"write_timeout"`
+	MaxMCPSessions int      `yaml:"max_mcp_sessions"` // MCP sessions open at once over /mcp, in all scopes
 }
 
 // DemoState bounds the demo tools' state (kv entries and files), which
@@ -302,6 +306,7 @@ func Default() Config {
 			MaxStreams:           256,
 			MaxStreamsPerSession: 8,
 			StreamWriteTimeout:   Duration(10 * time.Second),
+			WriteTimeout:         Duration(30 * time.Second),
 			MaxMCPSessions:       1024,
 		},
 		DemoState: DemoState{
@@ -594,6 +599,8 @@ func (c *Config) validateServer() error {
 		return bad("server.max_streams_per_session", "must be positive")
 	case s.StreamWriteTimeout <= 0:
 		return bad("server.stream_write_timeout", "must be positive")
+	case s.WriteTimeout <= 0:
+		return bad("server.write_timeout", "must be positive")
 	case s.MaxMCPSessions <= 0:
 		return bad("server.max_mcp_sessions", "must be positive")
 	}

@@ -137,6 +137,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"server:\n  max_streams: 0", "server.max_streams: must be positive"},
 		{"server:\n  max_streams_per_session: 0", "server.max_streams_per_session"},
 		{"server:\n  stream_write_timeout: 0s", "server.stream_write_timeout"},
+		{"server:\n  write_timeout: 0s", "server.write_timeout: must be positive"},
 		{"server:\n  memory_budget: lots", "server.memory_budget: invalid size"},
 		{"server:\n  allowed_origins: [example.com]", "server.allowed_origins[0]: want an origin"},
 		{"server:\n  allowed_origins: ['https://a.example', 'https://b.example/path']", "server.allowed_origins[1]"},

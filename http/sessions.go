@@ -181,7 +181,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 // bounded pages (the nested Code Mode dispatches, which carry every
 // sub-call's arguments and content, are dropped as they are read), and the
 // messages are sent as they settle (session.MessageBuilder), in chunks of
-// about messageChunk bytes, so that what a read holds does not grow with the
+// about listChunk bytes, so that what a read holds does not grow with the
 // session: a page, a step and a chunk. A reply that fits in one chunk is
 // sent whole, with its length. A failure of the store before the first
 // chunk is an error reply; after it, the connection is cut rather than the
@@ -193,7 +193,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b session.MessageBuilder
-	out := &messageWriter{w: w}
+	out := &listWriter[session.Message]{w: w}
 	out.buf.WriteString(`{"messages":[`)
 	p := newPager(s, sess.ID, 0)
 	for {
@@ -211,55 +211,63 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if !out.write(b.Settled()) {
-			s.endMessages(w, out)
+			s.endList(w, out.err, out.started, "messages")
 			return
 		}
 	}
 	if !out.write(b.Rest()) {
-		s.endMessages(w, out)
+		s.endList(w, out.err, out.started, "messages")
 		return
 	}
 	out.buf.WriteString("]}\n")
-	if !out.started {
-		writeBody(w, http.StatusOK, out.buf.Bytes())
-		return
-	}
-	out.flush()
+	out.end()
 }
 
-// endMessages ends a /messages reply whose writer stopped: the client left,
-// or a message did not encode, which is a bug reported as one (an error
-// reply, or the connection cut once the body has started).
-func (s *Server) endMessages(w http.ResponseWriter, out *messageWriter) {
-	if out.err == nil {
+// endList ends a reply whose listWriter stopped: the client left, or an
+// item did not encode, which is a bug reported as one (an error reply, or
+// the connection cut once the body has started).
+func (s *Server) endList(w http.ResponseWriter, err error, started bool, what string) {
+	if err == nil {
 		return // the client left
 	}
-	s.log.Error("messages: a message did not encode", "error", out.err)
-	if !out.started {
-		s.writeError(w, &apiError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the messages could not be encoded"})
+	s.log.Error(what+": an item did not encode", "error", err)
+	if !started {
+		s.writeError(w, &apiError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the " + what + " could not be encoded"})
 		return
 	}
 	panic(http.ErrAbortHandler)
 }
 
-// messageChunk is about how much of a /messages reply is sent at a time.
-const messageChunk = 64 << 10
+// listChunk is about how much of a large reply is sent at a time.
+const listChunk = 64 << 10
 
-// messageWriter writes the messages of a /messages reply, comma-separated,
-// each as writeJSON encodes it, in chunks of about messageChunk bytes; the
-// first chunk sends the status and headers.
-type messageWriter struct {
+// listWriter writes a reply that holds a long list (the messages of
+// /messages, the events of /events): the items comma-separated, each as
+// writeJSON encodes it, in chunks of about listChunk bytes, so that the
+// reply is never whole in memory; the first chunk sends the status and
+// headers. A reply that fits in one chunk is sent whole, with its length.
+// Each chunk is one write, which server.write_timeout bounds.
+type listWriter[T any] struct {
 	w       http.ResponseWriter
 	buf     bytes.Buffer
 	enc     *json.Encoder // onto buf
-	n       int           // messages written
+	n       int           // items written
 	started bool          // the status has been sent
-	err     error         // a message that did not encode
+	err     error         // an item that did not encode
 }
 
-// write adds msgs and sends what passed messageChunk; false when the client
-// is gone or a message did not encode (err).
-func (m *messageWriter) write(msgs []session.Message) bool {
+// end sends what is buffered: the whole reply when nothing was sent yet.
+func (m *listWriter[T]) end() {
+	if !m.started {
+		writeBody(m.w, http.StatusOK, m.buf.Bytes())
+		return
+	}
+	m.flush()
+}
+
+// write adds items and sends what passed listChunk; false when the client
+// is gone or an item did not encode (err).
+func (m *listWriter[T]) write(msgs []T) bool {
 	for i := range msgs {
 		if m.n > 0 {
 			m.buf.WriteByte(',')
@@ -268,13 +276,13 @@ func (m *messageWriter) write(msgs []session.Message) bool {
 			m.enc = json.NewEncoder(&m.buf)
 			m.enc.SetEscapeHTML(false) // as marshal
 		}
-		if err := m.enc.Encode(&msgs[i]); err != nil { // a bug: a Message is strings, booleans and content blocks
+		if err := m.enc.Encode(&msgs[i]); err != nil { // a bug: messages and events always encode
 			m.err = err
 			return false
 		}
 		m.buf.Truncate(m.buf.Len() - 1) // the encoder's newline
 		m.n++
-		if m.buf.Len() >= messageChunk && !m.flush() {
+		if m.buf.Len() >= listChunk && !m.flush() {
 			return false
 		}
 	}
@@ -282,7 +290,7 @@ func (m *messageWriter) write(msgs []session.Message) bool {
 }
 
 // flush sends the buffer, the status and headers first.
-func (m *messageWriter) flush() bool {
+func (m *listWriter[T]) flush() bool {
 	if !m.started {
 		h := m.w.Header()
 		h.Set("Content-Type", "application/json; charset=utf-8")
