@@ -220,6 +220,52 @@ func TestCommitterRefusedBatch(t *testing.T) {
 	}
 }
 
+// When the store fails while a refused batch is committed write by write,
+// the writes left fail with that failure, untried.
+func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
+	hold, entered := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var tried []string
+	down := unavailable(errors.New("connection refused"))
+	commit := func(batch []*queued) error {
+		once.Do(func() { close(entered); <-hold })
+		if len(batch) > 1 {
+			return errors.New("invalid byte sequence")
+		}
+		tried = append(tried, batch[0].sessionID)
+		if batch[0].sessionID == "b" {
+			return down
+		}
+		return nil
+	}
+	c := newCommitter(commit, func([]*queued) {})
+	ctx := context.Background()
+	first := c.submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
+	<-entered
+	ids := []string{"a", "b", "c", "d"}
+	var tickets []*Ticket
+	for _, id := range ids {
+		tickets = append(tickets, c.submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
+	}
+	close(hold)
+	if _, err := first.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, tk := range tickets {
+		_, err := tk.Wait(ctx)
+		if (ids[i] == "a") != (err == nil) || err != nil && !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("write to %s: %v", ids[i], err)
+		}
+	}
+	c.close()
+	if got := strings.Join(tried, ","); got != "first,a,b" {
+		t.Fatalf("committed alone: %s, want first,a,b", got)
+	}
+	if c.writeErr() == nil {
+		t.Fatal("the store failed last, yet writeErr is nil")
+	}
+}
+
 // Submit waits for room when too much is queued, bounded by its context.
 func TestCommitterBackpressure(t *testing.T) {
 	g := newGate()

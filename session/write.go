@@ -368,8 +368,16 @@ func (c *committer) run() {
 			// a few): commit them one by one, in order, so that only
 			// those fail and their neighbours, other sessions' writes
 			// among them, do not.
+			var down error // the store failed meanwhile: the rest fail with it
 			for _, p := range batch {
-				c.resolve([]*queued{p}, c.commitOnce([]*queued{p}))
+				err := down
+				if err == nil {
+					err = c.commitOnce([]*queued{p})
+				}
+				if errors.Is(err, ErrUnavailable) {
+					down = err
+				}
+				c.resolve([]*queued{p}, err)
 			}
 			continue
 		}
