@@ -401,6 +401,13 @@ func (c *committer) commitOnce(batch []*queued) error {
 // resolve resolves the tickets of a batch that committed (err nil) or
 // failed whole.
 func (c *committer) resolve(batch []*queued, err error) {
+	// The health first: a writer told of its write's outcome sees it.
+	switch {
+	case err == nil:
+		c.setFailure(nil)
+	case errors.Is(err, ErrUnavailable):
+		c.setFailure(err)
+	}
 	for _, p := range batch {
 		switch {
 		case err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrRefused):
@@ -414,12 +421,8 @@ func (c *committer) resolve(batch []*queued, err error) {
 			p.ticket.resolve(p.result(), nil)
 		}
 	}
-	switch {
-	case err == nil:
-		c.setFailure(nil)
+	if err == nil {
 		c.committed(batch)
-	case errors.Is(err, ErrUnavailable):
-		c.setFailure(err)
 	}
 }
 
