@@ -108,8 +108,8 @@ type Server struct {
 	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
 	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
 	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
-	// WriteTimeout bounds each write of any other reply (a chunk of a
-	// large one, the whole of a small one): a client that does not take it
+	// WriteTimeout bounds each write of any other reply (replies are
+	// written 64 KiB at a time): a client that does not take a write
 	// within this has its connection closed, so that it pins no reply.
 	WriteTimeout   Duration `yaml:"write_timeout"`
 	MaxMCPSessions int      `yaml:"max_mcp_sessions"` // MCP sessions open at once over /mcp, in all scopes

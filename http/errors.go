@@ -110,7 +110,21 @@ func writeBody(w http.ResponseWriter, status int, data []byte) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
-	_, _ = w.Write(data)
+	_ = writeChunks(w, data)
+}
+
+// writeChunks writes data in writes of at most listChunk bytes: each write
+// has server.write_timeout to reach the client (see writeDeadlines), so a
+// large reply asks a client for a chunk per timeout, not the whole.
+func writeChunks(w http.ResponseWriter, data []byte) error {
+	for len(data) > 0 {
+		n := min(len(data), listChunk)
+		if _, err := w.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // writeError writes e as {"error":{"code","message","request_id"}} and

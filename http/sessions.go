@@ -298,7 +298,7 @@ func (m *listWriter[T]) flush() bool {
 		m.w.WriteHeader(http.StatusOK)
 		m.started = true
 	}
-	_, err := m.w.Write(m.buf.Bytes())
+	err := writeChunks(m.w, m.buf.Bytes())
 	m.buf.Reset()
 	return err == nil
 }
