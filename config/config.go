@@ -108,7 +108,11 @@ type Server struct {
 	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
 	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
 	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
-	MaxMCPSessions       int      `yaml:"max_mcp_sessions"`        // MCP sessions open at once over /mcp, in all scopes
+	// WriteTimeout bounds each write of any other reply (replies are
+	// written 64 KiB at a time): a client that does not take a write
+	// within this has its connection closed, so that it pins no reply.
+	WriteTimeout   Duration `yaml:"write_timeout"`
+	MaxMCPSessions int      `yaml:"max_mcp_sessions"` // MCP sessions open at once over /mcp, in all scopes
 }
 
 // DemoState bounds the demo tools' state (kv entries and files), which
@@ -354,6 +358,7 @@ func Default() Config {
 			MaxStreams:           256,
 			MaxStreamsPerSession: 8,
 			StreamWriteTimeout:   Duration(10 * time.Second),
+			WriteTimeout:         Duration(30 * time.Second),
 			MaxMCPSessions:       1024,
 		},
 		DemoState: DemoState{
@@ -443,6 +448,9 @@ func decode(data []byte) (Config, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return Config{}, errorf("%s", yamlError(data, err))
 	}
+	if err := checkKnown(&root, reflect.TypeOf(c), ""); err != nil {
+		return Config{}, errorf("%v", err)
+	}
 	if err := checkIntegers(&root, reflect.TypeOf(c), ""); err != nil {
 		return Config{}, errorf("%v", err)
 	}
@@ -485,7 +493,10 @@ func yamlError(data []byte, err error) string {
 	return strings.Join(msgs, "; ")
 }
 
-// keyLines maps each line of a YAML document to the dotted key defined on it.
+// keyLines maps each line of a YAML document to the dotted key defined on
+// it; on a line with several keys (a flow map) the last one. Unknown keys
+// are named by checkKnown, which walks the document beside the type, so
+// this serves the other messages, which carry only a line.
 func keyLines(data []byte) map[int]string {
 	keys := map[int]string{}
 	var root yaml.Node
@@ -640,6 +651,8 @@ func (c *Config) validateServer() error {
 		return bad("server.max_streams_per_session", "must be positive")
 	case s.StreamWriteTimeout <= 0:
 		return bad("server.stream_write_timeout", "must be positive")
+	case s.WriteTimeout <= 0:
+		return bad("server.write_timeout", "must be positive")
 	case s.MaxMCPSessions <= 0:
 		return bad("server.max_mcp_sessions", "must be positive")
 	}

@@ -78,6 +78,13 @@ func TestErrorsNameTheKey(t *testing.T) {
 	cases := []struct{ yaml, want string }{
 		{"lisen: x", `unknown key "lisen"`},
 		{"limits:\n  timout: 3s", `unknown key "limits.timout"`},
+		// yaml names only the line and the field; on a flow map's line the
+		// unknown key is not the line's last.
+		{"approvals: {hold: 1s, timeout: 10m}", `unknown key "approvals.hold"`},
+		{"limits: {timout: 3s, memory: 1GiB}", `unknown key "limits.timout"`},
+		{"scopes:\n  a: {restrict: {alow: [x], deny: [y]}, mode: code}", `unknown key "scopes.a.restrict.alow"`},
+		{"mcp_servers:\n  - {name: a, url: 'http://x', liveness: {idel: 1s, ping_timeout: 5s}}", `unknown key "mcp_servers[0].liveness.idel"`},
+		{"limits:\n  timeout: 3s\n  nope: 1\nserver: {nope: 2}", `unknown key "limits.nope"; unknown key "server.nope"`},
 		{"limits:\n  timeout: soon", "limits.timeout: invalid duration"},
 		{"limits:\n  max_log_bytes: lots", "limits.max_log_bytes: invalid size"},
 		{"limits:\n  max_sub_calls: 0", "limits.max_sub_calls: must be positive"},
@@ -130,6 +137,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"server:\n  max_streams: 0", "server.max_streams: must be positive"},
 		{"server:\n  max_streams_per_session: 0", "server.max_streams_per_session"},
 		{"server:\n  stream_write_timeout: 0s", "server.stream_write_timeout"},
+		{"server:\n  write_timeout: 0s", "server.write_timeout: must be positive"},
 		{"server:\n  memory_budget: lots", "server.memory_budget: invalid size"},
 		{"server:\n  allowed_origins: [example.com]", "server.allowed_origins[0]: want an origin"},
 		{"server:\n  allowed_origins: ['https://a.example', 'https://b.example/path']", "server.allowed_origins[1]"},

@@ -55,6 +55,7 @@
 //	  max_streams: 256             open event streams in all
 //	  max_streams_per_session: 8   open event streams of one session
 //	  stream_write_timeout: 10s    one write to a stream; a slower reader is dropped
+//	  write_timeout: 30s           one write (64 KiB at most) of any other reply; a slower reader is cut off
 //	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes
 //	approvals:
 //	  timeout: 5m                  an ask nobody answers is denied

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -189,6 +190,9 @@ func setYAML(v reflect.Value, s string) error {
 	if err := yaml.Unmarshal([]byte(s), &node); err != nil {
 		return fmt.Errorf("want a YAML value: %v", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	if err := checkKnown(&node, v.Type(), ""); err != nil {
+		return err
+	}
 	if err := checkIntegers(&node, v.Type(), ""); err != nil {
 		return err
 	}
@@ -263,6 +267,64 @@ func checkIntegers(n *yaml.Node, t reflect.Type, path string) error {
 			return fmt.Errorf("want an integer, got %q", n.Value)
 		}
 		return fmt.Errorf("%s: want an integer, got %q", path, n.Value)
+	}
+	return nil
+}
+
+// checkKnown walks a YAML document beside the type it decodes into and
+// names every key that no struct field has, by its dotted path from the
+// document's root. yaml's own message carries only the line and the
+// field's name, which is ambiguous on a line holding a flow map
+// ({hold: 1s, timeout: 10m}) or the same name at two depths.
+func checkKnown(n *yaml.Node, t reflect.Type, path string) error {
+	var unknown []string
+	var walk func(n *yaml.Node, t reflect.Type, path string)
+	walk = func(n *yaml.Node, t reflect.Type, path string) {
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == durationType || t == sizeType {
+			return
+		}
+		join := func(k string) string {
+			if path == "" {
+				return k
+			}
+			return path + "." + k
+		}
+		switch {
+		case n.Kind == yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, t, path)
+			}
+		case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i].Value
+				f, ok := fieldByTag(t, k)
+				if !ok {
+					if n.Content[i].ShortTag() != "!!merge" {
+						unknown = append(unknown, fmt.Sprintf("unknown key %q", join(k)))
+					}
+					continue
+				}
+				walk(n.Content[i+1], f.Type, join(k))
+			}
+		case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], t.Elem(), join(n.Content[i].Value))
+			}
+		case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(n, t, path)
+	if len(unknown) > 0 {
+		return errors.New(strings.Join(unknown, "; "))
 	}
 	return nil
 }

@@ -70,6 +70,7 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 		"CODEMODE_DEMO=maybe":                                             "CODEMODE_DEMO: want true or false",
 		"CODEMODE_SCOPES=[oops":                                           "CODEMODE_SCOPES: want a YAML value",
 		"CODEMODE_POLICIES=[{tool: x, decisin: y}]":                       "CODEMODE_POLICIES: ",
+		"CODEMODE_SCOPES={a: {restrict: {alow: [x]}, mode: code}}":        `CODEMODE_SCOPES: unknown key "a.restrict.alow"`,
 		"CODEMODE_MCP_SERVERS=[{name: a, url: 'http://x', timeout: 1.5}]": "CODEMODE_MCP_SERVERS: ",
 		"CODEMODE_LIMITS_TIMOUT=3s":                                       "CODEMODE_LIMITS_TIMOUT: names no configuration key",
 		"CODEMODE_SESSIONS_RETENTION_MAXAGE=1h":                           "CODEMODE_SESSIONS_RETENTION_MAXAGE: names no configuration key",

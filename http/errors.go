@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ const (
 	CodeOverloaded           = "OVERLOADED"             // 503: every run slot taken and the queue full, the memory budget in use, or every event stream taken
 	CodeRequestTimeout       = "REQUEST_TIMEOUT"        // 503: the request ended (server.request_timeout, or the client left) before its run started
 	CodeShuttingDown         = "SHUTTING_DOWN"          // 503: the server is stopping
+	CodeStoreUnavailable     = "STORE_UNAVAILABLE"      // 503: the session store failed (unreachable, disk full), with Retry-After
 	CodeInternal             = "INTERNAL"               // 500: a fault of the service (logged)
 )
 
@@ -108,13 +110,30 @@ func writeBody(w http.ResponseWriter, status int, data []byte) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
-	_, _ = w.Write(data)
+	_ = writeChunks(w, data)
+}
+
+// writeChunks writes data in writes of at most listChunk bytes: each write
+// has server.write_timeout to reach the client (see writeDeadlines), so a
+// large reply asks a client for a chunk per timeout, not the whole.
+func writeChunks(w http.ResponseWriter, data []byte) error {
+	for len(data) > 0 {
+		n := min(len(data), listChunk)
+		if _, err := w.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // writeError writes e as {"error":{"code","message","request_id"}} and
 // counts it. The request id is the one instrument set on the response.
 func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
 	s.metrics.apiErrors.WithLabelValues(e.Code).Inc()
+	if e.Code == CodeStoreUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
 	if e.RequestID == "" {
 		c := *e
 		c.RequestID = w.Header().Get(headerRequestID)
@@ -214,8 +233,30 @@ func (s *Server) internal(r *http.Request, what string, err error) *apiError {
 	if errors.Is(err, session.ErrClosed) || s.isStopping() {
 		return errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
+	if errors.Is(err, session.ErrUnavailable) {
+		return s.storeUnavailable(r, what, err)
+	}
 	s.logFor(r).Error("request failed", "method", r.Method, "path", r.URL.Path, "what", what, "err", err)
 	return errorf(http.StatusInternalServerError, CodeInternal, "internal error (%s)", what)
+}
+
+// storeFailed maps a failure of a call to the session store that has no
+// meaning of its own (not ErrNotFound and the like): the store did not
+// answer, so it is a 503 STORE_UNAVAILABLE, whatever the store called it.
+func (s *Server) storeFailed(r *http.Request, what string, err error) *apiError {
+	if errors.Is(err, session.ErrClosed) || s.isStopping() {
+		return errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errorf(http.StatusServiceUnavailable, CodeRequestTimeout, "the request ended before the session store answered (%s)", what)
+	}
+	return s.storeUnavailable(r, what, err)
+}
+
+// storeUnavailable is the 503 of a store failure, logged.
+func (s *Server) storeUnavailable(r *http.Request, what string, err error) *apiError {
+	s.logFor(r).Error("session store failed", "method", r.Method, "path", r.URL.Path, "what", what, "err", err)
+	return errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session store failed (%s); retry later", what)
 }
 
 func (s *Server) isStopping() bool { return s.stopCtx.Err() != nil }

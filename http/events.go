@@ -33,6 +33,9 @@ const (
 	defaultEventsPage  = 1000
 	maxEventsPage      = 10000
 	maxEventsPageBytes = 8 << 20
+	// eventsReadBytes bounds the store pages the JSON form reads: what
+	// a reply being sent holds, however slowly its client reads.
+	eventsReadBytes = 1 << 20
 )
 
 // pager reads a session's log in bounded pages, after a seq.
@@ -41,10 +44,11 @@ type pager struct {
 	id      string
 	after   int64 // the seq of the last event read
 	largest int   // the largest event data seen, bytes
+	bytes   int   // about the most a page holds (pageBytes by default)
 }
 
 func newPager(s *Server, id string, after int64) *pager {
-	return &pager{store: s.app.Store, id: id, after: after}
+	return &pager{store: s.app.Store, id: id, after: after, bytes: pageBytes}
 }
 
 // next reads the next page, at most most events (most <= 0: a whole page);
@@ -56,16 +60,16 @@ func (p *pager) next(ctx context.Context, most int) (events []session.Event, ful
 		if most > 0 && most < n {
 			n = most
 		}
-		events, err = br.EventsWithin(ctx, p.id, p.after, n, pageBytes)
+		events, err = br.EventsWithin(ctx, p.id, p.after, n, p.bytes)
 		if err != nil || len(events) == 0 {
 			return nil, false, err
 		}
 		p.after = events[len(events)-1].Seq
-		return events, len(events) == n || eventBytes(events) >= pageBytes, nil
+		return events, len(events) == n || eventBytes(events) >= p.bytes, nil
 	}
 	n := 1 // the first page tells the size of the events
 	if p.largest > 0 {
-		n = max(1, min(pageEvents, pageBytes/p.largest))
+		n = max(1, min(pageEvents, p.bytes/p.largest))
 	}
 	if most > 0 && most < n {
 		n = most
@@ -134,48 +138,66 @@ func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = min(n, maxEventsPage)
 	}
-	page, more, err := s.eventsPage(r.Context(), sess.ID, after, limit)
-	if err != nil {
-		s.writeError(w, s.storeError(r, sess.ID, err))
-		return
-	}
-	resp := struct {
-		Events    []session.Event `json:"events"`
-		More      bool            `json:"more"`
-		NextAfter int64           `json:"next_after,omitempty"`
-	}{Events: page, More: more}
-	if more {
-		resp.NextAfter = page[len(page)-1].Seq
-	}
-	writeJSON(w, http.StatusOK, resp)
+	s.writeEventsPage(w, r, sess.ID, after, limit)
 }
 
-// eventsPage reads up to limit events after a seq, stopping early once they
-// pass maxEventsPageBytes (but never before the first); more reports that
-// events may follow the last one returned.
-func (s *Server) eventsPage(ctx context.Context, id string, after int64, limit int) (events []session.Event, more bool, err error) {
+// writeEventsPage sends up to limit events after a seq, stopping early once
+// they pass maxEventsPageBytes (but never before the first), as they are
+// read: a store page at a time, in chunks of about listChunk bytes (see
+// listWriter), so that a reply holds one page of the store and one chunk,
+// however large it is and however slowly it is read. "more" reports that
+// events may follow the last one sent. A failure of the store before the
+// first chunk is an error reply; after it, the connection is cut rather
+// than the page ended as a well-formed but short one.
+func (s *Server) writeEventsPage(w http.ResponseWriter, r *http.Request, id string, after int64, limit int) {
+	out := &listWriter[session.Event]{w: w}
+	out.buf.WriteString(`{"events":[`)
+	fail := func(err error) {
+		if !out.started {
+			s.writeError(w, s.storeError(r, id, err))
+			return
+		}
+		s.log.Warn("events: the log could not be read; the reply is cut", "session", id, "error", err)
+		panic(http.ErrAbortHandler)
+	}
 	p := newPager(s, id, after)
-	events = []session.Event{}
-	size := 0
-	for len(events) < limit {
-		page, _, err := p.next(ctx, limit-len(events))
+	p.bytes = eventsReadBytes
+	n, size, more := 0, 0, false
+	for n < limit {
+		page, _, err := p.next(r.Context(), limit-n)
 		if err != nil {
-			return nil, false, err
+			fail(err)
+			return
 		}
 		if len(page) == 0 {
-			return events, false, nil
+			break
 		}
-		events = append(events, page...)
+		if !out.write(page) {
+			s.endList(w, out.err, out.started, "events")
+			return
+		}
+		n += len(page)
 		if size += eventBytes(page); size >= maxEventsPageBytes {
-			return events, true, nil
+			more = true
+			break
 		}
 	}
-	// Full: is there another?
-	next, err := s.app.Store.Events(ctx, id, p.after, 1)
-	if err != nil {
-		return nil, false, err
+	if n == limit && !more { // full: is there another?
+		next, err := s.app.Store.Events(r.Context(), id, p.after, 1)
+		if err != nil {
+			fail(err)
+			return
+		}
+		more = len(next) > 0
 	}
-	return events, len(next) > 0, nil
+	out.buf.WriteString(`],"more":`)
+	out.buf.WriteString(strconv.FormatBool(more))
+	if more {
+		out.buf.WriteString(`,"next_after":`)
+		out.buf.WriteString(strconv.FormatInt(p.after, 10))
+	}
+	out.buf.WriteString("}\n")
+	out.end()
 }
 
 // seqParam reads a sequence number: empty is 0.

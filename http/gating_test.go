@@ -55,9 +55,9 @@ func TestRepliesWaitForTheirLog(t *testing.T) {
 					store.Release() // what was held so far fails
 				}
 			}
-			if r.err != nil || r.resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(r.body), `"code":"INTERNAL"`) ||
+			if r.err != nil || r.resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"code":"STORE_UNAVAILABLE"`) ||
 				strings.Contains(string(r.body), `"results"`) || strings.Contains(string(r.body), `"value"`) {
-				t.Fatalf("reply: %v %+v %s; want a 500 without the result", r.err, r.resp, r.body)
+				t.Fatalf("reply: %v %+v %s; want a 503 STORE_UNAVAILABLE without the result", r.err, r.resp, r.body)
 			}
 		})
 	}

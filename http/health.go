@@ -33,7 +33,8 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz serves GET /readyz, readiness: 200 {"status":"ready","checks":{…}}
 // when every check passes, else 503 {"status":"not_ready","checks":{…}}.
 // The checks: "server" (not shutting down), "store" (a read answers within
-// readyStoreTimeout), and "upstream:NAME" for each upstream MCP server (its
+// readyStoreTimeout, and the latest write did not fail for the store, see
+// session.WriteHealth), and "upstream:NAME" for each upstream MCP server (its
 // state is ready). The process-isolation workers start on the first run, so
 // they are no check.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
@@ -50,6 +51,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		checks["store"] = Check{Detail: "the store did not answer within " + readyStoreTimeout.String()}
 	default:
 		checks["store"] = Check{Detail: err.Error()}
+	}
+	if h, ok := s.app.Store.(session.WriteHealth); ok && checks["store"].OK {
+		if err := h.WriteErr(); err != nil {
+			checks["store"] = Check{Detail: "writes fail: " + err.Error()}
+		}
 	}
 	if s.upstreams != nil {
 		for _, st := range s.upstreams.States() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -71,6 +72,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.SessionID != "" {
+		if e := checkID("session_id", req.SessionID); e != nil {
+			s.writeError(w, e)
+			return
+		}
 		sess, e := s.session(r, req.SessionID)
 		if e != nil {
 			s.writeError(w, e)
@@ -250,6 +255,12 @@ func toolCalls(req stepRequest) ([]agent.ToolCall, *apiError) {
 			return nil, badRequest("tool_calls[%d].id: duplicate id %q", i, c.ID)
 		case c.Name == "":
 			return nil, badRequest("tool_calls[%d].name is required", i)
+		}
+		if e := checkID(fmt.Sprintf("tool_calls[%d].id", i), c.ID); e != nil {
+			return nil, e
+		}
+		if e := checkID(fmt.Sprintf("tool_calls[%d].name", i), c.Name); e != nil {
+			return nil, e
 		}
 		seen[c.ID] = true
 		args, err := rawArguments(c.Arguments)

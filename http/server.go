@@ -61,6 +61,7 @@ type limits struct {
 	ShutdownGrace  time.Duration
 
 	StreamWriteTimeout time.Duration
+	WriteTimeout       time.Duration
 }
 
 // Server is the HTTP service over one App. It is an http.Handler; Serve
@@ -104,6 +105,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		ShutdownGrace:  sc.ShutdownGrace.Std(),
 
 		StreamWriteTimeout: sc.StreamWriteTimeout.Std(),
+		WriteTimeout:       sc.WriteTimeout.Std(),
 	}
 	switch {
 	case cfg.MaxBodyBytes <= 0:
@@ -126,6 +128,8 @@ func New(a *app.App, opts Options) (*Server, error) {
 		return nil, errors.New("config: server.max_streams_per_session: must be positive")
 	case cfg.StreamWriteTimeout <= 0:
 		return nil, errors.New("config: server.stream_write_timeout: must be positive")
+	case cfg.WriteTimeout <= 0:
+		return nil, errors.New("config: server.write_timeout: must be positive")
 	}
 	keys, err := newKeyring(a.Config.APIKeys)
 	if err != nil {
@@ -188,14 +192,15 @@ func New(a *app.App, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// routes builds the router. Every route checks the Host first (on a
-// loopback server); everything under /v1 (and /mcp) passes the cross-origin
+// routes builds the router. Every write of every reply is bounded by
+// server.write_timeout (event streams by server.stream_write_timeout).
+// Every route checks the Host first (on a loopback server); everything under /v1 (and /mcp) passes the cross-origin
 // and content-type checks, the body limit, identification, rate limiting and
 // authentication, in that order; every route except event streams is
 // bounded by the request timeout.
 func (s *Server) routes(opts Options) http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.instrument, s.checkHost, middleware.GetHead)
+	r.Use(s.instrument, s.writeDeadlines, s.checkHost, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})

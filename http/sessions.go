@@ -18,12 +18,15 @@ import (
 // session returns the session the request may use. One in a scope the key
 // may not use is a 404 exactly like one that does not exist.
 func (s *Server) session(r *http.Request, id string) (session.Session, *apiError) {
+	if e := checkID("the session id", id); e != nil {
+		return session.Session{}, e
+	}
 	sess, err := s.app.Store.GetSession(r.Context(), id)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		return session.Session{}, unknownSession(id)
 	case err != nil:
-		return session.Session{}, s.internal(r, "read session", err)
+		return session.Session{}, s.storeFailed(r, "read session", err)
 	case !ScopeAllowed(r.Context(), sess.Scope):
 		return session.Session{}, unknownSession(id)
 	}
@@ -99,7 +102,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, badRequest("cursor: not one a page of this listing returned"))
 			return
 		case err != nil:
-			s.writeError(w, s.internal(r, "list sessions", err))
+			s.writeError(w, s.storeFailed(r, "list sessions", err))
 			return
 		}
 		for _, sess := range page.Sessions {
@@ -156,7 +159,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, unknownScope(v.Scope()))
 			return
 		}
-		s.writeError(w, s.internal(r, "create session", err))
+		s.writeError(w, s.storeFailed(r, "create session", err))
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
@@ -178,7 +181,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 // bounded pages (the nested Code Mode dispatches, which carry every
 // sub-call's arguments and content, are dropped as they are read), and the
 // messages are sent as they settle (session.MessageBuilder), in chunks of
-// about messageChunk bytes, so that what a read holds does not grow with the
+// about listChunk bytes, so that what a read holds does not grow with the
 // session: a page, a step and a chunk. A reply that fits in one chunk is
 // sent whole, with its length. A failure of the store before the first
 // chunk is an error reply; after it, the connection is cut rather than the
@@ -190,7 +193,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b session.MessageBuilder
-	out := &messageWriter{w: w}
+	out := &listWriter[session.Message]{w: w}
 	out.buf.WriteString(`{"messages":[`)
 	p := newPager(s, sess.ID, 0)
 	for {
@@ -208,55 +211,63 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if !out.write(b.Settled()) {
-			s.endMessages(w, out)
+			s.endList(w, out.err, out.started, "messages")
 			return
 		}
 	}
 	if !out.write(b.Rest()) {
-		s.endMessages(w, out)
+		s.endList(w, out.err, out.started, "messages")
 		return
 	}
 	out.buf.WriteString("]}\n")
-	if !out.started {
-		writeBody(w, http.StatusOK, out.buf.Bytes())
-		return
-	}
-	out.flush()
+	out.end()
 }
 
-// endMessages ends a /messages reply whose writer stopped: the client left,
-// or a message did not encode, which is a bug reported as one (an error
-// reply, or the connection cut once the body has started).
-func (s *Server) endMessages(w http.ResponseWriter, out *messageWriter) {
-	if out.err == nil {
+// endList ends a reply whose listWriter stopped: the client left, or an
+// item did not encode, which is a bug reported as one (an error reply, or
+// the connection cut once the body has started).
+func (s *Server) endList(w http.ResponseWriter, err error, started bool, what string) {
+	if err == nil {
 		return // the client left
 	}
-	s.log.Error("messages: a message did not encode", "error", out.err)
-	if !out.started {
-		s.writeError(w, &apiError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the messages could not be encoded"})
+	s.log.Error(what+": an item did not encode", "error", err)
+	if !started {
+		s.writeError(w, &apiError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the " + what + " could not be encoded"})
 		return
 	}
 	panic(http.ErrAbortHandler)
 }
 
-// messageChunk is about how much of a /messages reply is sent at a time.
-const messageChunk = 64 << 10
+// listChunk is about how much of a large reply is sent at a time.
+const listChunk = 64 << 10
 
-// messageWriter writes the messages of a /messages reply, comma-separated,
-// each as writeJSON encodes it, in chunks of about messageChunk bytes; the
-// first chunk sends the status and headers.
-type messageWriter struct {
+// listWriter writes a reply that holds a long list (the messages of
+// /messages, the events of /events): the items comma-separated, each as
+// writeJSON encodes it, in chunks of about listChunk bytes, so that the
+// reply is never whole in memory; the first chunk sends the status and
+// headers. A reply that fits in one chunk is sent whole, with its length.
+// Each chunk is one write, which server.write_timeout bounds.
+type listWriter[T any] struct {
 	w       http.ResponseWriter
 	buf     bytes.Buffer
 	enc     *json.Encoder // onto buf
-	n       int           // messages written
+	n       int           // items written
 	started bool          // the status has been sent
-	err     error         // a message that did not encode
+	err     error         // an item that did not encode
 }
 
-// write adds msgs and sends what passed messageChunk; false when the client
-// is gone or a message did not encode (err).
-func (m *messageWriter) write(msgs []session.Message) bool {
+// end sends what is buffered: the whole reply when nothing was sent yet.
+func (m *listWriter[T]) end() {
+	if !m.started {
+		writeBody(m.w, http.StatusOK, m.buf.Bytes())
+		return
+	}
+	m.flush()
+}
+
+// write adds items and sends what passed listChunk; false when the client
+// is gone or an item did not encode (err).
+func (m *listWriter[T]) write(msgs []T) bool {
 	for i := range msgs {
 		if m.n > 0 {
 			m.buf.WriteByte(',')
@@ -265,13 +276,13 @@ func (m *messageWriter) write(msgs []session.Message) bool {
 			m.enc = json.NewEncoder(&m.buf)
 			m.enc.SetEscapeHTML(false) // as marshal
 		}
-		if err := m.enc.Encode(&msgs[i]); err != nil { // a bug: a Message is strings, booleans and content blocks
+		if err := m.enc.Encode(&msgs[i]); err != nil { // a bug: messages and events always encode
 			m.err = err
 			return false
 		}
 		m.buf.Truncate(m.buf.Len() - 1) // the encoder's newline
 		m.n++
-		if m.buf.Len() >= messageChunk && !m.flush() {
+		if m.buf.Len() >= listChunk && !m.flush() {
 			return false
 		}
 	}
@@ -279,7 +290,7 @@ func (m *messageWriter) write(msgs []session.Message) bool {
 }
 
 // flush sends the buffer, the status and headers first.
-func (m *messageWriter) flush() bool {
+func (m *listWriter[T]) flush() bool {
 	if !m.started {
 		h := m.w.Header()
 		h.Set("Content-Type", "application/json; charset=utf-8")
@@ -287,7 +298,7 @@ func (m *messageWriter) flush() bool {
 		m.w.WriteHeader(http.StatusOK)
 		m.started = true
 	}
-	_, err := m.w.Write(m.buf.Bytes())
+	err := writeChunks(m.w, m.buf.Bytes())
 	m.buf.Reset()
 	return err == nil
 }
@@ -344,6 +355,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	aid := chi.URLParam(r, "aid")
+	if e := checkID("the approval id", aid); e != nil {
+		s.writeError(w, e)
+		return
+	}
 	err := s.app.Agent.Answer(r.Context(), sess.ID, aid, allow, req.Reason)
 	switch {
 	case errors.Is(err, agent.ErrAnswered):
@@ -369,5 +384,5 @@ func (s *Server) storeError(r *http.Request, id string, err error) *apiError {
 	if errors.Is(err, session.ErrNotFound) {
 		return unknownSession(id)
 	}
-	return s.internal(r, "session log", err)
+	return s.storeFailed(r, "session log", err)
 }

@@ -389,7 +389,7 @@ func TestMessagesFailuresAreNotPartialLists(t *testing.T) {
 	st.calls, st.fail = 0, 1
 	st.mu.Unlock()
 	resp, b := ts.get("/v1/sessions/" + id + "/messages")
-	decode[struct{ Error apiError }](t, resp, b, http.StatusInternalServerError)
+	wantError(t, resp, b, http.StatusServiceUnavailable, CodeStoreUnavailable)
 
 	st.mu.Lock()
 	st.calls, st.fail = 0, 40 // 39 pages of 16 events: past the first 64 KiB chunk
@@ -405,5 +405,76 @@ func TestMessagesFailuresAreNotPartialLists(t *testing.T) {
 	}
 	if json.Valid(body) {
 		t.Fatal("the cut reply is valid JSON")
+	}
+}
+
+// A large /events page is sent as it is read (chunked, no length), byte
+// for byte what encoding the whole page gives; a small one whole, with its
+// length. A store that fails before the first chunk gets an error reply;
+// after it, the connection is cut.
+func TestEventsPageIsSentAsItIsRead(t *testing.T) {
+	st := &failingPages{Store: session.NewMemory()}
+	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	whole := func(id string, after int64, limit int) []byte {
+		t.Helper()
+		events, err := st.Store.Events(context.Background(), id, after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more := len(events) > limit
+		events = events[:min(limit, len(events))]
+		resp := struct {
+			Events    []session.Event `json:"events"`
+			More      bool            `json:"more"`
+			NextAfter int64           `json:"next_after,omitempty"`
+		}{Events: append([]session.Event{}, events...), More: more}
+		if more {
+			resp.NextAfter = events[len(events)-1].Seq
+		}
+		data, err := marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	short := ts.newSession("", "")
+	appendSteps(t, st, short, 3, 10)
+	resp, b := ts.get("/v1/sessions/" + short + "/events")
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(b)) || !bytes.Equal(b, whole(short, 0, 1000)) {
+		t.Fatalf("short: %d, length %d, body\n%s\nwant\n%s", resp.StatusCode, resp.ContentLength, b, whole(short, 0, 1000))
+	}
+	long := ts.newSession("", "")
+	appendSteps(t, st, long, 600, 500) // 1,200 events, about 700 KB
+	for _, q := range []struct {
+		query        string
+		after, limit int
+	}{{"", 0, 1000}, {"?after=7&limit=1193", 7, 1193}, {"?after=1100", 1100, 1000}} {
+		resp, b = ts.get("/v1/sessions/" + long + "/events" + q.query)
+		want := whole(long, int64(q.after), q.limit)
+		if chunked := len(want) > listChunk; resp.StatusCode != http.StatusOK || (resp.ContentLength == -1) != chunked {
+			t.Fatalf("long%s: %d, length %d for %d bytes", q.query, resp.StatusCode, resp.ContentLength, len(want))
+		}
+		if !bytes.Equal(b, want) {
+			t.Fatalf("long%s: %d bytes, not the %d bytes of the whole page", q.query, len(b), len(want))
+		}
+	}
+
+	st.mu.Lock()
+	st.calls, st.fail = 0, 1
+	st.mu.Unlock()
+	resp, b = ts.get("/v1/sessions/" + long + "/events")
+	wantError(t, resp, b, http.StatusServiceUnavailable, CodeStoreUnavailable)
+
+	st.mu.Lock()
+	st.calls, st.fail = 0, 40 // pages of 16 events: past the first 64 KiB chunk
+	st.mu.Unlock()
+	resp, err := ts.send(request{method: http.MethodGet, path: "/v1/sessions/" + long + "/events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || err == nil || json.Valid(body) {
+		t.Fatalf("a failure after the first chunk: status %d, read %d bytes, error %v", resp.StatusCode, len(body), err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -107,8 +108,8 @@ func TestCommitterBatchBytes(t *testing.T) {
 	c.close()
 }
 
-// A batch whose transaction fails fails every write in it, with its error;
-// the next batch commits.
+// A batch whose transaction fails for the store (ErrUnavailable) fails
+// every write in it, with its error; the next batch commits.
 func TestCommitterBatchFailure(t *testing.T) {
 	g := newGate()
 	c := newCommitter(g.commit, func([]*queued) {})
@@ -122,26 +123,147 @@ func TestCommitterBatchFailure(t *testing.T) {
 	g.release <- struct{}{} // the first commits
 	<-g.entered
 	g.mu.Lock()
-	g.fail = errors.New("disk full")
+	g.fail = unavailable(errors.New("disk full"))
 	g.mu.Unlock()
 	g.release <- struct{}{}
 	for _, tk := range failing {
-		if _, err := tk.Wait(ctx); err == nil || err.Error() != "disk full" {
+		if _, err := tk.Wait(ctx); err == nil || err.Error() != "disk full" || !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("a write of a failed batch: err = %v", err)
 		}
 	}
 	if got, err := first.Wait(ctx); err != nil || got[0].Seq != 1 {
 		t.Fatalf("first = %+v, %v", got, err)
 	}
+	if err := c.writeErr(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("after a failed batch, writeErr = %v", err)
+	}
+	c.failMu.Lock()
+	c.failureAt = c.failureAt.Add(-writeFailureWindow)
+	c.failMu.Unlock()
+	if err := c.writeErr(); err != nil {
+		t.Fatalf("a failure older than the window still reported: %v", err)
+	}
+	c.setFailure(unavailable(errors.New("disk full")))
 	after := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("after")}})
 	g.release <- struct{}{}
 	if _, err := after.Wait(ctx); err != nil {
 		t.Fatalf("the batch after a failed one: %v", err)
 	}
+	if err := c.writeErr(); err != nil {
+		t.Fatalf("a batch committed after the failure, yet writeErr = %v", err)
+	}
 	if st := c.stats(); st.Commits != 2 || st.Failed != 1 || st.Writes != 7 || st.Events != 2 || st.Busy <= 0 || st.Queued != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	c.close()
+}
+
+// A batch the database refuses for one write's data is committed write by
+// write: only that write fails, with ErrRefused and its session named; its
+// neighbours commit, in order.
+func TestCommitterRefusedBatch(t *testing.T) {
+	var mu sync.Mutex
+	var sizes []int
+	hold, entered := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	commit := func(batch []*queued) error {
+		once.Do(func() { close(entered); <-hold })
+		mu.Lock()
+		sizes = append(sizes, len(batch))
+		mu.Unlock()
+		for i, q := range batch {
+			if q.sessionID == "bad" {
+				return errors.New("invalid byte sequence")
+			}
+			q.base = int64(i)
+		}
+		return nil
+	}
+	var committed []string
+	c := newCommitter(commit, func(b []*queued) {
+		for _, q := range b {
+			committed = append(committed, q.sessionID)
+		}
+	})
+	ctx := context.Background()
+	first := c.submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
+	<-entered // the writer holds the first write alone
+	var tickets []*Ticket
+	ids := []string{"a", "b", "bad", "c", "d"}
+	for _, id := range ids {
+		tickets = append(tickets, c.submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
+	}
+	close(hold)
+	if _, err := first.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, tk := range tickets {
+		_, err := tk.Wait(ctx)
+		if ids[i] == "bad" {
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), "invalid byte sequence") {
+				t.Fatalf("the refused write: err = %v", err)
+			}
+		} else if err != nil {
+			t.Fatalf("write to %s, a neighbour of the refused one: %v", ids[i], err)
+		}
+	}
+	c.close()
+	// The first alone, the five refused together, then each alone.
+	if got := fmt.Sprint(sizes); got != "[1 5 1 1 1 1 1]" {
+		t.Fatalf("batch sizes %s", got)
+	}
+	if got := strings.Join(committed, ","); got != "first,a,b,c,d" {
+		t.Fatalf("committed %s", got)
+	}
+	if st := c.stats(); st.Commits != 5 || st.Failed != 2 || st.Writes != 6 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// When the store fails while a refused batch is committed write by write,
+// the writes left fail with that failure, untried.
+func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
+	hold, entered := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var tried []string
+	down := unavailable(errors.New("connection refused"))
+	commit := func(batch []*queued) error {
+		once.Do(func() { close(entered); <-hold })
+		if len(batch) > 1 {
+			return errors.New("invalid byte sequence")
+		}
+		tried = append(tried, batch[0].sessionID)
+		if batch[0].sessionID == "b" {
+			return down
+		}
+		return nil
+	}
+	c := newCommitter(commit, func([]*queued) {})
+	ctx := context.Background()
+	first := c.submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
+	<-entered
+	ids := []string{"a", "b", "c", "d"}
+	var tickets []*Ticket
+	for _, id := range ids {
+		tickets = append(tickets, c.submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
+	}
+	close(hold)
+	if _, err := first.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, tk := range tickets {
+		_, err := tk.Wait(ctx)
+		if (ids[i] == "a") != (err == nil) || err != nil && !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("write to %s: %v", ids[i], err)
+		}
+	}
+	c.close()
+	if got := strings.Join(tried, ","); got != "first,a,b" {
+		t.Fatalf("committed alone: %s, want first,a,b", got)
+	}
+	if c.writeErr() == nil {
+		t.Fatal("the store failed last, yet writeErr is nil")
+	}
 }
 
 // Submit waits for room when too much is queued, bounded by its context.

@@ -263,6 +263,9 @@ func (p *Postgres) Submit(ctx context.Context, w Write) *Ticket {
 	return p.commits.submit(ctx, w)
 }
 
+// WriteErr implements WriteHealth.
+func (p *Postgres) WriteErr() error { return p.commits.writeErr() }
+
 // Stats returns the store's group-commit counts.
 func (p *Postgres) Stats() CommitStats { return p.commits.stats() }
 
@@ -373,11 +376,14 @@ func (p *Postgres) commitBatch(batch []*queued) error {
 			return nil
 		}
 		if uncertain {
-			return fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err)
+			return unavailable(fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err))
 		}
 		if transient(err) && attempt < 4 && !p.closed.Load() {
 			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 			continue
+		}
+		if !refusal(err) {
+			return unavailable(fmt.Errorf("session: commit: %w", err))
 		}
 		return fmt.Errorf("session: commit: %w", err)
 	}
@@ -396,6 +402,19 @@ func transient(err error) bool {
 		return true
 	}
 	return false
+}
+
+// refusal reports whether a failed commit is the server refusing the
+// batch's data (a data exception, a constraint, a value too large), which
+// committing its writes one by one isolates, rather than the server or the
+// connection failing (transient codes, insufficient resources such as a
+// full disk, system errors, or no answer at all).
+func refusal(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || transient(err) {
+		return false
+	}
+	return !strings.HasPrefix(pgErr.Code, "53") && !strings.HasPrefix(pgErr.Code, "58") && !strings.HasPrefix(pgErr.Code, "XX")
 }
 
 // serverEnded reports whether err is the server ending the connection.

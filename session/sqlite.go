@@ -486,6 +486,9 @@ func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
 	return s.commits.submit(ctx, w)
 }
 
+// WriteErr implements WriteHealth.
+func (s *SQLite) WriteErr() error { return s.commits.writeErr() }
+
 // Stats returns the store's group-commit counts.
 func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
 
@@ -609,6 +612,31 @@ func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sq
 // write against the session rows as the writes before it left them, then
 // inserts every event with the fewest statements.
 func (s *SQLite) commitBatch(batch []*queued) error {
+	err := s.commitTx(batch)
+	if err != nil && !sqliteRefusal(err) {
+		return unavailable(err)
+	}
+	return err
+}
+
+// sqliteRefusal reports whether a failed commit is SQLite refusing the
+// batch's data (a constraint, a value too big) rather than the database
+// failing (busy, full, read-only, I/O, corrupt), which committing the
+// writes one by one would not help.
+func sqliteRefusal(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_RANGE:
+		return true
+	}
+	return false
+}
+
+// commitTx is commitBatch's transaction.
+func (s *SQLite) commitTx(batch []*queued) error {
 	ctx := context.Background()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

@@ -26,7 +26,42 @@ var (
 	ErrLeaseLost = errors.New("session: lease lost")
 	// ErrBadCursor: a ListSessions cursor that no page returned.
 	ErrBadCursor = errors.New("session: bad page cursor")
+	// ErrUnavailable: the store itself failed, not the write: the database
+	// cannot be reached, the disk is full, or a commit's outcome is
+	// unknown. The same write may succeed later; reads may still work.
+	ErrUnavailable = errors.New("session: store unavailable")
+	// ErrRefused: the database refused this write's data (a constraint, a
+	// byte its encoding cannot hold) though the store's checks passed it.
+	// Only the write fails: its group-commit neighbours are committed
+	// without it.
+	ErrRefused = errors.New("session: write refused by the database")
 )
+
+// WriteHealth is a store that knows whether its writes are failing for the
+// store's own reasons, so that a service can say it is not ready while
+// reads still work. The SQL stores implement it.
+type WriteHealth interface {
+	// WriteErr returns the failure (one matching ErrUnavailable) of the
+	// store's latest write, or nil when that write committed, failed for
+	// itself (ErrNotFound, ErrRefused…), or failed more than 30 seconds
+	// ago with nothing written since.
+	WriteErr() error
+}
+
+// unavailable marks err as a failure of the store (ErrUnavailable).
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return markedError{err, ErrUnavailable}
+}
+
+// markedError is err that also matches mark with errors.Is; its message
+// is err's.
+type markedError struct{ err, mark error }
+
+func (e markedError) Error() string   { return e.err.Error() }
+func (e markedError) Unwrap() []error { return []error{e.err, e.mark} }
 
 // Session is a log's header. Scope names the registry scope its calls run in.
 type Session struct {

@@ -437,6 +437,8 @@ var (
 	_ session.BoundedReader = (*session.Memory)(nil)
 	_ session.BoundedReader = (*session.SQLite)(nil)
 	_ session.BoundedReader = (*session.Postgres)(nil)
+	_ session.WriteHealth   = (*session.SQLite)(nil)
+	_ session.WriteHealth   = (*session.Postgres)(nil)
 )
 
 // unbounded hides a store's EventsWithin.
@@ -504,5 +506,61 @@ func TestPages(t *testing.T) {
 	}
 	if err := session.Pages(ctx, mem, "ghost", 0, 2, 0, func([]session.Event) bool { return true }); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+// A call id with a NUL byte, which PostgreSQL's text refuses, fails only its
+// own write: the other sessions' writes in the same group commit commit.
+// (The HTTP API refuses such ids; this is the store's second line.)
+func TestPostgresRefusedWriteFailsAlone(t *testing.T) {
+	s := openPostgres(t, postgresSchema(t))
+	ctx := context.Background()
+	const n = 40
+	for i := range n {
+		if err := s.CreateSession(ctx, session.Session{ID: fmt.Sprint("s", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(id string) session.Event {
+		return ctxEventOf(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: id, Name: "t", Arguments: "{}"})
+	}
+	for round := 0; ; round++ {
+		before := s.Stats()
+		var tickets []*session.Ticket
+		for i := range n {
+			id := fmt.Sprint("c", round, "-", i)
+			if i == n/2 {
+				id = "bad\x00id"
+			}
+			tickets = append(tickets, s.Submit(ctx, session.Write{SessionID: fmt.Sprint("s", i), Events: []session.Event{call(id)}}))
+		}
+		for i, tk := range tickets {
+			_, err := tk.Wait(ctx)
+			if i == n/2 {
+				if !errors.Is(err, session.ErrRefused) || errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), `"s20"`) {
+					t.Fatalf("the write with a NUL: err = %v, want ErrRefused naming its session", err)
+				}
+			} else if err != nil {
+				t.Fatalf("round %d: write to s%d, beside the refused one: %v", round, i, err)
+			}
+		}
+		for i := range n {
+			evs, err := s.Events(ctx, fmt.Sprint("s", i), 0, 0)
+			want := round + 1
+			if i == n/2 {
+				want = 0
+			}
+			if err != nil || len(evs) != want {
+				t.Fatalf("s%d has %d events (%v), want %d", i, len(evs), err, want)
+			}
+		}
+		// The refused write shared a transaction with others at least once
+		// (else the round proved nothing: try again).
+		if after := s.Stats(); after.Failed-before.Failed >= 2 {
+			break
+		}
+		if round == 4 {
+			t.Fatal("the write with a NUL never shared a batch")
+		}
 	}
 }

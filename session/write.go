@@ -242,7 +242,7 @@ const (
 // CommitStats count a store's group commits since it opened.
 type CommitStats struct {
 	Commits int64         // transactions committed (each one flush with DurabilityFull)
-	Failed  int64         // transactions that failed (their writes failed with them)
+	Failed  int64         // transactions that failed (a refused batch's writes are then committed one by one)
 	Busy    time.Duration // time spent in transactions, committed and failed, flushes included
 	Writes  int64         // writes taken into transactions, failed ones included
 	Events  int64         // events appended
@@ -255,7 +255,11 @@ type CommitStats struct {
 type committer struct {
 	// commit runs one transaction for batch, in order, setting each
 	// write's base or err; an error fails the whole batch (nothing of it
-	// committed). It runs on the committer's goroutine only.
+	// committed). An error that is the store's own failure, after which
+	// retrying the writes one by one would not help (or, the outcome
+	// unknown, could commit them twice), matches ErrUnavailable; any other
+	// is the database refusing the batch's data. It runs on the
+	// committer's goroutine only.
 	commit func(batch []*queued) error
 	// committed is told, after the tickets resolved, of every batch that
 	// committed.
@@ -274,7 +278,19 @@ type committer struct {
 	stopped chan struct{} // closed when the writer has stopped
 
 	commits, failed, busy, writes, events atomic.Int64 // busy in nanoseconds
+
+	// failure is the store's own failure (ErrUnavailable) of the latest
+	// resolved batch and when it happened; nil once a batch committed.
+	failMu    sync.Mutex
+	failure   error     // guarded by failMu
+	failureAt time.Time // guarded by failMu
 }
+
+// writeFailureWindow is how long a store failure of the latest write
+// makes the store report its writes failing (WriteHealth) when nothing
+// has been written since: a store no one writes to while it reports
+// failing (a load balancer sends it nothing) must come back by itself.
+const writeFailureWindow = 30 * time.Second
 
 func newCommitter(commit func([]*queued) error, committed func([]*queued)) *committer {
 	c := &committer{commit: commit, committed: committed, maxBatch: maxBatchBytes, maxQueued: maxQueuedBytes, drained: make(chan struct{}),
@@ -345,30 +361,85 @@ func (c *committer) run() {
 		c.drained = make(chan struct{})
 		c.mu.Unlock()
 
-		start := time.Now()
-		err := c.commit(batch)
-		c.busy.Add(int64(time.Since(start)))
 		c.writes.Add(int64(len(batch)))
-		if err == nil {
-			c.commits.Add(1)
-		} else {
-			c.failed.Add(1)
-		}
-		for _, p := range batch {
-			switch {
-			case err != nil:
-				p.ticket.resolve(nil, err)
-			case p.err != nil:
-				p.ticket.resolve(nil, p.err)
-			default:
-				c.events.Add(int64(len(p.events)))
-				p.ticket.resolve(p.result(), nil)
+		err := c.commitOnce(batch)
+		if err != nil && len(batch) > 1 && !errors.Is(err, ErrUnavailable) {
+			// The database refused the batch for one write's data (or
+			// a few): commit them one by one, in order, so that only
+			// those fail and their neighbours, other sessions' writes
+			// among them, do not.
+			var down error // the store failed meanwhile: the rest fail with it
+			for _, p := range batch {
+				err := down
+				if err == nil {
+					err = c.commitOnce([]*queued{p})
+				}
+				if errors.Is(err, ErrUnavailable) {
+					down = err
+				}
+				c.resolve([]*queued{p}, err)
 			}
+			continue
 		}
-		if err == nil {
-			c.committed(batch)
+		c.resolve(batch, err)
+	}
+}
+
+// commitOnce runs one transaction, counting it.
+func (c *committer) commitOnce(batch []*queued) error {
+	start := time.Now()
+	err := c.commit(batch)
+	c.busy.Add(int64(time.Since(start)))
+	if err == nil {
+		c.commits.Add(1)
+	} else {
+		c.failed.Add(1)
+	}
+	return err
+}
+
+// resolve resolves the tickets of a batch that committed (err nil) or
+// failed whole.
+func (c *committer) resolve(batch []*queued, err error) {
+	// The health first: a writer told of its write's outcome sees it.
+	switch {
+	case err == nil:
+		c.setFailure(nil)
+	case errors.Is(err, ErrUnavailable):
+		c.setFailure(err)
+	}
+	for _, p := range batch {
+		switch {
+		case err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrRefused):
+			p.ticket.resolve(nil, markedError{fmt.Errorf("session: the database refused the write to %q: %w", p.sessionID, err), ErrRefused})
+		case err != nil:
+			p.ticket.resolve(nil, err)
+		case p.err != nil:
+			p.ticket.resolve(nil, p.err)
+		default:
+			c.events.Add(int64(len(p.events)))
+			p.ticket.resolve(p.result(), nil)
 		}
 	}
+	if err == nil {
+		c.committed(batch)
+	}
+}
+
+func (c *committer) setFailure(err error) {
+	c.failMu.Lock()
+	c.failure, c.failureAt = err, time.Now()
+	c.failMu.Unlock()
+}
+
+// writeErr implements WriteHealth.
+func (c *committer) writeErr() error {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	if c.failure != nil && time.Since(c.failureAt) < writeFailureWindow {
+		return c.failure
+	}
+	return nil
 }
 
 // close commits what is queued, stops the writer and makes later submits

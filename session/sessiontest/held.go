@@ -2,7 +2,7 @@ package sessiontest
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/codemode/codemode/session"
@@ -22,8 +22,9 @@ type HeldStore struct {
 	held    []func() // resolutions waiting for Release; guarded by mu
 }
 
-// ErrFlush is the error of a write held failing.
-var ErrFlush = errors.New("sessiontest: the flush failed")
+// ErrFlush is the error of a write held failing: the store's own failure
+// (session.ErrUnavailable), as a full disk's would be.
+var ErrFlush = fmt.Errorf("sessiontest: the flush failed: %w", session.ErrUnavailable)
 
 // NewHeldStore wraps s; it does not hold until Hold.
 func NewHeldStore(s session.Store) *HeldStore { return &HeldStore{Store: s} }

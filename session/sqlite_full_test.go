@@ -1,0 +1,61 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A full disk (here SQLite's max_page_count) fails writes with
+// ErrUnavailable and is reported by WriteErr until a write commits again;
+// reads keep working and nothing committed is lost.
+func TestSQLiteFullDiskIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateSession(ctx, Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "s", event("before")); err != nil {
+		t.Fatal(err)
+	}
+	pragma := func(q string) {
+		t.Helper()
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+		if _, err := s.writer.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int64
+	if err := s.db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	pragma("PRAGMA max_page_count = " + strconv.FormatInt(pages, 10))
+	_, err = s.Append(ctx, "s", event(strings.Repeat("x", 1<<20)))
+	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrRefused) {
+		t.Fatalf("append to a full database: %v, want ErrUnavailable", err)
+	}
+	if err := s.WriteErr(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("WriteErr after a full disk: %v", err)
+	}
+	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 1 {
+		t.Fatalf("read while full: %d events, %v", len(evs), err)
+	}
+	pragma("PRAGMA max_page_count = 1073741823")
+	if _, err := s.Append(ctx, "s", event("after")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteErr(); err != nil {
+		t.Fatalf("WriteErr after a write committed: %v", err)
+	}
+	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 2 {
+		t.Fatalf("after: %d events, %v", len(evs), err)
+	}
+}
