@@ -511,8 +511,9 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// paramWords returns the words of a parameter schema's property names and of their
-// descriptions, at the top level and one level down (an object body's fields).
+// paramWords returns the words of a parameter schema's property names (and of their short
+// enums' values) and of their descriptions, at the top level and one level down (an object
+// body's fields).
 func paramWords(raw json.RawMessage) (names, docs []string) {
 	var root struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -530,11 +531,22 @@ func paramWords(raw json.RawMessage) (names, docs []string) {
 		var prop struct {
 			Description string                     `json:"description"`
 			Properties  map[string]json.RawMessage `json:"properties"`
+			Enum        []any                      `json:"enum"`
 		}
 		if json.Unmarshal(root.Properties[k], &prop) != nil {
 			continue
 		}
 		docs = append(docs, analyze(sdkgen.Summary(prop.Description))...)
+		// An enum's values name what a call can do ("APPROVE" among a review's events, "success"
+		// among a status's states) as a parameter's name does; a long enum is data, not
+		// vocabulary.
+		if len(prop.Enum) <= maxEnumWords {
+			for _, v := range prop.Enum {
+				if s, ok := v.(string); ok {
+					names = append(names, analyze(s)...)
+				}
+			}
+		}
 		nested := make([]string, 0, len(prop.Properties))
 		for nk := range prop.Properties {
 			nested = append(nested, nk)
@@ -546,5 +558,8 @@ func paramWords(raw json.RawMessage) (names, docs []string) {
 	}
 	return names, docs
 }
+
+// maxEnumWords bounds the enum a parameter's values are indexed from.
+const maxEnumWords = 16
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
