@@ -21,7 +21,9 @@
 //     intent.go) is the one the query's verb or question word asks for: a bonus when it is,
 //     half of it when both read or both write, a penalty when one reads and the other writes.
 //
-// The same operation under several prefixes takes one place in the results (Hit.Also).
+// A tool whose own description calls it deprecated keeps only part of its score: its successor
+// is the one to call. The same operation under several prefixes takes one place in the results
+// (Hit.Also).
 package catalog
 
 import (
@@ -92,6 +94,7 @@ type Index struct {
 	lengths  [][numFields]uint16  // per tool: its fields' lengths in words
 	avgLen   [numFields]float64
 	actions  []action                 // per tool: what it does (intent.go)
+	retired  []bool                   // per tool: its description says it is deprecated
 	lower    []string                 // per tool: its name, lower-cased
 	sigs     []atomic.Pointer[string] // per tool: sdkgen.Signature, rendered at its first hit
 	notes    func(name string) string
@@ -116,14 +119,15 @@ var (
 )
 
 const (
-	k1             = 1.2
-	synonymWeight  = 0.4 // a word found through a synonym counts this much of the word itself
-	prefixWeight   = 0.5 // and one found as a longer word it begins ("star" in "stargazers")
-	questionWeight = 0.8 // and what a question word stands for ("who": user, people, member)
-	maxPrefixed    = 4   // longer words one query word stands for at the most
-	coordination   = 1.0 // how strongly the share of the query's words matched scales a score
-	nameCover      = 0.5 // how much more a tool scores whose name the query's words cover whole
-	intentWeight   = 0.3 // how much more a tool scores that does what the query asks (intent.go)
+	k1               = 1.2
+	synonymWeight    = 0.4 // a word found through a synonym counts this much of the word itself
+	prefixWeight     = 0.5 // and one found as a longer word it begins ("star" in "stargazers")
+	questionWeight   = 0.8 // and what a question word stands for ("who": user, people, member)
+	maxPrefixed      = 4   // longer words one query word stands for at the most
+	coordination     = 1.0 // how strongly the share of the query's words matched scales a score
+	deprecatedWeight = 0.6 // what a tool its description calls deprecated keeps of its score
+	nameCover        = 0.5 // how much more a tool scores whose name the query's words cover whole
+	intentWeight     = 0.3 // how much more a tool scores that does what the query asks (intent.go)
 )
 
 type posting struct {
@@ -145,6 +149,7 @@ func New(set *sdkgen.Set, notes func(name string) string) *Index {
 		fields[fDescription] = analyze(strings.TrimPrefix(collapse(t.Description), ix.summary[i]))
 		fields[fParams], fields[fParamDocs] = paramWords(t.Parameters)
 		ix.actions = append(ix.actions, toolAction(fields[fName], fields[fSummary]))
+		ix.retired = append(ix.retired, deprecated(ix.summary[i]))
 		ix.lower = append(ix.lower, strings.ToLower(t.Name))
 		tf := map[string]*posting{}
 		var order []string
@@ -389,6 +394,9 @@ func (ix *Index) score(words []word, raw string) []float64 {
 		cover := float64(inName[i]) / float64(max(ix.lengths[i][fName], 1))
 		scores[i] *= 1 + nameCover*min(cover, 1)
 		scores[i] *= 1 + intentWeight*agreement(want, ix.actions[i])
+		if ix.retired[i] {
+			scores[i] *= deprecatedWeight // its successor does the same, and is the one to call
+		}
 	}
 	if raw != "" {
 		for i := range ix.tools {
@@ -557,6 +565,12 @@ func paramWords(raw json.RawMessage) (names, docs []string) {
 		}
 	}
 	return names, docs
+}
+
+// deprecated reports whether a tool's summary says it is deprecated ("Deprecated: …",
+// "[DEPRECATED] …", "… (deprecated)"): servers say so in the description, MCP has no field for it.
+func deprecated(summary string) bool {
+	return strings.Contains(strings.ToLower(summary), "deprecated")
 }
 
 // maxEnumWords bounds the enum a parameter's values are indexed from.

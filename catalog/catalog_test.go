@@ -249,3 +249,15 @@ func TestHitNamesSharedTypes(t *testing.T) {
 		t.Errorf("describe does not declare Block first: %v\n%s", err, text)
 	}
 }
+
+// A tool whose description says it is deprecated ranks below its successor.
+func TestDeprecatedRanksLower(t *testing.T) {
+	ix := New(sdkgen.NewSet([]sdkgen.Tool{
+		tool("teams_add_member_legacy", "Deprecated: Add team member.", ""),
+		tool("teams_add_membership", "Add team membership for a user.", ""),
+	}), nil)
+	res, _ := ix.Search(Query{Text: "add a member to the team"})
+	if got := names(res); len(got) != 2 || got[0] != "teams_add_membership" {
+		t.Fatalf("got %v", got)
+	}
+}

@@ -43,6 +43,7 @@ type Operation struct {
 	OutputSchema json.RawMessage
 	ReadOnly     bool // GET or HEAD
 	Idempotent   bool // GET, HEAD, PUT or DELETE
+	Deprecated   bool // the document marks the operation deprecated
 }
 
 // Input is one property of an operation's input schema and where its value
@@ -108,6 +109,7 @@ func (d *Document) operation(path, method string, item map[string]any, itemAt st
 		Idempotent: method == "get" || method == "head" || method == "put" || method == "delete",
 	}
 	op.OperationID, _ = spec["operationId"].(string)
+	op.Deprecated, _ = spec["deprecated"].(bool)
 	op.Summary, _ = spec["summary"].(string)
 	desc, _ := spec["description"].(string)
 	op.Description = joinText(op.Summary, desc)

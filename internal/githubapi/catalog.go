@@ -129,7 +129,11 @@ func convert(file string) ([]Tool, error) {
 	}
 	tools := make([]Tool, len(ops))
 	for i, op := range ops {
-		tools[i] = Tool{Name: op.Name, Description: op.Description, Parameters: op.InputSchema, Output: op.OutputSchema}
+		desc := op.Description
+		if op.Deprecated {
+			desc = "Deprecated: " + desc // as a server that knows it says it to its clients
+		}
+		tools[i] = Tool{Name: op.Name, Description: desc, Parameters: op.InputSchema, Output: op.OutputSchema}
 	}
 	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	return tools, nil
