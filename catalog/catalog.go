@@ -122,6 +122,8 @@ const (
 	k1               = 1.2
 	synonymWeight    = 0.4 // a word found through a synonym counts this much of the word itself
 	prefixWeight     = 0.5 // and one found as a longer word it begins ("star" in "stargazers")
+	longPrefix       = 7   // a begun word this long shares its root with the longer one
+	longPrefixWeight = 0.8 // and then counts this much
 	questionWeight   = 0.8 // and what a question word stands for ("who": user, people, member)
 	maxPrefixed      = 4   // longer words one query word stands for at the most
 	coordination     = 1.0 // how strongly the share of the query's words matched scales a score
@@ -302,7 +304,11 @@ func (ix *Index) queryWords(text string) []word {
 		w := out[i].alts[0].word
 		if !questionWords[w] && len(ix.postings[w]) > 0 {
 			for _, p := range ix.prefixed(w) {
-				out[i].alts = append(out[i].alts, term{p, prefixWeight})
+				weight := prefixWeight
+				if len(w) >= longPrefix {
+					weight = longPrefixWeight // "contribut" in "contributors": the same word family
+				}
+				out[i].alts = append(out[i].alts, term{p, weight})
 			}
 		}
 		weight := synonymWeight

@@ -50,10 +50,10 @@ func rank(ix *catalog.Index) func(string, int) []string {
 	}
 }
 
-// $search finds the tool a labeled task needs in its top five, over GitHub's whole REST API,
-// ahead of plain BM25 on the same tasks, and at least as often as it did when this test was
-// last changed (floor). Issue 26 asks for 90% on api.github.com; BENCHMARKS.md keeps the
-// figures and what is still missed.
+// $search finds the tool a labeled task needs in its top five for at least 90% of the tasks over
+// GitHub's whole REST API (issue 26), ahead of plain BM25 on the same tasks; on the 2,500-tool
+// catalog with the Enterprise servers' near-duplicates, at least as often as when this test
+// was last changed. BENCHMARKS.md keeps the figures and what is still missed.
 func TestFindability(t *testing.T) {
 	tasks, err := githubapi.LoadTasks()
 	if err != nil {
@@ -64,8 +64,8 @@ func TestFindability(t *testing.T) {
 		tasks []githubapi.Task
 		floor float64 // recall@5 at least
 	}{
-		{0, tasks, 0.89},
-		{2500, githubapi.Qualify(tasks, "github.", "ghes.", "ghec."), 0.84},
+		{0, tasks, 0.90}, // issue 26's target
+		{2500, githubapi.Qualify(tasks, "github.", "ghes.", "ghec."), 0.85},
 	} {
 		tools, set := githubTools(t, tc.n)
 		search := rank(catalog.New(set, nil))
