@@ -235,6 +235,11 @@ var features = []feature{
 	// Every match goes through exec or test.
 	{name: "regexpTimeout", words: []string{"exec", "test", "match", "matchAll", "replace", "replaceAll", "search", "split", "RegExp"},
 		install: (*run).installRegexpTimeout},
+	// Where goja's numbers differ from V8's: Number of a BigInt (a program that has one names
+	// BigInt, writes a literal or reads a BigInt64Array) and parseInt of a negative zero.
+	{name: "bigIntNumber", match: regexp.MustCompile(`\bNumber\b[\s\S]*(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)|(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)[\s\S]*\bNumber\b`),
+		install: installPrelude("number.js")},
+	{name: "parseInt", words: []string{"parseInt"}, install: installPrelude("parseint.js")},
 	{name: "performance", words: []string{"performance"},
 		install: func(r *run) error {
 			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })
