@@ -240,6 +240,10 @@ var features = []feature{
 	{name: "bigIntNumber", match: regexp.MustCompile(`\bNumber\b[\s\S]*(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)|(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)[\s\S]*\bNumber\b`),
 		install: installPrelude("number.js")},
 	{name: "parseInt", words: []string{"parseInt"}, install: installPrelude("parseint.js")},
+	{name: "arrayBuffer", words: []string{"transfer", "transferToFixedLength", "detached", "resizable", "maxByteLength", "resize"},
+		// %TypedArray%.from: a typed array named, and a from (on it, a subclass or the prototype).
+		match:   regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),
+		install: func(r *run) error { return r.catch(func() { r.prelude("arraybuffer.js", r.arrayBufferNatives()) }) }},
 	{name: "performance", words: []string{"performance"},
 		install: func(r *run) error {
 			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })

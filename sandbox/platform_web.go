@@ -447,3 +447,33 @@ func (r *run) installCrypto() error {
 		return r.prelude("crypto.js", n)
 	})
 }
+
+// arrayBufferNatives are the Go halves of arraybuffer.js: a transfer copies the bytes into a
+// new buffer and detaches the old one, which only goja's Go API can do.
+func (r *run) arrayBufferNatives() goja.Value {
+	return r.natives(map[string]func(goja.FunctionCall) goja.Value{
+		"transfer": func(call goja.FunctionCall) goja.Value {
+			buf, _ := call.Argument(0).Export().(goja.ArrayBuffer)
+			if buf.Detached() {
+				panic(r.rt.NewTypeError("Cannot perform ArrayBuffer.prototype." + call.Argument(2).String() + " on a detached ArrayBuffer"))
+			}
+			old := buf.Bytes()
+			n := int64(len(old))
+			if arg := call.Argument(1); !goja.IsUndefined(arg) {
+				f := arg.ToFloat() // an index: arraybuffer.js converted it
+				if f > float64(r.caps.bufferBytes) {
+					r.overCap("ArrayBuffer.prototype.transfer would allocate", f, r.caps.bufferBytes, "bytes", bufferCapDivisor)
+				}
+				n = int64(f)
+			}
+			b := make([]byte, n)
+			copy(b, old)
+			buf.Detach()
+			return r.rt.ToValue(r.rt.NewArrayBuffer(b))
+		},
+		"detached": func(call goja.FunctionCall) goja.Value {
+			buf, _ := call.Argument(0).Export().(goja.ArrayBuffer)
+			return r.rt.ToValue(buf.Detached())
+		},
+	})
+}

@@ -40,6 +40,7 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "reject after await", src: `await null; return Promise.reject(new RangeError("late"))`, kind: KindRuntime, message: []string{"RangeError: late"}},
 		{name: "never settles", src: `await new Promise(() => {})`, kind: KindRuntime, message: []string{"never settled"}},
 		{name: "never settles after a timer", src: `await new Promise(r => setTimeout(r, 1)); await new Promise(() => {})`, kind: KindRuntime, message: []string{"never settled"}},
+		{name: "ArrayBuffer transfer past the cap", src: `return new ArrayBuffer(1).transfer(2 ** 40)`, kind: KindLimit, message: []string{"ArrayBuffer.prototype.transfer would allocate"}},
 		{name: "recursion 9,000 deep", src: `function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(9000)`, value: `9000`},
 		{name: "recursion through a built-in's callback", src: `function f(n) { return n === 0 ? 0 : 1 + [n].map(x => f(x - 1))[0] } return f(3000)`, value: `3000`},
 		{name: "runaway recursion through a built-in's callback", src: `function f(n) { return [n].map(f) } return f(0)`, kind: KindLimit, message: []string{"RangeError: Maximum call stack size exceeded"}},
