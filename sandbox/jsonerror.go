@@ -7,7 +7,7 @@ import (
 	"github.com/dop251/goja"
 )
 
-// JSON.parse errors in Node's words. goja's JSON.parse reports Go's decoder messages
+// JSON.parse errors in Node 24's words. goja's JSON.parse reports Go's decoder messages
 // ("invalid character 'b' looking for beginning of object key string"); a model knows V8's
 // ("Expected property name or '}' in JSON at position 1"). When the parse fails, jsonDiagnosis
 // reads the text the way V8's JSON parser does and names the first error as V8 would, with
@@ -44,7 +44,7 @@ func jsonDiagnosis(s goja.String) (msg string, ok bool) {
 	t.value()
 	t.space()
 	if t.pos < t.n {
-		panic(jsonDiag{fmt.Sprintf("Unexpected non-whitespace character after JSON at position %d", t.pos)})
+		panic(jsonDiag{"Unexpected non-whitespace character after JSON at " + t.position()})
 	}
 	return "", false
 }
@@ -68,7 +68,25 @@ func (t *jsonText) space() {
 }
 
 func (t *jsonText) failAt(what string) {
-	panic(jsonDiag{fmt.Sprintf("%s in JSON at position %d", what, t.pos)})
+	panic(jsonDiag{what + " in JSON at " + t.position()})
+}
+
+// position names pos as Node 24 does: "position 7 (line 2 column 3)", lines ending at \n, \r
+// or \r\n, columns counted in UTF-16 code units from 1.
+func (t *jsonText) position() string {
+	line, start := 1, 0
+	for i := 0; i < t.pos; i++ {
+		switch t.s.CharAt(i) {
+		case '\r':
+			if i+1 < t.pos && t.s.CharAt(i+1) == '\n' {
+				i++
+			}
+			line, start = line+1, i+1
+		case '\n':
+			line, start = line+1, i+1
+		}
+	}
+	return fmt.Sprintf("position %d (line %d column %d)", t.pos, line, t.pos-start+1)
 }
 
 // unexpected is V8's message for the token at pos when no particular one was expected.
@@ -224,10 +242,7 @@ func (t *jsonText) object() {
 		t.str()
 		t.space()
 		if t.at() != ':' {
-			if first {
-				t.failAt("Expected ':' after property name")
-			}
-			t.unexpected() // V8 (Node 20) names only the token after a later key
+			t.failAt("Expected ':' after property name") // Node 20 named only the token after a later key
 		}
 		t.pos++
 		t.space()
