@@ -79,3 +79,21 @@ func FuzzJSONDiagnosis(f *testing.F) {
 		}
 	})
 }
+
+// Recorded from Node 20 and 24, which agree.
+func TestJSONCircularPath(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{`const a = {}; a.self = a; JSON.stringify(a)`, "Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    --- property 'self' closes the circle"},
+		{`const a = {b: {c: []}}; a.b.c.push(a); JSON.stringify(a)`, "Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    |     property 'b' -> object with constructor 'Object'\n    |     property 'c' -> object with constructor 'Array'\n    --- index 0 closes the circle"},
+		{`const a = {b: {c: {d: {e: {f: {}}}}}}; a.b.c.d.e.f.g = a; JSON.stringify(a)`, "Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    |     property 'b' -> object with constructor 'Object'\n    |     property 'c' -> object with constructor 'Object'\n    |     ...\n    |     property 'f' -> object with constructor 'Object'\n    --- property 'g' closes the circle"},
+		{`const a = Object.create(null); a.me = new Proxy({}, {}); a.me.x = a; JSON.stringify([a])`, "Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    |     property 'me' -> object with constructor 'Object'\n    --- property 'x' closes the circle"},
+	}
+	for _, tt := range tests {
+		src := "try { " + tt.src + "; return 'no error' } catch (e) { return e.message }"
+		wantValue(t, runJS(t, src, nil), jsonQuote(t, tt.want))
+	}
+	// A constructor getter that throws: what it throws is what the program catches, as in V8.
+	wantValue(t, runJS(t, `const a = {get constructor() { throw 1 }}; a.a = a; try { JSON.stringify(a) } catch (e) { return e }`, nil), `1`)
+	res := runJS(t, `const p = {kids: []}; p.kids.push({p}); return JSON.stringify(p)`, nil)
+	wantFailure(t, res, KindRuntime, "TypeError: Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    |     property 'kids' -> object with constructor 'Array'\n    |     index 0 -> object with constructor 'Object'\n    --- property 'p' closes the circle")
+}
