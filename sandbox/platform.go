@@ -240,6 +240,8 @@ var features = []feature{
 	{name: "bigIntNumber", match: regexp.MustCompile(`\bNumber\b[\s\S]*(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)|(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)[\s\S]*\bNumber\b`),
 		install: installPrelude("number.js")},
 	{name: "parseInt", words: []string{"parseInt"}, install: installPrelude("parseint.js")},
+	// Math.sin, cos and tan bit for bit as V8's (fdlibm); goja's are Go's math package's.
+	{name: "trig", words: []string{"sin", "cos", "tan"}, install: (*run).installTrig},
 	{name: "arrayBuffer", words: []string{"transfer", "transferToFixedLength", "detached", "resizable", "maxByteLength", "resize"},
 		// %TypedArray%.from: a typed array named, and a from (on it, a subclass or the prototype).
 		match:   regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),

@@ -44,6 +44,7 @@ func TestPlatformBuiltins(t *testing.T) {
 		{"Uint8Array.from a string", `return [Array.from(Uint8Array.from(atob("aGk="), c => c.charCodeAt(0))), Array.from(Uint8Array.from("12")), Uint8Array.from(7).length]`, `[[104,105],[1,2],0]`},
 		{"ArrayBuffer transfer detaches", `const a = new Uint8Array([5, 6]); const b = a.buffer.transfer(3); let e; try { a.buffer.slice(0) } catch (x) { e = x.name } return [a.buffer.detached, a.length, Array.from(new Uint8Array(b)), e, b.resizable, b.maxByteLength]`, `[true,0,[5,6,0],"TypeError",false,3]`},
 		{"resizable ArrayBuffer refused catchably", `try { new ArrayBuffer(1, {maxByteLength: 2}) } catch (e) { return [e.name, e.message.includes("transfer(newLength)"), new ArrayBuffer(2, {}).byteLength] }`, `["TypeError",true,2]`},
+		{"Math.sin, cos and tan as V8's", `return [Math.sin(-19.95) === -0.8914087044468666, Math.cos(-19.98) === 0.426258135900103, Math.tan(-20) === -2.237160944224742, Math.sin.name, Math.tan.length, Object.keys(Math).includes("sin")]`, `[true,true,true,"sin",1,false]`},
 		{"parseInt of a negative zero", `return [Object.is(parseInt("-0"), -0), Object.is(Number.parseInt(" -0x0", 16), -0), Number.parseInt === parseInt, parseInt("-7"), Object.is(parseInt("0"), 0)]`, `[true,true,true,-7,true]`},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/codemode/codemode/internal/fdlibm"
 )
 
 // The ES2023–2025 built-ins and the Web APIs: JavaScript preludes (prelude/*.js) with the Go
@@ -475,5 +477,21 @@ func (r *run) arrayBufferNatives() goja.Value {
 			buf, _ := call.Argument(0).Export().(goja.ArrayBuffer)
 			return r.rt.ToValue(buf.Detached())
 		},
+	})
+}
+
+// installTrig replaces Math.sin, Math.cos and Math.tan with V8's (package fdlibm), keeping
+// their names, lengths and attributes.
+func (r *run) installTrig() error {
+	return r.catch(func() {
+		m, ok := r.rt.GlobalObject().Get("Math").(*goja.Object)
+		if !ok {
+			return
+		}
+		for name, f := range map[string]func(float64) float64{"sin": fdlibm.Sin, "cos": fdlibm.Cos, "tan": fdlibm.Tan} {
+			must(r.method(m, name, 1, func(call goja.FunctionCall) goja.Value {
+				return r.rt.ToValue(f(call.Argument(0).ToFloat()))
+			}))
+		}
 	})
 }
