@@ -803,6 +803,9 @@ func (r *run) describeAt(v goja.Value, depth int) string {
 		}
 		text = fmt.Sprintf("ToolCallError: %s (from tool %s)", msg, tool)
 	case msg != "":
+		if name == "TypeError" {
+			msg = r.v8TypeError(msg, o.Get("stack"))
+		}
 		text = name + ": " + msg + hostHint(name, msg)
 	default:
 		text = name
@@ -859,6 +862,41 @@ func (r *run) errorLocation(stack string) string {
 		}
 	}
 	return ""
+}
+
+// gojaReadError and gojaCallErrors are goja's words for reading a property of undefined or
+// null (goja says "of undefined" for both) and for calling what is not a function.
+var (
+	gojaReadError  = regexp.MustCompile(`^Cannot read property '(.*)' of undefined(?: or null)?$`)
+	gojaCallErrors = regexp.MustCompile(`^(?:Value is not an object: .*|Object has no member '(.*)')$`)
+)
+
+// v8TypeError words a TypeError of goja's as V8 does, for the failure a model reads:
+// "Cannot read properties of undefined or null (reading 'x')" (V8 names which; goja does not
+// know), "o.a.bar is not a function" (the callee as the program wrote it, found at the
+// error's position in the program). Other messages are returned as they are. The program's
+// own e.message is goja's: goja gives no hook where its errors are made.
+func (r *run) v8TypeError(msg string, stack goja.Value) string {
+	if m := gojaReadError.FindStringSubmatch(msg); m != nil {
+		return "Cannot read properties of undefined or null (reading '" + m[1] + "')"
+	}
+	m := gojaCallErrors.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	if stack != nil && goja.IsString(stack) {
+		if f := stackFrame.FindStringSubmatch(stack.String()); f != nil {
+			line, _ := strconv.Atoi(f[1])
+			col, _ := strconv.Atoi(f[2])
+			if callee := r.prog.calleeAt(line, col); callee != "" {
+				return callee + " is not a function"
+			}
+		}
+	}
+	if m[1] != "" {
+		return m[1] + " is not a function"
+	}
+	return msg
 }
 
 // hostHints explain the globals a program written for Node, Deno or a browser reaches for.

@@ -1172,6 +1172,7 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 	user, hasUser := goja.AssertFunction(replacer)
 	limit := float64(r.caps.stringLength)
 	size, values := 0.0, 0.0
+	var path jsonPath
 	checking := r.function("replacer", func(c goja.FunctionCall) goja.Value {
 		r.stopCheck()
 		key, v := c.Argument(0), c.Argument(1)
@@ -1180,6 +1181,7 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 			v, err = user(c.This, key, v)
 			must(err)
 		}
+		path.visit(c.This, key, v)
 		if values++; values > float64(r.caps.arrayLength) {
 			r.overCap("JSON.stringify would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "values", arrayCapDivisor)
 		}
@@ -1210,7 +1212,14 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 	if len(call.Arguments) > 2 {
 		args = append(args, call.Arguments[2])
 	}
-	return callOrig(orig, call.This, args...)
+	v, err := orig(call.This, args...)
+	if err != nil {
+		if msg, ok := path.circular(r, err); ok {
+			panic(r.rt.NewTypeError(msg))
+		}
+		panic(err)
+	}
+	return v
 }
 
 // Intrinsics the guards use, taken from the runtime before the program runs.

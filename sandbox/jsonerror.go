@@ -1,13 +1,15 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/dop251/goja"
 )
 
-// JSON.parse errors in Node's words. goja's JSON.parse reports Go's decoder messages
+// JSON.parse errors in Node 24's words. goja's JSON.parse reports Go's decoder messages
 // ("invalid character 'b' looking for beginning of object key string"); a model knows V8's
 // ("Expected property name or '}' in JSON at position 1"). When the parse fails, jsonDiagnosis
 // reads the text the way V8's JSON parser does and names the first error as V8 would, with
@@ -44,7 +46,7 @@ func jsonDiagnosis(s goja.String) (msg string, ok bool) {
 	t.value()
 	t.space()
 	if t.pos < t.n {
-		panic(jsonDiag{fmt.Sprintf("Unexpected non-whitespace character after JSON at position %d", t.pos)})
+		panic(jsonDiag{"Unexpected non-whitespace character after JSON at " + t.position()})
 	}
 	return "", false
 }
@@ -68,7 +70,25 @@ func (t *jsonText) space() {
 }
 
 func (t *jsonText) failAt(what string) {
-	panic(jsonDiag{fmt.Sprintf("%s in JSON at position %d", what, t.pos)})
+	panic(jsonDiag{what + " in JSON at " + t.position()})
+}
+
+// position names pos as Node 24 does: "position 7 (line 2 column 3)", lines ending at \n, \r
+// or \r\n, columns counted in UTF-16 code units from 1.
+func (t *jsonText) position() string {
+	line, start := 1, 0
+	for i := 0; i < t.pos; i++ {
+		switch t.s.CharAt(i) {
+		case '\r':
+			if i+1 < t.pos && t.s.CharAt(i+1) == '\n' {
+				i++
+			}
+			line, start = line+1, i+1
+		case '\n':
+			line, start = line+1, i+1
+		}
+	}
+	return fmt.Sprintf("position %d (line %d column %d)", t.pos, line, t.pos-start+1)
 }
 
 // unexpected is V8's message for the token at pos when no particular one was expected.
@@ -224,10 +244,7 @@ func (t *jsonText) object() {
 		t.str()
 		t.space()
 		if t.at() != ':' {
-			if first {
-				t.failAt("Expected ':' after property name")
-			}
-			t.unexpected() // V8 (Node 20) names only the token after a later key
+			t.failAt("Expected ':' after property name") // Node 20 named only the token after a later key
 		}
 		t.pos++
 		t.space()
@@ -267,4 +284,110 @@ func (t *jsonText) array() {
 			t.failAt("Expected ',' or ']' after array element")
 		}
 	}
+}
+
+// JSON.stringify's circular-structure error with the path V8 gives it:
+//
+//	Converting circular structure to JSON
+//	    --> starting at object with constructor 'Object'
+//	    |     property 'b' -> object with constructor 'Object'
+//	    --- property 'self' closes the circle
+//
+// goja says only the first line. The guard's replacer sees every value goja serializes, with
+// its holder, in goja's depth-first order, so it keeps the chain of objects being serialized
+// (jsonPath.visit); when goja refuses a cycle, the last object entered is one already on the
+// chain.
+
+// jsonCircular is goja's message, and V8's first line.
+const jsonCircular = "Converting circular structure to JSON"
+
+// V8 shows this many links of a long cycle after its start, then "...", then this many more.
+const (
+	jsonCycleHead = 2
+	jsonCycleTail = 1
+)
+
+type jsonLink struct {
+	obj   *goja.Object
+	key   string
+	index bool // key is an array index
+}
+
+// jsonPath is the chain of objects a JSON.stringify is inside, from the root.
+type jsonPath []jsonLink
+
+// visit records that holder[key] serializes as v: the chain is cut back to holder (the
+// serialization of anything after it has ended), and v, an object, is entered.
+func (p *jsonPath) visit(holder goja.Value, key, v goja.Value) {
+	h, _ := holder.(*goja.Object)
+	for len(*p) > 0 && (h == nil || !(*p)[len(*p)-1].obj.SameAs(h)) {
+		*p = (*p)[:len(*p)-1]
+	}
+	if o, ok := v.(*goja.Object); ok {
+		*p = append(*p, jsonLink{obj: o, key: key.String(), index: h != nil && isArray(h)})
+	}
+}
+
+// circular returns V8's message when err is goja's circular-structure TypeError and the
+// chain closes a cycle.
+func (p jsonPath) circular(r *run, err error) (string, bool) {
+	var ex *goja.Exception
+	if !errors.As(err, &ex) || len(p) < 2 {
+		return "", false
+	}
+	e, ok := ex.Value().(*goja.Object)
+	if !ok || e.ClassName() != "Error" || e.Get("message") == nil || e.Get("message").String() != jsonCircular {
+		return "", false
+	}
+	last := p[len(p)-1]
+	start := -1
+	for i, l := range p[:len(p)-1] {
+		if l.obj.SameAs(last.obj) {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(jsonCircular)
+	b.WriteString("\n    --> starting at object with constructor '" + r.constructorName(p[start].obj) + "'")
+	middle := p[start+1 : len(p)-1]
+	for i, l := range middle {
+		if len(middle) > jsonCycleHead+jsonCycleTail && i >= jsonCycleHead && i < len(middle)-jsonCycleTail {
+			if i == jsonCycleHead {
+				b.WriteString("\n    |     ...")
+			}
+			continue
+		}
+		b.WriteString("\n    |     " + l.describe() + " -> object with constructor '" + r.constructorName(l.obj) + "'")
+	}
+	b.WriteString("\n    --- " + last.describe() + " closes the circle")
+	return b.String(), true
+}
+
+func (l jsonLink) describe() string {
+	if l.index {
+		return "index " + l.key
+	}
+	return "property '" + l.key + "'"
+}
+
+// constructorName names o's constructor as V8's message does: the name of the constructor
+// it inherits, "Object" when there is none to read (a null prototype, a proxy, a getter that
+// throws).
+func (r *run) constructorName(o *goja.Object) string {
+	name := "Object"
+	if o.ExportType() == proxyType {
+		return name
+	}
+	r.rt.Try(func() {
+		if c, ok := o.Get("constructor").(*goja.Object); ok {
+			if n := c.Get("name"); n != nil && goja.IsString(n) && n.String() != "" {
+				name = n.String()
+			}
+		}
+	})
+	return name
 }

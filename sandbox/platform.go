@@ -235,6 +235,17 @@ var features = []feature{
 	// Every match goes through exec or test.
 	{name: "regexpTimeout", words: []string{"exec", "test", "match", "matchAll", "replace", "replaceAll", "search", "split", "RegExp"},
 		install: (*run).installRegexpTimeout},
+	// Where goja's numbers differ from V8's: Number of a BigInt (a program that has one names
+	// BigInt, writes a literal or reads a BigInt64Array) and parseInt of a negative zero.
+	{name: "bigIntNumber", match: regexp.MustCompile(`\bNumber\b[\s\S]*(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)|(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)[\s\S]*\bNumber\b`),
+		install: installPrelude("number.js")},
+	{name: "parseInt", words: []string{"parseInt"}, install: installPrelude("parseint.js")},
+	// Math.sin, cos and tan bit for bit as V8's (fdlibm); goja's are Go's math package's.
+	{name: "trig", words: []string{"sin", "cos", "tan"}, install: (*run).installTrig},
+	{name: "arrayBuffer", words: []string{"transfer", "transferToFixedLength", "detached", "resizable", "maxByteLength", "resize"},
+		// %TypedArray%.from: a typed array named, and a from (on it, a subclass or the prototype).
+		match:   regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),
+		install: func(r *run) error { return r.catch(func() { r.prelude("arraybuffer.js", r.arrayBufferNatives()) }) }},
 	{name: "performance", words: []string{"performance"},
 		install: func(r *run) error {
 			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })

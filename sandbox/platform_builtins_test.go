@@ -38,6 +38,14 @@ func TestPlatformBuiltins(t *testing.T) {
 		{"crypto errors", `let a, b; try { crypto.getRandomValues(new Float64Array(1)) } catch (e) { a = e.name } try { await crypto.subtle.digest("MD5", new Uint8Array(1)) } catch (e) { b = e.name } return [a, b]`, `["TypeMismatchError","NotSupportedError"]`},
 		{"performance", `const a = performance.now(); await new Promise(r => setTimeout(r, 5)); const b = performance.now(); performance.mark("m"); return [b - a >= 4, typeof performance.timeOrigin, performance.getEntriesByName("m").length]`, `[true,"number",1]`},
 		{"DOMException", `const e = new DOMException("m", "NotFoundError"); return [e.name, e.message, e.code, e instanceof Error, String(e)]`, `["NotFoundError","m",8,true,"NotFoundError: m"]`},
+		{"Number of a large BigInt", `return [Number(2n ** 64n), Number(-(2n ** 70n)), String(Number(2n ** 1024n)), Number(2n ** 53n + 1n), new Number(2n ** 64n) + 0]`, `[18446744073709552000,-1180591620717411300000,"Infinity",9007199254740992,18446744073709552000]`},
+		{"Number keeps its statics and identity", `return [(1).constructor === Number, Number.parseFloat === parseFloat, Number.EPSILON > 0, Object.getOwnPropertyNames(Number).length, 1n > 0]`, `[true,true,true,17,true]`},
+		{"Number is goja's without a BigInt in sight", `return String(Number).includes("native code")`, `true`},
+		{"Uint8Array.from a string", `return [Array.from(Uint8Array.from(atob("aGk="), c => c.charCodeAt(0))), Array.from(Uint8Array.from("12")), Uint8Array.from(7).length]`, `[[104,105],[1,2],0]`},
+		{"ArrayBuffer transfer detaches", `const a = new Uint8Array([5, 6]); const b = a.buffer.transfer(3); let e; try { a.buffer.slice(0) } catch (x) { e = x.name } return [a.buffer.detached, a.length, Array.from(new Uint8Array(b)), e, b.resizable, b.maxByteLength]`, `[true,0,[5,6,0],"TypeError",false,3]`},
+		{"resizable ArrayBuffer refused catchably", `try { new ArrayBuffer(1, {maxByteLength: 2}) } catch (e) { return [e.name, e.message.includes("transfer(newLength)"), new ArrayBuffer(2, {}).byteLength] }`, `["TypeError",true,2]`},
+		{"Math.sin, cos and tan as V8's", `return [Math.sin(-19.95) === -0.8914087044468666, Math.cos(-19.98) === 0.426258135900103, Math.tan(-20) === -2.237160944224742, Math.sin.name, Math.tan.length, Object.keys(Math).includes("sin")]`, `[true,true,true,"sin",1,false]`},
+		{"parseInt of a negative zero", `return [Object.is(parseInt("-0"), -0), Object.is(Number.parseInt(" -0x0", 16), -0), Number.parseInt === parseInt, parseInt("-7"), Object.is(parseInt("0"), 0)]`, `[true,true,true,-7,true]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,3 +42,21 @@ func TestRegexpTimeoutFailsTheRun(t *testing.T) {
 		wantFailure(t, res, KindLimit, "match limit", "catastrophic backtracking")
 	}
 }
+
+func TestRegexpSyntaxMessage(t *testing.T) {
+	tests := []struct{ source, flags, goja, want string }{
+		{"(", "", "Unterminated group", "Invalid regular expression: /(/: Unterminated group"},
+		{"(", "g", "Unterminated group", "Invalid regular expression: /(/g: Unterminated group"},
+		{"a**", "", "Invalid regular expression (re2): a** (error parsing regexp: invalid nested repetition operator: `**`)", "Invalid regular expression: /a**/: Nothing to repeat"},
+		{"a{2,1}", "", "Invalid regular expression (regexp2): a{2,1} (Invalid regular expression (regexp2): a{2,1} (error parsing regexp: invalid repeat count in `a{2,1}`))", "Invalid regular expression: /a{2,1}/: numbers out of order in {} quantifier"},
+		{`\`, "", "Invalid regular expression (re2): \\ (error parsing regexp: trailing backslash at end of expression: ``)", `Invalid regular expression: /\/: \ at end of pattern`},
+		{"a", "gg", "Invalid flags supplied to RegExp constructor 'gg'", "Invalid flags supplied to RegExp constructor 'gg'"},
+		{`\p{Nope}`, "u", `Invalid regular expression: /\p{Nope}/u: invalid property name`, `Invalid regular expression: /\p{Nope}/u: Invalid property name`},
+		{"x", "", "Invalid regular expression (re2): x (error parsing regexp: something new: `x`)", "Invalid regular expression: /x/: something new: `x`"},
+	}
+	for _, tt := range tests {
+		if got := regexpSyntaxMessage(tt.source, tt.flags, tt.goja); got != tt.want {
+			t.Errorf("regexpSyntaxMessage(%q, %q, %q) = %q, want %q", tt.source, tt.flags, tt.goja, got, tt.want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/codemode/codemode/internal/fdlibm"
 )
 
 // The ES2023–2025 built-ins and the Web APIs: JavaScript preludes (prelude/*.js) with the Go
@@ -445,5 +447,51 @@ func (r *run) installCrypto() error {
 		n := r.cryptoNatives()
 		must(n.DefineAccessorProperty("DOMException", r.function("DOMException", func(goja.FunctionCall) goja.Value { return r.domException() }), nil, goja.FLAG_FALSE, goja.FLAG_FALSE))
 		return r.prelude("crypto.js", n)
+	})
+}
+
+// arrayBufferNatives are the Go halves of arraybuffer.js: a transfer copies the bytes into a
+// new buffer and detaches the old one, which only goja's Go API can do.
+func (r *run) arrayBufferNatives() goja.Value {
+	return r.natives(map[string]func(goja.FunctionCall) goja.Value{
+		"transfer": func(call goja.FunctionCall) goja.Value {
+			buf, _ := call.Argument(0).Export().(goja.ArrayBuffer)
+			if buf.Detached() {
+				panic(r.rt.NewTypeError("Cannot perform ArrayBuffer.prototype." + call.Argument(2).String() + " on a detached ArrayBuffer"))
+			}
+			old := buf.Bytes()
+			n := int64(len(old))
+			if arg := call.Argument(1); !goja.IsUndefined(arg) {
+				f := arg.ToFloat() // an index: arraybuffer.js converted it
+				if f > float64(r.caps.bufferBytes) {
+					r.overCap("ArrayBuffer.prototype.transfer would allocate", f, r.caps.bufferBytes, "bytes", bufferCapDivisor)
+				}
+				n = int64(f)
+			}
+			b := make([]byte, n)
+			copy(b, old)
+			buf.Detach()
+			return r.rt.ToValue(r.rt.NewArrayBuffer(b))
+		},
+		"detached": func(call goja.FunctionCall) goja.Value {
+			buf, _ := call.Argument(0).Export().(goja.ArrayBuffer)
+			return r.rt.ToValue(buf.Detached())
+		},
+	})
+}
+
+// installTrig replaces Math.sin, Math.cos and Math.tan with V8's (package fdlibm), keeping
+// their names, lengths and attributes.
+func (r *run) installTrig() error {
+	return r.catch(func() {
+		m, ok := r.rt.GlobalObject().Get("Math").(*goja.Object)
+		if !ok {
+			return
+		}
+		for name, f := range map[string]func(float64) float64{"sin": fdlibm.Sin, "cos": fdlibm.Cos, "tan": fdlibm.Tan} {
+			must(r.method(m, name, 1, func(call goja.FunctionCall) goja.Value {
+				return r.rt.ToValue(f(call.Argument(0).ToFloat()))
+			}))
+		}
 	})
 }

@@ -81,6 +81,9 @@ type Program struct {
 	locale   intl.Builtins // the built-ins whose locale methods the program may call (see installIntl)
 	pos      positions     // maps positions back to the model's source
 	lowered  bool          // compiled through esbuild (positions come through its source map)
+	// text is what goja parsed, which its stack positions index, for calleeAt; empty for
+	// lowered programs.
+	text string
 }
 
 // Lang reports the language the program was compiled from.
@@ -164,7 +167,7 @@ func compile(source string, lang Lang) (p *Program, err error) {
 		lower = true // a regular expression with flags goja lacks (d, v): esbuild rewrites it
 	}
 	if p != nil {
-		p.size = len(source) * compiledPerSourceByte
+		p.size = len(source)*compiledPerSourceByte + len(p.text)
 	}
 	return p, err
 }
@@ -241,7 +244,11 @@ func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Prog
 		}
 		return nil, &Failure{Kind: KindSyntax, Message: cerr.Error()}
 	}
-	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), locale: intl.BuiltinsFor(text), pos: pos, lowered: lower}, nil
+	posText := text // lowered programs keep none: their positions are not checked against a text
+	if lower {
+		posText = ""
+	}
+	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), locale: intl.BuiltinsFor(text), pos: pos, lowered: lower, text: posText}, nil
 }
 
 // programBody finds the wrapper function in a parsed program: the last top-level expression
@@ -393,4 +400,90 @@ func (p *Program) frame(line, col int) (int, int, bool) {
 		line, col = unshift(p.pos.edits, line, col)
 	}
 	return p.pos.user(line, col)
+}
+
+// calleeAt returns the callee of the call whose parenthesis is at line and col of goja's
+// stack positions ("o.a.bar" for o.a.bar(1)), as V8 names it in "… is not a function"; ""
+// when no call is there or its callee is not a plain chain of names, dots and brackets.
+func (p *Program) calleeAt(line, col int) string {
+	if p.text == "" {
+		return ""
+	}
+	lines := strings.SplitN(p.text, "\n", line+1)
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	text := lines[line-1]
+	paren := col - 1
+	if paren < 1 || paren >= len(text) || text[paren] != '(' {
+		return ""
+	}
+	end := paren
+	if end >= 2 && text[end-2:end] == "?." {
+		end -= 2
+	}
+	i := end
+	for i > 0 {
+		c := text[i-1]
+		switch {
+		case c == '_' || c == '$' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			i--
+		case c == '?' && text[i] == '.':
+			i--
+		case c == ']' || c == ')':
+			k := matchingOpen(text, i-1)
+			if k < 0 {
+				return ""
+			}
+			i = k
+		default:
+			goto done
+		}
+	}
+done:
+	callee := text[i:end]
+	if callee == "" || callee[0] == '.' || callee[0] == '[' || callee[0] == '(' || callee[0] >= '0' && callee[0] <= '9' {
+		return ""
+	}
+	// V8 writes a call's arguments as "...": f(1)(2) → "f(...) is not a function".
+	var b strings.Builder
+	for j := 0; j < len(callee); j++ {
+		if callee[j] != '(' {
+			b.WriteByte(callee[j])
+			continue
+		}
+		depth := 0
+		for ; j < len(callee); j++ {
+			if callee[j] == '(' {
+				depth++
+			} else if callee[j] == ')' {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		b.WriteString("(...)")
+	}
+	return b.String()
+}
+
+// matchingOpen returns the index of the bracket or parenthesis that the one at close closes,
+// or -1.
+func matchingOpen(text string, close int) int {
+	open := byte('[')
+	if text[close] == ')' {
+		open = '('
+	}
+	depth := 0
+	for k := close; k >= 0; k-- {
+		switch text[k] {
+		case text[close]:
+			depth++
+		case open:
+			if depth--; depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
 }

@@ -39,7 +39,8 @@ func TestTypeScriptRuntimeErrorLines(t *testing.T) {
 	// Runtime errors name the line of the TypeScript source, through esbuild's source map
 	// (held in memory: nothing is read from disk).
 	tests := []struct{ src, want string }{
-		{"interface I { a: number }\nenum E { A }\nconst b: I | null = null;\nreturn b!.a", "TypeError: Cannot read property 'a' of undefined (at line 4:"},
+		{"interface I { a: number }\nenum E { A }\nconst b: I | null = null;\nreturn b!.a", "TypeError: Cannot read properties of undefined or null (reading 'a') (at line 4:"},
+		{"const s: string = 'a';\n(s as any).foo()", "TypeError: foo is not a function (at line 2:"},
 		{"function f<T>(x: T): T {\n  throw new Error('deep')\n}\n\nf<number>(1)", "Error: deep (at line 2:"},
 		{"const o: {a: number} = {a: 1};\nawait null;\n    undefinedFn(o as any)", "ReferenceError: undefinedFn is not defined (at line 3:"},
 	}

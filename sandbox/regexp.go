@@ -628,6 +628,9 @@ func (r *run) installRegexp() error {
 			return r.rt.NewArray(t.pattern, t.flags)
 		},
 		"indices": r.matchIndices,
+		"syntaxMessage": func(call goja.FunctionCall) goja.Value {
+			return r.rt.ToValue(regexpSyntaxMessage(call.Argument(0).String(), call.Argument(1).String(), call.Argument(2).String()))
+		},
 	})
 	return r.catch(func() { r.prelude("regexp.js", natives) })
 }
@@ -705,4 +708,53 @@ func (r *run) matchIndices(call goja.FunctionCall) goja.Value {
 		pairs[i] = r.rt.NewArray(offsets[g.RuneIndex], offsets[g.RuneIndex+g.RuneLength])
 	}
 	return r.rt.NewArray(r.rt.NewArray(pairs...), r.rt.NewArray(names...))
+}
+
+// regexpDetails map the Go regexp parsers' complaints (regexp/syntax's, which goja's re2 and
+// regexp2 paths quote) to V8's.
+var regexpDetails = []struct{ goText, v8 string }{
+	{"invalid nested repetition operator", "Nothing to repeat"},
+	{"missing argument to repetition operator", "Nothing to repeat"},
+	{"invalid repeat count", "numbers out of order in {} quantifier"},
+	{"invalid character class range", "Range out of order in character class"},
+	{"trailing backslash", "\\ at end of pattern"},
+	{"invalid capture group name", "Invalid capture group name"},
+	{"invalid named capture", "Invalid capture group name"},
+	{"duplicate capture group name", "Duplicate capture group name"},
+	{"reference to undefined group name", "Invalid named capture referenced"},
+	{"missing closing )", "Unterminated group"},
+	{"unexpected )", "Unmatched ')'"},
+	{"missing closing ]", "Unterminated character class"},
+	{"invalid escape sequence", "Invalid escape"},
+	{"invalid character class", "Invalid character class"},
+	{"invalid or unsupported Perl syntax", "Invalid group"},
+}
+
+// regexpSyntaxMessage words a RegExp construction's SyntaxError as V8 does:
+// "Invalid regular expression: /<source>/<flags>: <what>". goja says only "Unterminated
+// group", or quotes a Go parser ("Invalid regular expression (re2): a** (error parsing regexp:
+// invalid nested repetition operator: `**`)"). Bad flags keep their message, V8's already.
+func regexpSyntaxMessage(source, flags, msg string) string {
+	const prefix = "Invalid regular expression: /"
+	if strings.HasPrefix(msg, "Invalid flags") {
+		return msg
+	}
+	if strings.HasPrefix(msg, prefix) {
+		// The sandbox's own translation: capitalize the detail, as V8 does.
+		if i := strings.LastIndex(msg, ": "); i >= 0 && i+2 < len(msg) {
+			return msg[:i+2] + strings.ToUpper(msg[i+2:i+3]) + msg[i+3:]
+		}
+		return msg
+	}
+	detail := msg
+	if _, goText, found := strings.Cut(msg, "(error parsing regexp: "); found {
+		detail = strings.TrimRight(goText, ")")
+		for _, d := range regexpDetails {
+			if strings.HasPrefix(goText, d.goText) {
+				detail = d.v8
+				break
+			}
+		}
+	}
+	return prefix + source + "/" + flags + ": " + detail
 }

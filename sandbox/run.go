@@ -17,7 +17,7 @@ import (
 // Defaults for Options fields left at zero (or set negative).
 const (
 	DefaultTimeout           = 30 * time.Second
-	DefaultMaxCallStackDepth = 1000
+	DefaultMaxCallStackDepth = 10000
 	DefaultMaxLogBytes       = 1 << 20
 	DefaultMaxResultBytes    = 4 << 20
 	DefaultMaxArgBytes       = 4 << 20
@@ -46,7 +46,11 @@ const (
 type Options struct {
 	// Timeout is the run's wall-clock limit → Failure kind "timeout".
 	Timeout time.Duration
-	// MaxCallStackDepth bounds JavaScript call depth → kind "limit" (runaway recursion).
+	// MaxCallStackDepth bounds JavaScript call depth → kind "limit" (runaway recursion). The
+	// default is about V8's depth for small functions, so recursion that works in Node works
+	// here. Every call counts, a built-in's included: recursing through arr.map takes three
+	// frames a level. goja's overflow cannot be caught by the program (it unwinds past every
+	// catch), so the failure names V8's RangeError for the model rather than throwing one.
 	MaxCallStackDepth int
 	// MaxLogBytes bounds captured console output, one byte per line counted for its newline.
 	// The line that crosses the limit is cut, a marker line is added, and the run fails with
@@ -514,7 +518,7 @@ func (r *run) check(err error) bool {
 	var ie *goja.InterruptedError
 	switch {
 	case errors.As(err, &so):
-		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program exceeded the maximum call stack depth of %d frames (runaway recursion?)", r.opts.MaxCallStackDepth)})
+		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("RangeError: Maximum call stack size exceeded: the program passed the call stack depth of %d frames (runaway recursion?); here it ends the run and cannot be caught", r.opts.MaxCallStackDepth)})
 	case errors.As(err, &ie):
 		r.fail(&Failure{Kind: KindRuntime, Message: "the program was interrupted"}) // normally recorded already
 	default:

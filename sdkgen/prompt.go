@@ -84,7 +84,7 @@ func promptContract(o PromptOptions) []byte {
 		platform = DefaultPlatform
 	}
 	var b bytes.Buffer
-	b.Grow(1400)
+	b.Grow(1500)
 	b.WriteString("`run_code({code, description?})`: `code` is the body of an async function, JS or TS (types unchecked), " +
 		"calling the tools below; top-level `await`/`return` work.\n" +
 		"- `await tools.name(args)` returns the tool's value (data, not text); other names: `tools[\"a.b\"](args)`.\n" +
@@ -95,6 +95,8 @@ func promptContract(o PromptOptions) []byte {
 		"- A failed call throws `ToolCallError` (`name`, `toolName`, `code`, `message`); uncaught, the run fails: " +
 		"`CODE_RUN_FAILED`, kind runtime (or syntax, timeout, limit, cancelled).\n" +
 		"- Only logs and the returned JSON come back: return just what answers the task.\n" +
+		"- An interpreter, not V8: build long text with `parts.push(…)` then `parts.join('')`; `s +=` in a loop " +
+		"copies the whole string every time.\n" +
 		"- Limits: ")
 	b.WriteString(formatDuration(pick(o.Timeout, DefaultTimeout)))
 	b.WriteString(", ")

@@ -65,9 +65,16 @@
 		}
 		const source = pattern === undefined ? "(?:)" : String(pattern);
 		const f = flags === undefined ? "" : String(flags);
-		const t = natives.translate(source, f);
-		if (t === null) return Reflect.construct(NativeRegExp, [pattern, flags], newTarget);
-		const re = Reflect.construct(NativeRegExp, [t[0], t[1]], newTarget);
+		let t, re;
+		try {
+			t = natives.translate(source, f);
+			if (t === null) return Reflect.construct(NativeRegExp, [pattern, flags], newTarget);
+			re = Reflect.construct(NativeRegExp, [t[0], t[1]], newTarget);
+		} catch (e) {
+			// In V8's words, "Invalid regular expression: /(/: Unterminated group", not Go's.
+			if (e instanceof SyntaxError) throw new SyntaxError(natives.syntaxMessage(source, f, e.message));
+			throw e;
+		}
 		translated.set(re, {source: source === "" ? "(?:)" : source, flags: canonical(f), pattern: t[0], gojaFlags: t[1]});
 		if (Object.getPrototypeOf(re) === proto) Object.setPrototypeOf(re, Translated);
 		return re;
