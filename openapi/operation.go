@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 // Operation is one method of one path, ready to be offered as a tool.
@@ -522,14 +524,6 @@ func (o *object) MarshalJSON() ([]byte, error) {
 
 // marshal encodes v without escaping <, > and & (descriptions are read by
 // models, and escapes cost tokens).
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+func marshal(v any) (json.RawMessage, error) { return jsontext.Marshal(v) }
 
 func itoa(i int) string { return strconv.Itoa(i) }

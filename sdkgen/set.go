@@ -10,6 +10,8 @@ import (
 	goruntime "runtime"
 	"slices"
 	"sync"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 // RunCodeName is the name of the Code Mode transport tool. It is never part of the SDK: NewSet
@@ -236,13 +238,6 @@ func decodeSchema(raw json.RawMessage) schema {
 	return schema{state: schemaValid, canon: canon}
 }
 
-// canonicalJSON encodes a decoded value with sorted object keys and without HTML escaping.
-func canonicalJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+// canonicalJSON encodes a decoded value with sorted object keys (encoding/json sorts map keys)
+// and without HTML escaping.
+func canonicalJSON(v any) ([]byte, error) { return jsontext.Marshal(v) }

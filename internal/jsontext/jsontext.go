@@ -2,7 +2,11 @@
 // encoding/json's reflection, producing exactly what encoding/json would.
 package jsontext
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -80,4 +84,17 @@ func SkipSpace[T ~string | ~[]byte](text T, i int) int {
 		}
 	}
 	return i
+}
+
+// Marshal encodes v as encoding/json does with HTML escaping off, without the newline a
+// json.Encoder adds: the compact JSON text of v for readers that are not HTML (models, logs,
+// other processes).
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

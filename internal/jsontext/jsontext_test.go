@@ -50,3 +50,13 @@ func TestSkipSpace(t *testing.T) {
 		}
 	}
 }
+
+func TestMarshal(t *testing.T) {
+	got, err := Marshal(map[string]any{"b": "<a&b>", "a": []int{1}})
+	if err != nil || string(got) != `{"a":[1],"b":"<a&b>"}` {
+		t.Fatalf("Marshal = %s, %v", got, err)
+	}
+	if _, err := Marshal(func() {}); err == nil {
+		t.Fatal("a function marshalled")
+	}
+}

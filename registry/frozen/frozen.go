@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"strings"
 	"unsafe"
+
+	"github.com/codemode/codemode/internal/jsontext"
 )
 
 // Value is an immutable JSON value. The zero Value is "absent" (no value),
@@ -121,13 +123,10 @@ func Snapshot(v any) (val Value, err error) {
 	if b, ok := appendPlain(make([]byte, 0, 64), v, 0); ok {
 		return Value{raw: b}, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsontext.Marshal(v)
+	if err != nil {
 		return Value{}, fmt.Errorf("value is not JSON: %w", err)
 	}
-	b := bytes.TrimRight(buf.Bytes(), "\n")
 	return Value{raw: b}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/codemode/codemode/internal/jsontext"
 	"github.com/codemode/codemode/sandbox"
 )
 
@@ -273,13 +274,10 @@ func newFrameWriter(w io.Writer) *frameWriter {
 // write encodes and sends m. A message over the limit is refused with errFrameTooLarge and
 // nothing is written.
 func (fw *frameWriter) write(m *message) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	msg, err := jsontext.Marshal(m)
+	if err != nil {
 		return fmt.Errorf("encode %s frame: %w", m.Type, err)
 	}
-	msg := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	raw := m.raw()
 	size := 4 + len(msg) + len(raw)
 	if size > fw.max {
