@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -508,9 +509,14 @@ func (ix *Index) nearest(name string) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, h := range res.Tools {
-		out = append(out, h.Name)
+	return res.Names()
+}
+
+// Names lists the names of the tools found, best first.
+func (r Result) Names() []string {
+	out := make([]string, len(r.Tools))
+	for i, h := range r.Tools {
+		out[i] = h.Name
 	}
 	return out
 }
@@ -535,12 +541,7 @@ func paramWords(raw json.RawMessage) (names, docs []string) {
 	if json.Unmarshal(raw, &root) != nil {
 		return nil, nil
 	}
-	keys := make([]string, 0, len(root.Properties))
-	for k := range root.Properties {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(root.Properties)) {
 		names = append(names, analyze(k)...)
 		var prop struct {
 			Description string                     `json:"description"`
@@ -561,12 +562,7 @@ func paramWords(raw json.RawMessage) (names, docs []string) {
 				}
 			}
 		}
-		nested := make([]string, 0, len(prop.Properties))
-		for nk := range prop.Properties {
-			nested = append(nested, nk)
-		}
-		slices.Sort(nested)
-		for _, nk := range nested {
+		for _, nk := range slices.Sorted(maps.Keys(prop.Properties)) {
 			names = append(names, analyze(nk)...)
 		}
 	}

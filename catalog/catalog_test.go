@@ -31,13 +31,6 @@ func testSet() *sdkgen.Set {
 	})
 }
 
-func names(res Result) []string {
-	var out []string
-	for _, h := range res.Tools {
-		out = append(out, h.Name)
-	}
-	return out
-}
 
 func TestSearchRanks(t *testing.T) {
 	ix := New(testSet(), nil)
@@ -57,7 +50,7 @@ func TestSearchRanks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(res.Tools) == 0 || res.Tools[0].Name != tc.want {
-			t.Errorf("%q: got %v, want %s first", tc.query, names(res), tc.want)
+			t.Errorf("%q: got %v, want %s first", tc.query, res.Names(), tc.want)
 		}
 		if res.Total != 9 || res.Matched < len(res.Tools) {
 			t.Errorf("%q: total %d matched %d", tc.query, res.Total, res.Matched)
@@ -80,11 +73,11 @@ func TestSearchAnswers(t *testing.T) {
 
 	// No words: the tools in name order, of the group when one is given.
 	res, _ = ix.Search(Query{Group: "files"})
-	if got := names(res); !slices.Equal(got, []string{"files_delete", "files_read", "files_write"}) || res.Matched != 3 || res.Total != 9 {
+	if got := res.Names(); !slices.Equal(got, []string{"files_delete", "files_read", "files_write"}) || res.Matched != 3 || res.Total != 9 {
 		t.Fatalf("browse: %v matched %d", got, res.Matched)
 	}
 	res, _ = ix.Search(Query{Text: "list", Group: "github.pulls"})
-	if got := names(res); !slices.Equal(got, []string{"github.pulls_list"}) {
+	if got := res.Names(); !slices.Equal(got, []string{"github.pulls_list"}) {
 		t.Fatalf("group: %v", got)
 	}
 	// Words that match nothing: nothing, with the catalog's size.
@@ -129,8 +122,8 @@ func TestSearchIsDeterministic(t *testing.T) {
 	first, _ := ix.Search(Query{Text: "repository owner"})
 	for range 20 {
 		again, _ := New(testSet(), nil).Search(Query{Text: "repository owner"})
-		if !slices.Equal(names(first), names(again)) {
-			t.Fatalf("%v then %v", names(first), names(again))
+		if !slices.Equal(first.Names(), again.Names()) {
+			t.Fatalf("%v then %v", first.Names(), again.Names())
 		}
 	}
 }
@@ -257,7 +250,7 @@ func TestDeprecatedRanksLower(t *testing.T) {
 		tool("teams_add_membership", "Add team membership for a user.", ""),
 	}), nil)
 	res, _ := ix.Search(Query{Text: "add a member to the team"})
-	if got := names(res); len(got) != 2 || got[0] != "teams_add_membership" {
+	if got := res.Names(); len(got) != 2 || got[0] != "teams_add_membership" {
 		t.Fatalf("got %v", got)
 	}
 }

@@ -42,11 +42,7 @@ func rank(ix *catalog.Index) func(string, int) []string {
 		if err != nil {
 			return nil
 		}
-		var out []string
-		for _, h := range res.Tools {
-			out = append(out, h.Name)
-		}
-		return out
+		return res.Names()
 	}
 }
 
