@@ -8,6 +8,7 @@ import (
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/schema"
+	"github.com/codemode/codemode/sandbox"
 )
 
 // A program finds tools with tools.$search, reads them with tools.$describe and calls what it
@@ -96,5 +97,16 @@ func TestDiscoveryIsTheScopesView(t *testing.T) {
 	want := `{"total":1,"matched":1,"tools":[{"name":"files_delete","summary":"[asks a person first]","signature":"files_delete(args?: { [key: string]: unknown }): Promise<unknown>"}]}`
 	if result != want {
 		t.Fatalf("got  %s\nwant %s", result, want)
+	}
+}
+
+// Discovery calls count against the run's call limit, as the contract says: a program that
+// searches in a loop ends with a limit failure, not a stall.
+func TestDiscoveryCountsAsCalls(t *testing.T) {
+	e := newEnv(t, bridge.Options{Limits: sandbox.Options{MaxCalls: 3}})
+	e.tool("math_add", true, echo)
+	r := e.run(context.Background(), `for (let i = 0; i < 10; i++) await tools.$search("add"); return "done"`)
+	if !r.IsError() || !strings.Contains(text(r), "more than 3 tool calls") {
+		t.Fatalf("got %s", text(r))
 	}
 }

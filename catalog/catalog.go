@@ -571,8 +571,10 @@ func paramWords(raw json.RawMessage) (names, docs []string) {
 
 // deprecated reports whether a tool's summary says it is deprecated ("Deprecated: …",
 // "[DEPRECATED] …", "… (deprecated)"): servers say so in the description, MCP has no field for it.
+// A summary that merely mentions the word ("Lists deprecated packages") is not one.
 func deprecated(summary string) bool {
-	return strings.Contains(strings.ToLower(summary), "deprecated")
+	s := strings.ToLower(strings.TrimLeft(summary, " *_[("))
+	return strings.HasPrefix(s, "deprecated") || strings.Contains(s, "(deprecated") || strings.Contains(s, "[deprecated")
 }
 
 // maxEnumWords bounds the enum a parameter's values are indexed from.

@@ -253,4 +253,12 @@ func TestDeprecatedRanksLower(t *testing.T) {
 	if got := res.Names(); len(got) != 2 || got[0] != "teams_add_membership" {
 		t.Fatalf("got %v", got)
 	}
+	for summary, want := range map[string]bool{
+		"Deprecated: Add team member.": true, "[DEPRECATED] Lists repos.": true, "**Deprecated.** Old.": true,
+		"Lists teams (deprecated).": true, "Lists deprecated packages.": false, "Add a label.": false,
+	} {
+		if deprecated(summary) != want {
+			t.Errorf("deprecated(%q) = %v", summary, !want)
+		}
+	}
 }
