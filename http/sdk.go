@@ -202,7 +202,7 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, badRequest("limit must be a whole number from 1 to %d", catalog.MaxLimit))
 			return
 		}
-		query.Limit = min(n, catalog.MaxLimit)
+		query.Limit = n // Search lowers it to catalog.MaxLimit
 	}
 	res, err := bridge.Catalog(v).Search(query)
 	if err != nil {
