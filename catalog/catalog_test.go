@@ -31,7 +31,6 @@ func testSet() *sdkgen.Set {
 	})
 }
 
-
 func TestSearchRanks(t *testing.T) {
 	ix := New(testSet(), nil)
 	for _, tc := range []struct{ query, want string }{
