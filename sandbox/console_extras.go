@@ -120,9 +120,14 @@ func (r *run) consoleAssert(call goja.FunctionCall) {
 	if full {
 		return
 	}
+	// As Node: "Assertion failed: " before a message string; other values follow a space.
 	text := "Assertion failed"
 	if rest := call.Arguments[min(1, len(call.Arguments)):]; len(rest) > 0 {
-		text += ": " + r.formatLog(rest, room)
+		sep := " "
+		if goja.IsString(rest[0]) {
+			sep = ": "
+		}
+		text += sep + r.formatLog(rest, room)
 	}
 	r.emit(text)
 }

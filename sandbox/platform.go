@@ -199,6 +199,7 @@ func (r *run) natives(fns map[string]func(goja.FunctionCall) goja.Value) *goja.O
 var features = []feature{
 	{name: "console", words: []string{"table", "dir", "dirxml", "trace", "assert", "count", "countReset", "time", "timeLog", "timeEnd", "group", "groupCollapsed", "groupEnd"},
 		install: (*run).installConsoleExtras},
+	{name: "iteratorPreview", match: iteratorPreviewUse, install: (*run).installIteratorPreview},
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
 		install: (*run).installTimerGlobals},
 	{name: "url", words: []string{"URL", "URLSearchParams"},

@@ -212,6 +212,10 @@ type run struct {
 	consoleTimers map[string]time.Time  // console.time labels
 	preludes      map[string]goja.Value // results of preludes run in this runtime
 
+	inspect          *inspectNatives                           // see inspectNatives; made on first use
+	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
+	iteratorPreviews map[*goja.Object]*iteratorPreview         // iterators the console has read
+
 	caps        caps                  // built-in caps derived from opts.Memory
 	guard       guardState            // what the built-in guards keep
 	bindings    map[string]goja.Value // tool functions made so far, by name

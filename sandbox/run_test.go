@@ -40,7 +40,7 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "throw number", src: `throw 42`, kind: KindRuntime, message: []string{"42"}},
 		{name: "throw object", src: `throw {code: 7}`, kind: KindRuntime, message: []string{"{ code: 7 }"}},
 		{name: "throw null", src: `throw null`, kind: KindRuntime, message: []string{"null"}},
-		{name: "throw hostile toString", src: `throw {toString() { throw new Error("no") }, get code() { throw 1 }}`, kind: KindRuntime, message: []string{"cannot be described"}},
+		{name: "throw hostile toString", src: `throw {toString() { throw new Error("no") }, get code() { throw 1 }}`, kind: KindRuntime, message: []string{"{ toString: [Function: toString], code: [Getter] }"}},
 		{name: "throw error with hostile name", src: `const e = new Error("m"); Object.defineProperty(e, "name", {get() { throw e }}); throw e`, kind: KindRuntime, message: []string{"cannot be described"}},
 		{name: "reject after await", src: `await null; return Promise.reject(new RangeError("late"))`, kind: KindRuntime, message: []string{"RangeError: late"}},
 		{name: "never settles", src: `await new Promise(() => {})`, kind: KindRuntime, message: []string{"never settled"}},

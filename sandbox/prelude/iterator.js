@@ -273,9 +273,34 @@
 		},
 	};
 	defineProperty(Iterator, "from", {value: statics.from, writable: true, configurable: true});
-	defineProperty(IteratorPrototype, "constructor", {value: Iterator, writable: true, configurable: true});
+	// constructor and @@toStringTag are accessors, as ES2025 has them (and V8, so that Node shows
+	// an array iterator as Object [Array Iterator] {}): assigning either on an object that
+	// inherits them makes an own property (SetterThatIgnoresPrototypeProperties).
+	function accessor(key, value) {
+		const setter = {
+			set(v) {
+				if (this === null || (typeof this !== "object" && typeof this !== "function")) {
+					throw new TypeError("Iterator.prototype setter called on non-object");
+				}
+				if (this === IteratorPrototype) {
+					throw new TypeError("Cannot assign to read only property '" + String(key) + "' of object '[object Iterator]'");
+				}
+				if (Object.getOwnPropertyDescriptor(this, key) === undefined) {
+					defineProperty(this, key, {value: v, writable: true, enumerable: true, configurable: true});
+				} else {
+					this[key] = v;
+				}
+			},
+		};
+		const get = () => value;
+		const label = typeof key === "symbol" ? "[Symbol.toStringTag]" : key;
+		defineProperty(get, "name", {value: "get " + label, configurable: true});
+		defineProperty(setter.set, "name", {value: "set " + label, configurable: true});
+		defineProperty(IteratorPrototype, key, {get, set: setter.set, configurable: true});
+	}
+	accessor("constructor", Iterator);
 	if (!(Symbol.toStringTag in IteratorPrototype)) {
-		defineProperty(IteratorPrototype, Symbol.toStringTag, {value: "Iterator", writable: true, configurable: true});
+		accessor(Symbol.toStringTag, "Iterator");
 	}
 	for (const name of Object.keys(methods)) {
 		defineProperty(IteratorPrototype, name, {value: methods[name], writable: true, configurable: true});
