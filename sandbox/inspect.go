@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,12 +169,13 @@ func numberString(v goja.Value) string {
 // inspectNatives are the intrinsics of prelude/inspect.js, taken when the run's console first
 // renders an object.
 type inspectNatives struct {
-	descriptor, functionSource, typedArrayTag, typedArrayLength         goja.Callable
-	dataViewByteLength, dataViewByteOffset, dataViewBuffer              goja.Callable
-	weakMapHas, weakSetHas, symbolValueOf, bigIntValueOf                goja.Callable
-	mapIteratorNext, setIteratorNext                                    goja.Callable
-	dataViewProto, weakMapProto, weakSetProto, symbolProto, bigIntProto *goja.Object
-	mapIteratorProto, setIteratorProto                                  *goja.Object
+	descriptor, functionSource, typedArrayTag, typedArrayLength goja.Callable
+	dataViewByteLength, dataViewByteOffset, dataViewBuffer      goja.Callable
+	weakMapHas, weakSetHas, symbolValueOf, bigIntValueOf        goja.Callable
+	mapIteratorNext, setIteratorNext                            goja.Callable
+	typedArrayProto, dataViewProto, weakMapProto, weakSetProto  *goja.Object
+	symbolProto, bigIntProto                                    *goja.Object
+	mapIteratorProto, setIteratorProto                          *goja.Object
 }
 
 func (r *run) inspectNatives() *inspectNatives {
@@ -195,7 +197,7 @@ func (r *run) inspectNatives() *inspectNatives {
 		dataViewByteLength: fn("dataViewByteLength"), dataViewByteOffset: fn("dataViewByteOffset"), dataViewBuffer: fn("dataViewBuffer"),
 		weakMapHas: fn("weakMapHas"), weakSetHas: fn("weakSetHas"), symbolValueOf: fn("symbolValueOf"), bigIntValueOf: fn("bigIntValueOf"),
 		mapIteratorNext: fn("mapIteratorNext"), setIteratorNext: fn("setIteratorNext"),
-		dataViewProto: obj("dataViewPrototype"), weakMapProto: obj("weakMapPrototype"), weakSetProto: obj("weakSetPrototype"),
+		typedArrayProto: obj("typedArrayPrototype"), dataViewProto: obj("dataViewPrototype"), weakMapProto: obj("weakMapPrototype"), weakSetProto: obj("weakSetPrototype"),
 		symbolProto: obj("symbolPrototype"), bigIntProto: obj("bigIntPrototype"),
 		mapIteratorProto: obj("mapIteratorPrototype"), setIteratorProto: obj("setIteratorPrototype"),
 	}
@@ -255,8 +257,10 @@ func (in *inspector) kindOf(o *goja.Object) objectKind {
 		return kindArrayBuffer
 	}
 	n := in.r.inspectNatives()
-	if tag, ok := in.r.brand(n.typedArrayTag, o); ok && goja.IsString(tag) {
-		return kindTypedArray
+	if inherits(o, n.typedArrayProto) {
+		if tag, ok := in.r.brand(n.typedArrayTag, o); ok && goja.IsString(tag) {
+			return kindTypedArray
+		}
 	}
 	checks := []struct {
 		proto *goja.Object
@@ -296,30 +300,56 @@ func (in *inspector) descriptor(o *goja.Object, key goja.Value) *goja.Object {
 
 // constructorName is Node's getConstructorName: the name of the first constructor up o's
 // prototype chain (o's own included) that o is an instance of; ok is false when o's prototype
-// is null.
-func (in *inspector) constructorName(o *goja.Object) (name string, ok bool) {
-	ctorKey := in.r.rt.ToValue("constructor")
-	for p, n := o, 0; p != nil && n < maxProtoChain; p, n = p.Prototype(), n+1 {
-		d := in.descriptor(p, ctorKey)
-		if d == nil {
-			continue
-		}
-		c, isObj := d.Get("value").(*goja.Object)
-		if !isObj || !isFunctionObject(c) {
-			continue
-		}
-		nv := c.Get("name")
-		if nv == nil || !goja.IsString(nv) || nv.String() == "" {
-			continue
-		}
-		if proto, isObj := c.Get("prototype").(*goja.Object); isObj && inherits(o, proto) {
-			return nv.String(), true
+// is null. What the chain above o gives is kept for the rest of the value's rendering (an
+// array of class instances looks its class up once); o's own constructor is looked for only
+// when it is an enumerable key (a non-enumerable own constructor is taken for an inherited
+// one).
+func (in *inspector) constructorName(o *goja.Object, own []string) (name string, ok bool) {
+	if slices.Contains(own, "constructor") {
+		if name, ok := in.ownConstructor(o, o); ok {
+			return name, true
 		}
 	}
-	if o.Prototype() == nil {
+	proto := o.Prototype()
+	if proto == nil {
 		return "", false
 	}
-	return "Object", true
+	if c, ok := in.st.ctors[proto]; ok {
+		return c, true
+	}
+	name = "Object"
+	for p, n := proto, 0; p != nil && n < maxProtoChain; p, n = p.Prototype(), n+1 {
+		if c, ok := in.ownConstructor(o, p); ok {
+			name = c
+			break
+		}
+	}
+	if in.st.ctors == nil {
+		in.st.ctors = make(map[*goja.Object]string)
+	}
+	in.st.ctors[proto] = name
+	return name, true
+}
+
+// ownConstructor is p's own constructor's name when it is a named function o is an instance
+// of.
+func (in *inspector) ownConstructor(o, p *goja.Object) (string, bool) {
+	d := in.descriptor(p, in.r.rt.ToValue("constructor"))
+	if d == nil {
+		return "", false
+	}
+	c, isObj := d.Get("value").(*goja.Object)
+	if !isObj || !isFunctionObject(c) {
+		return "", false
+	}
+	nv := c.Get("name")
+	if nv == nil || !goja.IsString(nv) || nv.String() == "" {
+		return "", false
+	}
+	if proto, isObj := c.Get("prototype").(*goja.Object); isObj && inherits(o, proto) {
+		return nv.String(), true
+	}
+	return "", false
 }
 
 // stringTag is o[Symbol.toStringTag] as Node shows it: "" when it is not a string or is o's
@@ -357,11 +387,14 @@ type propKey struct {
 	hidden bool // a key Node shows in brackets, [key], as it does non-enumerable ones
 }
 
-// keysOf are o's own enumerable string keys then symbol keys, as Node's getKeys; skip drops
-// the string keys it reports true for (array indices).
-func (in *inspector) keysOf(o *goja.Object, skip func(string) bool) []propKey {
-	var keys []propKey
-	for _, k := range o.Keys() {
+// keysOf are o's own enumerable string keys (own, or o.Keys() when own is nil) then symbol
+// keys, as Node's getKeys; skip drops the string keys it reports true for (array indices).
+func (in *inspector) keysOf(o *goja.Object, own []string, skip func(string) bool) []propKey {
+	if own == nil {
+		own = o.Keys()
+	}
+	keys := make([]propKey, 0, len(own))
+	for _, k := range own {
 		if skip == nil || !skip(k) {
 			keys = append(keys, propKey{name: in.r.rt.ToValue(k)})
 		}
@@ -424,7 +457,7 @@ func (in *inspector) object(o *goja.Object, depth int) {
 		return
 	}
 	if in.tooDeep(depth) {
-		ctor, hasCtor := in.constructorName(o)
+		ctor, hasCtor := in.constructorName(o, nil)
 		name := strings.TrimSuffix(prefix(ctor, hasCtor, in.stringTag(o), "Object", ""), " ")
 		if hasCtor {
 			name = "[" + name + "]"
@@ -464,7 +497,14 @@ func (in *inspector) object(o *goja.Object, depth int) {
 // with nothing inside its braces).
 func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 	s.open, s.close = "{", "}"
-	ctor, hasCtor := in.constructorName(o)
+	// Own keys are listed once, except an array's or typed array's (those list every index):
+	// their own constructor is not looked for.
+	cls := objectClass(o)
+	var own []string
+	if cls != "Array" && !inherits(o, in.r.inspectNatives().typedArrayProto) {
+		own = o.Keys()
+	}
+	ctor, hasCtor := in.constructorName(o, own)
 	tag := in.stringTag(o)
 	final := func(text string) (shape, bool) {
 		in.write(text)
@@ -472,16 +512,16 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 	}
 	if isFunctionObject(o) {
 		s.base = in.functionBase(o, ctor, hasCtor, tag)
-		if s.keys = in.keysOf(o, nil); len(s.keys) == 0 {
+		if s.keys = in.keysOf(o, own, nil); len(s.keys) == 0 {
 			return final(s.base)
 		}
 		return s, false
 	}
-	switch cls := objectClass(o); cls {
+	switch cls {
 	case "Array":
 		n := o.Get("length").ToInteger()
 		if n <= inspectReads {
-			s.keys = in.keysOf(o, isIndex)
+			s.keys = in.keysOf(o, nil, isIndex)
 		}
 		if ctor != "Array" || tag != "" {
 			s.open = prefix(ctor, hasCtor, tag, "Array", fmt.Sprintf("(%d)", n)) + "["
@@ -497,7 +537,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		return s, false
 	case "Map", "Set":
 		size := o.Get("size").ToInteger()
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		p := prefix(ctor, hasCtor, tag, cls, fmt.Sprintf("(%d)", size))
 		if size == 0 && len(s.keys) == 0 {
 			return final(p + "{}")
@@ -506,21 +546,21 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		s.items = func(l *entryList, depth int) arrayLayout { in.collection(o, cls, l, depth); return arrayLayout{} }
 		return s, false
 	case "Arguments":
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		s.open = "[Arguments] {"
 		if len(s.keys) == 0 {
 			return final("[Arguments] {}")
 		}
 		return s, false
 	case "Error":
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		s.base = in.errorBase(o, &s.keys, depth)
 		if len(s.keys) == 0 {
 			return final(s.base)
 		}
 		return s, false
 	case "Date":
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		if t, ok := o.Export().(time.Time); ok {
 			s.base = t.UTC().Format("2006-01-02T15:04:05.000Z")
 		} else {
@@ -534,7 +574,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		}
 		return s, false
 	case "RegExp":
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		s.base = o.String()
 		if p := prefix(ctor, hasCtor, tag, "RegExp", ""); p != "RegExp " {
 			s.base = p + s.base
@@ -556,14 +596,14 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		} else if cls == "Number" {
 			shown = numberString(in.r.rt.ToValue(o.ToFloat()))
 		}
-		s.keys = in.keysOf(o, skip)
+		s.keys = in.keysOf(o, own, skip)
 		s.base = boxedBase(cls, ctor, hasCtor, tag, shown)
 		if len(s.keys) == 0 {
 			return final(s.base)
 		}
 		return s, false
 	case "Promise":
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		s.open = prefix(ctor, hasCtor, tag, "Promise", "") + "{"
 		s.items = func(l *entryList, depth int) arrayLayout { in.promiseState(o, l, depth); return arrayLayout{} }
 		return s, false
@@ -574,7 +614,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		name, _ := in.r.brand(n.typedArrayTag, o)
 		lv, _ := in.r.brand(n.typedArrayLength, o)
 		length := lv.ToInteger()
-		s.keys = in.keysOf(o, isIndex)
+		s.keys = in.keysOf(o, nil, isIndex)
 		s.open = prefix(ctor, hasCtor, tag, name.String(), fmt.Sprintf("(%d)", length)) + "["
 		s.close = "]"
 		if length == 0 && len(s.keys) == 0 {
@@ -584,7 +624,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		s.items = func(l *entryList, depth int) arrayLayout { return in.typedArrayItems(o, length, l) }
 		return s, false
 	case kindArrayBuffer:
-		s.keys = append([]propKey{{name: in.r.rt.ToValue("byteLength"), hidden: true}}, in.keysOf(o, nil)...)
+		s.keys = append([]propKey{{name: in.r.rt.ToValue("byteLength"), hidden: true}}, in.keysOf(o, own, nil)...)
 		s.open = prefix(ctor, hasCtor, tag, "ArrayBuffer", "") + "{"
 		ab := o.Export().(goja.ArrayBuffer)
 		s.items = func(l *entryList, _ int) arrayLayout {
@@ -597,11 +637,11 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 			{name: in.r.rt.ToValue("byteLength"), hidden: true},
 			{name: in.r.rt.ToValue("byteOffset"), hidden: true},
 			{name: in.r.rt.ToValue("buffer"), hidden: true},
-		}, in.keysOf(o, nil)...)
+		}, in.keysOf(o, own, nil)...)
 		s.open = prefix(ctor, hasCtor, tag, "DataView", "") + "{"
 		return s, false
 	case kindWeakMap, kindWeakSet:
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		name := map[objectKind]string{kindWeakMap: "WeakMap", kindWeakSet: "WeakSet"}[kind]
 		s.open = prefix(ctor, hasCtor, tag, name, "") + "{"
 		s.items = func(l *entryList, _ int) arrayLayout { l.add(in, "<items unknown>"); return arrayLayout{} }
@@ -615,14 +655,14 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		v, _ := in.r.brand(fn, o)
 		c := &inspector{r: in.r, limit: 1 << 10, depthLimit: 0}
 		c.value(v, 0)
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		s.base = boxedBase(cls, ctor, hasCtor, tag, c.b.String())
 		if len(s.keys) == 0 {
 			return final(s.base)
 		}
 		return s, false
 	case kindMapIterator, kindSetIterator:
-		s.keys = in.keysOf(o, nil)
+		s.keys = in.keysOf(o, own, nil)
 		typ := map[objectKind]string{kindMapIterator: "Map", kindSetIterator: "Set"}[kind]
 		t := tag
 		if t != typ+" Iterator" {
@@ -639,7 +679,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		s.items = func(l *entryList, depth int) arrayLayout { in.iteratorItems(p, l, depth); return arrayLayout{} }
 		return s, false
 	}
-	s.keys = in.keysOf(o, nil)
+	s.keys = in.keysOf(o, own, nil)
 	switch p := "Object"; {
 	case ctor == "URL" && in.r.webClass(o, "URL"):
 		s.keys = nil
@@ -830,7 +870,7 @@ func (in *inspector) property(o *goja.Object, k propKey, depth int) string {
 		switch {
 		case s == "__proto__":
 			name = "['__proto__']"
-		case k.hidden || (d != nil && !d.Get("enumerable").ToBoolean()):
+		case k.hidden:
 			name = "[" + s + "]"
 		case isKeyName(s):
 			name = s
@@ -1037,8 +1077,9 @@ const (
 
 // inspectState is shared by the inspectors rendering one value.
 type inspectState struct {
-	current  int                  // depth of the object entered last (Node's currentDepth)
-	circular map[*goja.Object]int // the objects met again inside themselves, numbered from 1
+	current  int                     // depth of the object entered last (Node's currentDepth)
+	circular map[*goja.Object]int    // the objects met again inside themselves, numbered from 1
+	ctors    map[*goja.Object]string // constructor names by prototype, for constructorName
 }
 
 // ref numbers o as a target of [Circular *n].

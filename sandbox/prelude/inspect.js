@@ -12,6 +12,7 @@
 	return {
 		descriptor: Object.getOwnPropertyDescriptor,
 		functionSource: Function.prototype.toString,
+		typedArrayPrototype,
 		typedArrayTag: getter(typedArrayPrototype, Symbol.toStringTag),
 		typedArrayLength: getter(typedArrayPrototype, "length"),
 		dataViewPrototype: DataView.prototype,
