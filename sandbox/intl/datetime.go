@@ -281,19 +281,13 @@ func (e *env) newDateFormat(requested []langTag, opt dateOptions) *dateFormat {
 	if v := r.values["hc"]; v != "" {
 		hc = v
 	}
+	// hour12 picks h12 or h23 whatever the locale's default cycle, as V8 does since ECMA-402
+	// took the hour cycle from hour12 alone (Node 22 and later).
 	switch opt.hour12 {
 	case 2:
-		if hcDefault == "h11" || hcDefault == "h23" {
-			hc = "h11"
-		} else {
-			hc = "h12"
-		}
+		hc = "h12"
 	case 1:
-		if hcDefault == "h11" || hcDefault == "h23" {
-			hc = "h23"
-		} else {
-			hc = "h24"
-		}
+		hc = "h23"
 	}
 	genChar := hourCycleChar[hcDefault]
 	f.gen = newGenerator(r.data, ld, genChar)

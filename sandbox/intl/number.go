@@ -1051,12 +1051,13 @@ func (e *env) numberResolvedOptions(f *numberFormat) *goja.Object {
 	if o.style == "unit" {
 		kv = append(kv, "unit", o.unit, "unitDisplay", o.unitDisplay)
 	}
+	// In V8's order: fraction digits before significant digits, then the rounding options.
 	kv = append(kv, "minimumIntegerDigits", o.minInt)
-	if o.roundingType != "fractionDigits" {
-		kv = append(kv, "minimumSignificantDigits", o.minSD, "maximumSignificantDigits", o.maxSD)
-	}
 	if o.roundingType != "significantDigits" {
 		kv = append(kv, "minimumFractionDigits", o.minFD, "maximumFractionDigits", o.maxFD)
+	}
+	if o.roundingType != "fractionDigits" {
+		kv = append(kv, "minimumSignificantDigits", o.minSD, "maximumSignificantDigits", o.maxSD)
 	}
 	var grouping any = o.useGrouping
 	if o.useGrouping == "false" {
@@ -1066,8 +1067,8 @@ func (e *env) numberResolvedOptions(f *numberFormat) *goja.Object {
 	if o.notation == "compact" {
 		kv = append(kv, "compactDisplay", o.compactDisplay)
 	}
-	kv = append(kv, "signDisplay", o.signDisplay, "roundingMode", o.roundingMode, "roundingIncrement", o.roundingIncr,
-		"trailingZeroDisplay", o.trailingZero, "roundingPriority", o.roundingPriority)
+	kv = append(kv, "signDisplay", o.signDisplay, "roundingIncrement", o.roundingIncr, "roundingMode", o.roundingMode,
+		"roundingPriority", o.roundingPriority, "trailingZeroDisplay", o.trailingZero)
 	return e.object(kv...)
 }
 

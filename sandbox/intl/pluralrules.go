@@ -1,7 +1,7 @@
 package intl
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/dop251/goja"
 )
@@ -66,21 +66,23 @@ func (e *env) installPluralRules() {
 		if o.roundingType != "significantDigits" {
 			kv = append(kv, "minimumFractionDigits", o.minFD, "maximumFractionDigits", o.maxFD)
 		}
+		// In CLDR's order (zero, one, two, few, many, other), as ICU 74 and later give them
+		// (Node 22 and later).
 		cats := append([]string{}, p.rules.order...)
-		sort.Slice(cats, func(i, j int) bool {
-			if cats[i] == "other" || cats[j] == "other" {
-				return cats[j] == "other" && cats[i] != "other"
-			}
-			return cats[i] < cats[j]
-		})
+		slices.SortFunc(cats, func(a, b string) int { return pluralRank[a] - pluralRank[b] })
 		vals := make([]any, len(cats))
 		for i, c := range cats {
 			vals[i] = c
 		}
-		kv = append(kv, "pluralCategories", e.rt.NewArray(vals...))
+		kv = append(kv, "pluralCategories", e.rt.NewArray(vals...),
+			"roundingIncrement", o.roundingIncr, "roundingMode", o.roundingMode,
+			"roundingPriority", o.roundingPriority, "trailingZeroDisplay", o.trailingZero)
 		return e.object(kv...)
 	})
 }
+
+// pluralRank orders the plural categories as CLDR lists them.
+var pluralRank = map[string]int{"zero": 0, "one": 1, "two": 2, "few": 3, "many": 4, "other": 5}
 
 func (p *pluralRulesObject) selectNumber(x float64) string {
 	d := decimalFromFloat(x)

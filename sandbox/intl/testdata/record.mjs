@@ -1,4 +1,4 @@
-// record.mjs evaluates every expression of cases.txt in Node (the oracle: Node 20 with full
+// record.mjs evaluates every expression of cases.txt in Node (the oracle: Node 24 with full
 // ICU) and writes what each gives to expected.json, which intl_test.go compares with what
 // the same expressions give in goja with package intl installed:
 //
