@@ -562,7 +562,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 	case "Date":
 		s.keys = in.keysOf(o, own, nil)
 		if t, ok := o.Export().(time.Time); ok {
-			s.base = t.UTC().Format("2006-01-02T15:04:05.000Z")
+			s.base = isoString(t)
 		} else {
 			s.base = "Invalid Date"
 		}

@@ -200,6 +200,7 @@ var features = []feature{
 	{name: "console", words: []string{"table", "dir", "dirxml", "trace", "assert", "count", "countReset", "time", "timeLog", "timeEnd", "group", "groupCollapsed", "groupEnd"},
 		install: (*run).installConsoleExtras},
 	{name: "iteratorPreview", match: iteratorPreviewUse, install: (*run).installIteratorPreview},
+	{name: "date", words: []string{"Date"}, install: (*run).installDate},
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
 		install: (*run).installTimerGlobals},
 	{name: "url", words: []string{"URL", "URLSearchParams"},

@@ -192,6 +192,7 @@
 	defineProperty(EventTarget.prototype, Symbol.toStringTag, {value: "EventTarget", configurable: true});
 
 	const signals = new WeakMap();
+	const {addEventListener, removeEventListener} = EventTarget.prototype;
 	let constructing = false;
 	function sig(t) {
 		const s = signals.get(t);
@@ -213,27 +214,34 @@
 		s.reason = reason === undefined ? new DOMException("This operation was aborted", "AbortError") : reason;
 		const dependents = s.dependents;
 		s.dependents = [];
-		const event = new Event("abort");
-		if (typeof s.onabort === "function") {
-			try {
-				s.onabort.call(signal, event);
-			} catch (err) {
-				natives.report(err);
-			}
-		}
-		signal.dispatchEvent(event);
+		signal.dispatchEvent(new Event("abort"));
 		for (const d of dependents) abortSignal(d, s.reason);
 	}
 	class AbortSignal extends EventTarget {
 		constructor() {
 			if (!constructing) throw new TypeError("Illegal constructor");
 			super();
-			signals.set(this, {aborted: false, reason: undefined, onabort: null, dependents: []});
+			signals.set(this, {aborted: false, reason: undefined, onabort: null, handler: null, dependents: []});
 		}
 		get aborted() { return sig(this).aborted; }
 		get reason() { return sig(this).reason; }
 		get onabort() { return sig(this).onabort; }
-		set onabort(f) { sig(this).onabort = typeof f === "function" ? f : null; }
+		// An event handler attribute (HTML): the first handler set becomes a listener at that
+		// point of the listener list, later ones take its place there, and null removes it.
+		set onabort(f) {
+			const s = sig(this);
+			s.onabort = typeof f === "function" ? f : null;
+			if (s.onabort === null && s.handler) {
+				removeEventListener.call(this, "abort", s.handler);
+				s.handler = null;
+			} else if (s.onabort !== null && !s.handler) {
+				const signal = this;
+				s.handler = (event) => {
+					if (typeof s.onabort === "function") s.onabort.call(signal, event);
+				};
+				addEventListener.call(this, "abort", s.handler);
+			}
+		}
 		throwIfAborted() {
 			const s = sig(this);
 			if (s.aborted) throw s.reason;

@@ -10,9 +10,49 @@
 	const order = "dgimsuvy";
 	const canonical = (flags) => [...flags].sort((a, b) => order.indexOf(a) - order.indexOf(b)).join("");
 
+	// source as V8 escapes it (EscapeRegExpPattern): "/" outside a class as "\/", line
+	// terminators as \n, \r, \u2028, \u2029. goja writes "/" as "\u002f", inside classes too,
+	// so the source of every regexp made here is kept and escaped here.
+	const sources = new WeakMap(); // regexp → the source the program gave
+	const terminators = {"\n": "\\n", "\r": "\\r", "\u2028": "\\u2028", "\u2029": "\\u2029"};
+	function escapeSource(src) {
+		let out = "", inClass = false;
+		for (let i = 0; i < src.length; i++) {
+			const c = src[i];
+			if (c === "\\" && i + 1 < src.length) {
+				const n = src[++i];
+				out += terminators[n] || c + n;
+				continue;
+			}
+			if (c === "[") inClass = true;
+			else if (c === "]") inClass = false;
+			else if (c === "/" && !inClass) {
+				out += "\\/";
+				continue;
+			}
+			out += terminators[c] || c;
+		}
+		return out;
+	}
+	const nativeSource = Object.getOwnPropertyDescriptor(proto, "source").get;
+	const sourceOf = {
+		get source() {
+			const src = sources.get(this);
+			return src === undefined ? nativeSource.call(this) : escapeSource(src);
+		},
+		toString() {
+			if (this === null || (typeof this !== "object" && typeof this !== "function")) {
+				throw new TypeError("RegExp.prototype.toString requires that 'this' be an Object");
+			}
+			return "/" + String(this.source) + "/" + String(this.flags);
+		},
+	};
+	Object.defineProperty(proto, "source", {get: Object.getOwnPropertyDescriptor(sourceOf, "source").get, configurable: true});
+	Object.defineProperty(proto, "toString", {value: sourceOf.toString, writable: true, configurable: true});
+
 	const Translated = Object.create(proto);
 	const getters = {
-		get source() { return translated.get(this).source; },
+		get source() { return escapeSource(translated.get(this).source); },
 		get flags() { return translated.get(this).flags; },
 		get hasIndices() { return translated.get(this).flags.includes("d"); },
 		get unicodeSets() { return translated.get(this).flags.includes("v"); },
@@ -68,7 +108,11 @@
 		let t, re;
 		try {
 			t = natives.translate(source, f);
-			if (t === null) return Reflect.construct(NativeRegExp, [pattern, flags], newTarget);
+			if (t === null) {
+				re = Reflect.construct(NativeRegExp, [pattern, flags], newTarget);
+				if (source !== "(?:)" && source !== "") sources.set(re, source);
+				return re;
+			}
 			re = Reflect.construct(NativeRegExp, [t[0], t[1]], newTarget);
 		} catch (e) {
 			// In V8's words, "Invalid regular expression: /(/: Unterminated group", not Go's.

@@ -1,0 +1,66 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// Where goja's Date prints otherwise than V8: toISOString of years before 0 or after 9999
+// (V8 writes six digits and a sign, +010000-01-01T00:00:00.000Z, -000001-…; goja five and
+// four) and the zone name toString and toTimeString end with (V8 names UTC
+// "Coordinated Universal Time", goja "UTC"). Other zones keep Go's abbreviation.
+
+// isoString is Date.prototype.toISOString of t.
+func isoString(t time.Time) string {
+	t = t.UTC()
+	rest := t.Format("-01-02T15:04:05.000Z")
+	switch y := t.Year(); {
+	case y < 0:
+		return fmt.Sprintf("-%06d", -y) + rest
+	case y > 9999:
+		return fmt.Sprintf("+%06d", y) + rest
+	default:
+		return fmt.Sprintf("%04d", y) + rest
+	}
+}
+
+// installDate replaces Date.prototype.toISOString, toString and toTimeString with V8's
+// renderings (toJSON and string conversion go through them).
+func (r *run) installDate() error {
+	return r.catch(func() {
+		proto := r.rt.Get("Date").ToObject(r.rt).Get("prototype").(*goja.Object)
+		wrap := func(name string, fn func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value) {
+			native, ok := goja.AssertFunction(proto.Get(name))
+			if !ok {
+				panic("sandbox: Date.prototype." + name + " is not a function")
+			}
+			must(r.method(proto, name, 0, func(call goja.FunctionCall) goja.Value {
+				this, _ := call.This.(*goja.Object)
+				return fn(this, native, call)
+			}))
+		}
+		wrap("toISOString", func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value {
+			if this != nil && this.ClassName() == "Date" {
+				if t, ok := this.Export().(time.Time); ok {
+					return r.rt.ToValue(isoString(t))
+				}
+			}
+			v, err := native(call.This) // an invalid date or not a date: goja's errors are V8's
+			must(err)
+			return v
+		})
+		longZone := func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value {
+			v, err := native(call.This)
+			must(err)
+			if s := v.String(); strings.HasSuffix(s, " (UTC)") {
+				return r.rt.ToValue(strings.TrimSuffix(s, "(UTC)") + "(Coordinated Universal Time)")
+			}
+			return v
+		}
+		wrap("toString", longZone)
+		wrap("toTimeString", longZone)
+	})
+}
