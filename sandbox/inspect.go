@@ -831,7 +831,9 @@ func (in *inspector) errorBase(o *goja.Object, keys *[]propKey, depth int) strin
 	if errs, ok := o.Get("errors").(*goja.Object); ok && objectClass(errs) == "Array" && !hasKey(*keys, "errors") {
 		*keys = append(*keys, propKey{name: in.r.rt.ToValue("errors"), hidden: true})
 	}
-	if depth > 0 {
+	// With its stack, Node writes an error as its stack's lines (here only the first); without
+	// one (deleted, or not a string), in brackets.
+	if st := o.Get("stack"); depth > 0 || st == nil || !goja.IsString(st) {
 		return "[" + text + "]"
 	}
 	return text

@@ -57,6 +57,9 @@ func (r *run) installRegexpTimeout() error {
 				panic(rt.NewTypeError(msg))
 			}
 			must(err)
+			if m, ok := v.(*goja.Object); ok && name == "exec" {
+				matchKeyOrder(m)
+			}
 			return v
 		})
 		if err != nil {
@@ -64,6 +67,19 @@ func (r *run) installRegexpTimeout() error {
 		}
 	}
 	return nil
+}
+
+// matchKeyOrder gives a match array V8's key order, index, input, groups (goja's is input,
+// index, groups), as Object.keys and the console show it.
+func matchKeyOrder(m *goja.Object) {
+	input, groups := m.Get("input"), m.Get("groups")
+	if input == nil || groups == nil {
+		return
+	}
+	must(m.Delete("input"))
+	must(m.Delete("groups"))
+	must(m.Set("input", input))
+	must(m.Set("groups", groups))
 }
 
 // Regular-expression syntax goja gets wrong or lacks: Unicode property escapes (\p{…} and

