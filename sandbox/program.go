@@ -81,6 +81,7 @@ type Program struct {
 	locale   intl.Builtins // the built-ins whose locale methods the program may call (see installIntl)
 	pos      positions     // maps positions back to the model's source
 	lowered  bool          // compiled through esbuild (positions come through its source map)
+	tryCalls bool          // the wrapper takes the natives of trycall.go (see boundTryCalls)
 	// text is what goja parsed, which its stack positions index, for calleeAt; empty for
 	// lowered programs.
 	text string
@@ -229,6 +230,10 @@ func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Prog
 			}
 		}
 	}
+	tryCalls := false
+	if fn := programBody(file); fn != nil {
+		tryCalls = boundTryCalls(fn, text)
+	}
 	prg, cerr := goja.CompileAST(file, false)
 	if cerr != nil {
 		var se *goja.CompilerSyntaxError
@@ -248,7 +253,7 @@ func compileWrapped(wrapped string, lang Lang, lower bool, pos positions) (*Prog
 	if lower {
 		posText = ""
 	}
-	return &Program{lang: lang, prg: prg, guards: guardsFor(text), features: featuresFor(text), locale: intl.BuiltinsFor(text), pos: pos, lowered: lower, text: posText}, nil
+	return &Program{lang: lang, prg: prg, tryCalls: tryCalls, guards: guardsFor(text), features: featuresFor(text), locale: intl.BuiltinsFor(text), pos: pos, lowered: lower, text: posText}, nil
 }
 
 // programBody finds the wrapper function in a parsed program: the last top-level expression

@@ -49,8 +49,9 @@ type Options struct {
 	// MaxCallStackDepth bounds JavaScript call depth → kind "limit" (runaway recursion). The
 	// default is about V8's depth for small functions, so recursion that works in Node works
 	// here. Every call counts, a built-in's included: recursing through arr.map takes three
-	// frames a level. goja's overflow cannot be caught by the program (it unwinds past every
-	// catch), so the failure names V8's RangeError for the model rather than throwing one.
+	// frames a level. Past it a call written in a try block throws V8's RangeError, which the
+	// try catches (see trycall.go); an overflow nothing catches fails the run as a limit, named
+	// as V8's RangeError.
 	MaxCallStackDepth int
 	// MaxLogBytes bounds captured console output, one byte per line counted for its newline.
 	// The line that crosses the limit is cut, a marker line is added, and the run fails with
@@ -389,7 +390,11 @@ func (r *run) main() {
 		r.fail(&Failure{Kind: KindSyntax, Message: "the program is not a function body (does it close the body with an unmatched '}'?)"})
 		return
 	}
-	ret, err := fn(goja.Undefined())
+	var args []goja.Value
+	if r.prog.tryCalls {
+		args = r.tryCallNatives()
+	}
+	ret, err := fn(goja.Undefined(), args...)
 	if !r.check(err) {
 		return
 	}
@@ -522,7 +527,7 @@ func (r *run) check(err error) bool {
 	var ie *goja.InterruptedError
 	switch {
 	case errors.As(err, &so):
-		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("RangeError: Maximum call stack size exceeded: the program passed the call stack depth of %d frames (runaway recursion?); here it ends the run and cannot be caught", r.opts.MaxCallStackDepth)})
+		r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("RangeError: Maximum call stack size exceeded: the program passed the call stack depth of %d frames (runaway recursion?); nothing caught it (a try catches it around a call written in its block)", r.opts.MaxCallStackDepth)})
 	case errors.As(err, &ie):
 		r.fail(&Failure{Kind: KindRuntime, Message: "the program was interrupted"}) // normally recorded already
 	default:
