@@ -78,3 +78,13 @@ func BenchmarkFloorSieve(b *testing.B)         { benchRaw(b, sieve, "148933") }
 func BenchmarkSieve(b *testing.B)              { benchSandbox(b, sieve, "148933") }
 func BenchmarkFloorSieveBytes(b *testing.B)    { benchRaw(b, sieveBytes, "148933") }
 func BenchmarkSieveBytes(b *testing.B)         { benchSandbox(b, sieveBytes, "148933") }
+
+// callsInTry makes 100,000 calls written in a try block, which the sandbox routes through a
+// native so that a stack overflow is catchable (trycall.go): the cost of that against raw goja.
+const callsInTry = `function f(x) { return x + 1 }
+let s = 0
+for (let i = 0; i < 100000; i++) { try { s = f(s) } catch (e) {} }
+return s`
+
+func BenchmarkFloorCallsInTry(b *testing.B) { benchRaw(b, callsInTry, "100000") }
+func BenchmarkCallsInTry(b *testing.B)      { benchSandbox(b, callsInTry, "100000") }
