@@ -6,6 +6,7 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
+	gojatoken "github.com/dop251/goja/token"
 	"github.com/dop251/goja/unistring"
 )
 
@@ -160,26 +161,48 @@ func (w *tryWalker) rewritable(c *ast.CallExpression) bool {
 	return true
 }
 
-// rewrite makes c a call of a native: f(a) → %tryCall("f", f, a); o.m(a) →
-// %tryMethod("o.m", o, "m", a); o[k](a) → %tryMethod("o[k]", o, k, a). The first argument
-// is the callee as written, for V8's "… is not a function". Positions stay the call's own.
+// rewrite makes c a call of a native: f(a) → %tryCall("f", f, void 0, a); o.m(a) →
+// %tryCall("o.m", o.m, o, a) when o is a name or this (reading it twice changes nothing);
+// x.y.m(a) → %tryMethod("x.y.m", x.y, "m", a), which looks m up after the arguments are
+// evaluated (V8 before). The first argument is the callee as written, for V8's "… is not a
+// function". Positions stay the call's own.
 func (w *tryWalker) rewrite(c *ast.CallExpression) {
 	at := c.Callee.Idx0()
 	name := &ast.StringLiteral{Idx: at, Value: unistring.NewFromString(w.source(c.Callee))}
 	var args []ast.Expression
 	switch callee := c.Callee.(type) {
 	case *ast.DotExpression:
+		if plainReceiver(callee.Left) {
+			args = []ast.Expression{name, callee, callee.Left}
+			c.Callee = &ast.Identifier{Name: tryCallName, Idx: at}
+			break
+		}
 		key := &ast.StringLiteral{Idx: callee.Identifier.Idx, Value: callee.Identifier.Name}
 		args = []ast.Expression{name, callee.Left, key}
 		c.Callee = &ast.Identifier{Name: tryMethodName, Idx: at}
 	case *ast.BracketExpression:
+		if plainReceiver(callee.Left) {
+			args = []ast.Expression{name, callee, callee.Left}
+			c.Callee = &ast.Identifier{Name: tryCallName, Idx: at}
+			break
+		}
 		args = []ast.Expression{name, callee.Left, callee.Member}
 		c.Callee = &ast.Identifier{Name: tryMethodName, Idx: at}
 	default:
-		args = []ast.Expression{name, callee}
+		undefined := &ast.UnaryExpression{Operator: gojatoken.VOID, Idx: at, Operand: &ast.NumberLiteral{Idx: at, Literal: "0", Value: int64(0)}}
+		args = []ast.Expression{name, callee, undefined}
 		c.Callee = &ast.Identifier{Name: tryCallName, Idx: at}
 	}
 	c.ArgumentList = append(args, c.ArgumentList...)
+}
+
+// plainReceiver reports whether evaluating e twice is the same as once: a name or this.
+func plainReceiver(e ast.Expression) bool {
+	switch e.(type) {
+	case *ast.Identifier, *ast.ThisExpression:
+		return true
+	}
+	return false
 }
 
 // source is a node's text, as the program wrote it (a file.Idx is a 1-based offset).
@@ -198,7 +221,7 @@ func (r *run) tryCallNatives() []goja.Value {
 		if !ok {
 			panic(r.rt.NewTypeError(call.Argument(0).String() + " is not a function"))
 		}
-		return r.overflowCatchable(fn(goja.Undefined(), call.Arguments[min(2, len(call.Arguments)):]...))
+		return r.overflowCatchable(fn(call.Argument(2), call.Arguments[min(3, len(call.Arguments)):]...))
 	})
 	method := r.function("call", func(call goja.FunctionCall) goja.Value {
 		this := call.Argument(1)
