@@ -169,13 +169,13 @@ func numberString(v goja.Value) string {
 // inspectNatives are the intrinsics of prelude/inspect.js, taken when the run's console first
 // renders an object.
 type inspectNatives struct {
-	descriptor, functionSource, typedArrayTag, typedArrayLength goja.Callable
-	dataViewByteLength, dataViewByteOffset, dataViewBuffer      goja.Callable
-	weakMapHas, weakSetHas, symbolValueOf, bigIntValueOf        goja.Callable
-	mapIteratorNext, setIteratorNext                            goja.Callable
-	typedArrayProto, dataViewProto, weakMapProto, weakSetProto  *goja.Object
-	symbolProto, bigIntProto                                    *goja.Object
-	mapIteratorProto, setIteratorProto                          *goja.Object
+	descriptor, descriptors, functionSource, typedArrayTag, typedArrayLength goja.Callable
+	dataViewByteLength, dataViewByteOffset, dataViewBuffer                   goja.Callable
+	weakMapHas, weakSetHas, symbolValueOf, bigIntValueOf                     goja.Callable
+	mapIteratorNext, setIteratorNext                                         goja.Callable
+	typedArrayProto, dataViewProto, weakMapProto, weakSetProto               *goja.Object
+	symbolProto, bigIntProto                                                 *goja.Object
+	mapIteratorProto, setIteratorProto                                       *goja.Object
 }
 
 func (r *run) inspectNatives() *inspectNatives {
@@ -192,7 +192,7 @@ func (r *run) inspectNatives() *inspectNatives {
 	}
 	obj := func(name string) *goja.Object { return exports.Get(name).(*goja.Object) }
 	r.inspect = &inspectNatives{
-		descriptor: fn("descriptor"), functionSource: fn("functionSource"),
+		descriptor: fn("descriptor"), descriptors: fn("descriptors"), functionSource: fn("functionSource"),
 		typedArrayTag: fn("typedArrayTag"), typedArrayLength: fn("typedArrayLength"),
 		dataViewByteLength: fn("dataViewByteLength"), dataViewByteOffset: fn("dataViewByteOffset"), dataViewBuffer: fn("dataViewBuffer"),
 		weakMapHas: fn("weakMapHas"), weakSetHas: fn("weakSetHas"), symbolValueOf: fn("symbolValueOf"), bigIntValueOf: fn("bigIntValueOf"),
@@ -314,8 +314,20 @@ func (in *inspector) constructorName(o *goja.Object, own []string) (name string,
 	if proto == nil {
 		return "", false
 	}
+	if c, ok := in.r.protoNames[proto]; ok && proto.Get("constructor") == c.ctor && c.ctor.Get("prototype") == proto {
+		return c.name, true
+	}
 	if c, ok := in.st.ctors[proto]; ok {
 		return c, true
+	}
+	if name, ok := in.ownConstructor(o, proto); ok {
+		// Found on the prototype itself (a class's, a built-in's): kept for the run, and
+		// trusted while the prototype's constructor is that function and its prototype this.
+		if in.r.protoNames == nil {
+			in.r.protoNames = make(map[*goja.Object]protoName)
+		}
+		in.r.protoNames[proto] = protoName{ctor: proto.Get("constructor").(*goja.Object), name: name}
+		return name, true
 	}
 	name = "Object"
 	for p, n := proto, 0; p != nil && n < maxProtoChain; p, n = p.Prototype(), n+1 {
@@ -329,6 +341,12 @@ func (in *inspector) constructorName(o *goja.Object, own []string) (name string,
 	}
 	in.st.ctors[proto] = name
 	return name, true
+}
+
+// protoName is a prototype's constructor and its name, as constructorName found them.
+type protoName struct {
+	ctor *goja.Object
+	name string
 }
 
 // ownConstructor is p's own constructor's name when it is a named function o is an instance
@@ -472,6 +490,14 @@ func (in *inspector) object(o *goja.Object, depth int) {
 		lay = s.items(&entries, depth)
 		lay.grouped = s.array
 	}
+	// One call for the descriptors of an object's keys, but for an array's (that would list
+	// every index).
+	var descs *goja.Object
+	if len(s.keys) > 1 && !s.array {
+		d, err := in.r.inspectNatives().descriptors(goja.Undefined(), o)
+		must(err)
+		descs, _ = d.(*goja.Object)
+	}
 	for i, k := range s.keys {
 		if entries.full {
 			break
@@ -480,7 +506,7 @@ func (in *inspector) object(o *goja.Object, depth int) {
 			entries.add(in, fmt.Sprintf("... %d more propert%s", len(s.keys)-i, map[bool]string{true: "y", false: "ies"}[len(s.keys)-i == 1]))
 			break
 		}
-		entries.add(in, in.property(o, k, depth))
+		entries.add(in, in.property(o, k, descs, depth))
 	}
 	base := s.base
 	if n, ok := in.st.circular[o]; ok {
@@ -841,9 +867,17 @@ func (in *inspector) errorBase(o *goja.Object, keys *[]propKey, depth int) strin
 
 // property renders one key of o as Node's formatProperty: "key: value", an accessor as
 // [Getter], [Setter] or [Getter/Setter] without calling it.
-func (in *inspector) property(o *goja.Object, k propKey, depth int) string {
+func (in *inspector) property(o *goja.Object, k propKey, descs *goja.Object, depth int) string {
 	var str string
-	d := in.descriptor(o, k.name)
+	var d *goja.Object
+	switch {
+	case descs == nil:
+		d = in.descriptor(o, k.name)
+	case goja.IsString(k.name):
+		d, _ = descs.Get(k.name.String()).(*goja.Object)
+	default:
+		d, _ = descs.GetSymbol(k.name.(*goja.Symbol)).(*goja.Object)
+	}
 	switch {
 	case d == nil: // not an own property (a URL's, a DataView's): read through the prototype
 		if sym, ok := k.name.(*goja.Symbol); ok {

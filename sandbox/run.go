@@ -216,6 +216,7 @@ type run struct {
 	inspect          *inspectNatives                           // see inspectNatives; made on first use
 	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
 	iteratorPreviews map[*goja.Object]*iteratorPreview         // iterators the console has read
+	protoNames       map[*goja.Object]protoName                // constructor names of prototypes the console met (see constructorName)
 
 	caps        caps                  // built-in caps derived from opts.Memory
 	guard       guardState            // what the built-in guards keep

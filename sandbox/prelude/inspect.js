@@ -11,6 +11,7 @@
 	const setIterator = Object.getPrototypeOf(new Set().values());
 	return {
 		descriptor: Object.getOwnPropertyDescriptor,
+		descriptors: Object.getOwnPropertyDescriptors,
 		functionSource: Function.prototype.toString,
 		typedArrayPrototype,
 		typedArrayTag: getter(typedArrayPrototype, Symbol.toStringTag),
