@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/sandboxtest"
@@ -20,7 +19,7 @@ func TestCorpus(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			want, ok := expected[p.Name]
-			res := sandbox.InProcess{}.Run(t.Context(), p.Source, nil, sandbox.Options{Timeout: 20 * time.Second})
+			res := sandbox.InProcess{}.Run(t.Context(), p.Source, nil, sandbox.Options{Timeout: sandboxtest.CorpusTimeout})
 			sandboxtest.CheckCorpus(t, p, want, ok, res)
 		})
 	}

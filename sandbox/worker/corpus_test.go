@@ -2,7 +2,6 @@ package worker
 
 import (
 	"testing"
-	"time"
 
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/sandboxtest"
@@ -17,7 +16,7 @@ func TestCorpusInWorkers(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			want, ok := expected[p.Name]
-			res := pool.Run(t.Context(), p.Source, nil, sandbox.Options{Timeout: 20 * time.Second})
+			res := pool.Run(t.Context(), p.Source, nil, sandbox.Options{Timeout: sandboxtest.CorpusTimeout})
 			sandboxtest.CheckCorpus(t, p, want, ok, res)
 		})
 	}
