@@ -491,9 +491,9 @@ func (in *inspector) object(o *goja.Object, depth int) {
 		lay.grouped = s.array
 	}
 	// One call for the descriptors of an object's keys, but for an array's (that would list
-	// every index).
+	// every index) and an object with more keys than are shown.
 	var descs *goja.Object
-	if len(s.keys) > 1 && !s.array {
+	if len(s.keys) > 1 && len(s.keys) <= inspectItems && !s.array {
 		d, err := in.r.inspectNatives().descriptors(goja.Undefined(), o)
 		must(err)
 		descs, _ = d.(*goja.Object)
@@ -706,7 +706,7 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		return s, false
 	}
 	s.keys = in.keysOf(o, own, nil)
-	switch p := "Object"; {
+	switch {
 	case ctor == "URL" && in.r.webClass(o, "URL"):
 		s.keys = nil
 		for _, k := range urlInspectKeys {
@@ -734,12 +734,9 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		}
 		fallthrough
 	default:
-		if ctor == "Object" && hasCtor {
-			if tag != "" {
-				s.open = prefix(ctor, hasCtor, tag, p, "") + "{"
-			}
-		} else {
-			s.open = prefix(ctor, hasCtor, tag, p, "") + "{"
+		// A plain object has no prefix unless it has a tag: { a: 1 }, Object [T] { a: 1 }.
+		if ctor != "Object" || !hasCtor || tag != "" {
+			s.open = prefix(ctor, hasCtor, tag, "Object", "") + "{"
 		}
 		if len(s.keys) == 0 {
 			return final(s.open + "}")
