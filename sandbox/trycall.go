@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
@@ -46,10 +48,13 @@ var skipCallees = map[unistring.String]bool{
 }
 
 // boundTryCalls rewrites the calls inside the try blocks of the program's wrapper function fn
-// (source text) into calls of the hidden natives, adding them as fn's parameters. It reports
+// (parsed from text) into calls of the hidden natives, adding them as fn's parameters. It reports
 // whether it rewrote any.
 func boundTryCalls(fn *ast.FunctionLiteral, text string) bool {
-	w := &tryWalker{text: text, seen: make(map[*ast.CallExpression]bool)}
+	if !strings.Contains(text, "try") {
+		return false
+	}
+	w := &tryWalker{seen: make(map[*ast.CallExpression]bool)}
 	w.walk(reflect.ValueOf(fn.Body), false)
 	if w.arguments || len(w.calls) == 0 {
 		return false
@@ -64,7 +69,6 @@ func boundTryCalls(fn *ast.FunctionLiteral, text string) bool {
 }
 
 type tryWalker struct {
-	text      string
 	seen      map[*ast.CallExpression]bool
 	calls     []*ast.CallExpression // the calls to rewrite, in try blocks
 	arguments bool                  // the body reads arguments
@@ -169,7 +173,7 @@ func (w *tryWalker) rewritable(c *ast.CallExpression) bool {
 // function". Positions stay the call's own.
 func (w *tryWalker) rewrite(c *ast.CallExpression) {
 	at := c.Callee.Idx0()
-	name := &ast.StringLiteral{Idx: at, Value: unistring.NewFromString(w.source(c.Callee))}
+	name := &ast.StringLiteral{Idx: at, Value: unistring.NewFromString(calleeText(c.Callee))}
 	var args []ast.Expression
 	switch callee := c.Callee.(type) {
 	case *ast.DotExpression:
@@ -206,13 +210,37 @@ func plainReceiver(e ast.Expression) bool {
 	return false
 }
 
-// source is a node's text, as the program wrote it (a file.Idx is a 1-based offset).
-func (w *tryWalker) source(n ast.Node) string {
-	from, to := int(n.Idx0())-1, int(n.Idx1())-1
-	if from < 0 || to > len(w.text) || from >= to {
-		return "expression"
+// calleeText names a callee as V8's messages do ("o.a.b is not a function", "o[k]",
+// "f(...)", "1", "(intermediate value)").
+func calleeText(e ast.Expression) string {
+	switch x := e.(type) {
+	case *ast.Identifier:
+		return x.Name.String()
+	case *ast.ThisExpression:
+		return "this"
+	case *ast.DotExpression:
+		return calleeText(x.Left) + "." + x.Identifier.Name.String()
+	case *ast.BracketExpression:
+		switch m := x.Member.(type) {
+		case *ast.StringLiteral:
+			return calleeText(x.Left) + "." + m.Value.String()
+		case *ast.NumberLiteral:
+			return calleeText(x.Left) + "[" + m.Literal + "]"
+		case *ast.Identifier:
+			return calleeText(x.Left) + "[" + m.Name.String() + "]"
+		}
+	case *ast.CallExpression:
+		return calleeText(x.Callee) + "(...)"
+	case *ast.NumberLiteral:
+		return x.Literal
+	case *ast.StringLiteral:
+		return strconv.Quote(x.Value.String())
+	case *ast.BooleanLiteral:
+		return strconv.FormatBool(x.Value)
+	case *ast.NullLiteral:
+		return "null"
 	}
-	return w.text[from:to]
+	return "(intermediate value)"
 }
 
 // tryCallNatives are the hidden parameters' values for a run.
