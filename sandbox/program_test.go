@@ -193,6 +193,10 @@ func FuzzCompile(f *testing.F) {
 		"enum E { A } return E.A", "async function* g() {} ", "<T>(x: T) => x", "\xff", "[[[[]]]]", "/*",
 		"namespace A { export const x = 1 }\nnamespace A { export const y = x }\nreturn A.y",
 		"namespace A.B { export let c = 1 } namespace A { } namespace A.B { c++ }",
+		"try { f(); o.m(1); o[k](...a); (0, g)(); h()(); new C(x()) } catch { } finally { z() }",
+		"class A extends B { m() { try { super.m(); this.#p(); a?.b(); a.b?.() } catch (e) { eval('1') } } #p() {} }",
+		"function* g() { try { yield f(yield); } finally { } } try { for (const x of g()) x() } catch {}",
+		"try { return arguments.length } catch {}",
 	} {
 		f.Add(s, true)
 		f.Add(s, false)
