@@ -11,10 +11,11 @@ import (
 // left without advancing it; goja does not, and does not say whether an iterator gives entries
 // or keys. So, for programs that log and make such iterators, the methods that make them
 // record the kind of each iterator they return (in a WeakMap), and the console reads an
-// iterator by running it to its end and keeping what it gave: from then on, the iterator's own
-// next (a property of that iterator only) gives those values back before asking the native
-// iterator again. The one difference from V8 it leaves: an iterator the console ran to its end
-// does not see entries the program adds to the collection afterwards.
+// iterator by running it (to its end, or for inspectReads values) and keeping what it gave:
+// from then on, the iterator's own next (a property of that iterator only) gives those values
+// back before asking the native iterator again. The differences from V8 it leaves: an iterator
+// the console ran to its end does not see entries the program adds to the collection
+// afterwards, and past inspectReads values the count of those not shown is short.
 
 // iteratorPreviewUse selects the feature: a program that logs and makes an iterator by name.
 var iteratorPreviewUse = regexp.MustCompile(`\bconsole\b[\s\S]*(?:\.(?:entries|keys|values)\b|Symbol\.iterator)|(?:\.(?:entries|keys|values)\b|Symbol\.iterator)[\s\S]*\bconsole\b`)
@@ -96,8 +97,10 @@ func (r *run) iteratorPreview(o *goja.Object) *iteratorPreview {
 	if inherits(o, n.mapIteratorProto) {
 		next = n.mapIteratorNext
 	}
+	// At most inspectReads values are read (the rest stay with the native iterator, which the
+	// replaying next goes on to): past that, "... N more items" counts only those.
 	p := &iteratorPreview{keyValue: keyValue}
-	for {
+	for len(p.pending) < inspectReads {
 		res, err := next(o)
 		must(err)
 		step := res.(*goja.Object)
