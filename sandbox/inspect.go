@@ -289,7 +289,7 @@ func (in *inspector) kindOf(o *goja.Object) objectKind {
 	return kindOther
 }
 
-// descriptor is o's own property key, as Object.getOwnPropertyDescriptor gives it: nil when o
+// descriptor is Object.getOwnPropertyDescriptor(o, key): nil when o
 // has no such property.
 func (in *inspector) descriptor(o *goja.Object, key goja.Value) *goja.Object {
 	d, err := in.r.inspectNatives().descriptor(goja.Undefined(), o, key)
