@@ -10,8 +10,9 @@ import (
 
 // zone is a resolved time zone: its canonical name (as ICU reports it) and its rules.
 type zone struct {
-	id  string
-	loc *time.Location
+	id     string
+	loc    *time.Location
+	offset bool // an offset zone ("+05:30"): it has no names, only its GMT offset
 }
 
 var (
@@ -23,10 +24,14 @@ var (
 )
 
 // resolveZone is ECMA-402 IsValidTimeZoneName and CanonicalizeTimeZoneName (case
-// insensitive; Etc/UTC, Etc/GMT and GMT are UTC). ok is false for names it does not know.
+// insensitive; Etc/UTC, Etc/GMT and GMT are UTC), and offset zones ("+05:30", "-08"). ok is
+// false for names it does not know.
 func resolveZone(name string) (*zone, bool) {
 	if len(name) > 64 {
 		return nil, false
+	}
+	if z, ok := offsetZone(name); ok {
+		return z, true
 	}
 	s := mustSupplemental()
 	canon, ok := s.zoneLookup[asciiLower(name)]
@@ -46,6 +51,43 @@ func resolveZone(name string) (*zone, bool) {
 	}
 	z, _ := zoneCache.LoadOrStore(canon, &zone{id: canon, loc: loc})
 	return z.(*zone), true
+}
+
+// offsetZone reads an offset time zone of ECMA-402 (2024): ±HH, ±HHMM or ±HH:MM, named as
+// ±HH:MM ("-00:00" is "+00:00"), as V8 takes them.
+func offsetZone(name string) (*zone, bool) {
+	if len(name) != 3 && len(name) != 5 && len(name) != 6 || name[0] != '+' && name[0] != '-' {
+		return nil, false
+	}
+	digits := name[1:]
+	if len(name) == 6 {
+		if name[3] != ':' {
+			return nil, false
+		}
+		digits = name[1:3] + name[4:]
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	h := int(digits[0]-'0')*10 + int(digits[1]-'0')
+	m := 0
+	if len(digits) == 4 {
+		m = int(digits[2]-'0')*10 + int(digits[3]-'0')
+	}
+	if h > 23 || m > 59 {
+		return nil, false
+	}
+	offset := (h*60 + m) * 60
+	sign := name[0]
+	if offset == 0 {
+		sign = '+'
+	} else if sign == '-' {
+		offset = -offset
+	}
+	id := string(sign) + pad2(h) + ":" + pad2(m)
+	return &zone{id: id, loc: time.FixedZone(id, offset), offset: true}, true
 }
 
 // loadLocation loads a zone's rules from Go's database, under whichever of its CLDR aliases
@@ -153,7 +195,7 @@ func (z zoneEntry) names(width string) map[string]string {
 func (f *dateFormat) genericName(width string, t time.Time) string {
 	id := f.zone.id
 	zn := &f.ld.Zones
-	if id == "UTC" {
+	if id == "UTC" || f.zone.offset {
 		return ""
 	}
 	dst := usesDST(f.zone.loc, t)
