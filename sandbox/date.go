@@ -2,16 +2,57 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/codemode/codemode/sandbox/intl"
 )
 
 // Where goja's Date prints otherwise than V8: toISOString of years before 0 or after 9999
 // (V8 writes six digits and a sign, +010000-01-01T00:00:00.000Z, -000001-…; goja five and
-// four) and the zone name toString and toTimeString end with (V8 names UTC
-// "Coordinated Universal Time", goja "UTC"). Other zones keep Go's abbreviation.
+// four) and the zone name toString and toTimeString end with (V8 writes ICU's long name,
+// "Coordinated Universal Time", "Eastern Standard Time"; goja Go's abbreviation, "UTC",
+// "EST"). goja's local time is Go's time.Local, the host's zone.
+
+// localZone is the IANA name of time.Local's zone, read as Go reads it: TZ when set (empty:
+// UTC), else where /etc/localtime links to; "" when neither names one.
+var localZone = sync.OnceValue(func() string {
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		if tz = strings.TrimPrefix(tz, ":"); tz == "" {
+			return "UTC"
+		}
+		if _, name, ok := strings.Cut(tz, "zoneinfo/"); ok {
+			return name
+		}
+		return tz
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok {
+			return name
+		}
+	}
+	return ""
+})
+
+// longZoneName puts V8's zone name at the end of goja's toString of t, s ("… GMT-0500 (EST)").
+func longZoneName(s string, t time.Time) string {
+	open := strings.LastIndex(s, " (")
+	if open < 0 || !strings.HasSuffix(s, ")") {
+		return s
+	}
+	name := intl.ZoneLongName(localZone(), t)
+	if name == "" && s[open:] == " (UTC)" {
+		name = "Coordinated Universal Time"
+	}
+	if name == "" {
+		return s
+	}
+	return s[:open] + " (" + name + ")"
+}
 
 // isoString is Date.prototype.toISOString of t.
 func isoString(t time.Time) string {
@@ -55,8 +96,10 @@ func (r *run) installDate() error {
 		longZone := func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value {
 			v, err := native(call.This)
 			must(err)
-			if s := v.String(); strings.HasSuffix(s, " (UTC)") {
-				return r.rt.ToValue(strings.TrimSuffix(s, "(UTC)") + "(Coordinated Universal Time)")
+			if this != nil && this.ClassName() == "Date" {
+				if t, ok := this.Export().(time.Time); ok {
+					return r.rt.ToValue(longZoneName(v.String(), t))
+				}
 			}
 			return v
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -151,5 +152,30 @@ func TestDefaults(t *testing.T) {
 	}
 	if got, want := v.String(), "1.234,5|2.1.2024, 16:04:05|Europe/Berlin|de-DE"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestZoneLongName: the zone names V8 ends Date.prototype.toString with (Node 24, en-US).
+func TestZoneLongName(t *testing.T) {
+	winter := time.Date(2024, 1, 15, 12, 0, 0, 0, time.UTC)
+	summer := time.Date(2024, 7, 15, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		zone string
+		at   time.Time
+		want string
+	}{
+		{"UTC", winter, "Coordinated Universal Time"},
+		{"Etc/UTC", winter, "Coordinated Universal Time"},
+		{"America/New_York", winter, "Eastern Standard Time"},
+		{"America/New_York", summer, "Eastern Daylight Time"},
+		{"Europe/Berlin", summer, "Central European Summer Time"},
+		{"Asia/Kolkata", winter, "India Standard Time"},
+		{"Asia/Kathmandu", winter, "Nepal Time"},
+		{"Nowhere/Else", winter, ""},
+	}
+	for _, tt := range tests {
+		if got := ZoneLongName(tt.zone, tt.at); got != tt.want {
+			t.Errorf("ZoneLongName(%q, %v) = %q, want %q", tt.zone, tt.at, got, tt.want)
+		}
 	}
 }

@@ -337,3 +337,20 @@ func pad2(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// ZoneLongName is how V8 names a time zone at the end of Date.prototype.toString: en-US's
+// long specific name of the zone named zoneName at t ("Coordinated Universal Time",
+// "Central European Summer Time"), else its long GMT offset ("GMT+05:45"); "" when zoneName
+// is not a zone.
+func ZoneLongName(zoneName string, t time.Time) string {
+	z, ok := resolveZone(zoneName)
+	if !ok {
+		return ""
+	}
+	ld, err := loadLocale("en")
+	if err != nil {
+		return ""
+	}
+	f := &dateFormat{zone: z, ld: ld, region: "US"}
+	return f.zoneName('z', 4, t.In(z.loc))
+}
