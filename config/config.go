@@ -36,9 +36,11 @@ type Config struct {
 	Policies   []Policy               `yaml:"policies"`
 	Guards     []Guard                `yaml:"guards"`
 	MCPServers []MCPServer            `yaml:"mcp_servers"`
-	APIKeys    []APIKey               `yaml:"api_keys"`
-	Log        Log                    `yaml:"log"`
-	Sessions   Sessions               `yaml:"sessions"`
+	// OpenAPISources are HTTP APIs whose operations join a scope as tools.
+	OpenAPISources []OpenAPISource `yaml:"openapi_sources"`
+	APIKeys        []APIKey        `yaml:"api_keys"`
+	Log            Log             `yaml:"log"`
+	Sessions       Sessions        `yaml:"sessions"`
 }
 
 // Log configures the process's log (standard error).
@@ -288,6 +290,107 @@ func (l Liveness) Resolved() Liveness {
 // expand ${VAR} from the environment.
 type MCPAuth struct {
 	Bearer       string   `yaml:"bearer"`
+	ClientID     string   `yaml:"client_id"`
+	ClientSecret string   `yaml:"client_secret"`
+	TokenURL     string   `yaml:"token_url"`
+	Scopes       []string `yaml:"scopes"`
+}
+
+// OpenAPISource is an HTTP API described by an OpenAPI 3.0 or 3.1 document
+// (JSON or YAML): each operation it selects joins the scope as the tool
+// "<name>.<operation>". Requests go only to BaseURL's scheme, host and
+// port; headers and auth are added by the host and never reach programs
+// or the log. Values of headers and auth expand ${VAR} from the
+// environment.
+type OpenAPISource struct {
+	Name string `yaml:"name"`
+	// File or URL is the document. A URL document is fetched at start with
+	// the headers and auth only when it is on BaseURL's origin.
+	File string `yaml:"file"`
+	URL  string `yaml:"url"`
+	// BaseURL is where operations' paths are requested; default: the
+	// document's first server (resolved against URL when relative).
+	BaseURL string            `yaml:"base_url"`
+	Scope   string            `yaml:"scope"`
+	Headers map[string]string `yaml:"headers"`
+	Auth    *OpenAPIAuth      `yaml:"auth"`
+	// Include and Exclude select operations: each entry is an operationId
+	// glob, or "tag:GLOB", "path:GLOB", "method:GET" (globs: * matches any
+	// run of characters, / included). No include selects every operation;
+	// exclude applies after include.
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+	// Timeout bounds one request, retries included; default 30s.
+	Timeout Duration `yaml:"timeout"`
+	// MaxResponseBytes bounds one response body; default 4 MiB. A larger
+	// one fails the call without being read further.
+	MaxResponseBytes Size `yaml:"max_response_bytes"`
+	// MaxConcurrency bounds the requests in flight to the API; default 8.
+	// A call past it waits (within its timeout).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// Retries is how many times an idempotent operation (GET, HEAD, PUT,
+	// DELETE, OPTIONS) is retried after a connection failure or a 429, 502,
+	// 503 or 504; default 2, -1 for none. Other operations are never retried.
+	Retries int `yaml:"retries"`
+	// MaxDocumentBytes bounds the document; default 64 MiB. MaxOperations
+	// bounds the operations registered; default max_tools' (5,000): past
+	// it, the first ones in document order are.
+	MaxDocumentBytes Size `yaml:"max_document_bytes"`
+	MaxOperations    int  `yaml:"max_operations"`
+}
+
+// The OpenAPI source defaults.
+const (
+	DefaultOpenAPITimeout          = 30 * time.Second
+	DefaultOpenAPIMaxResponseBytes = 4 << 20
+	DefaultOpenAPIMaxConcurrency   = 8
+	DefaultOpenAPIRetries          = 2
+	DefaultOpenAPIMaxDocumentBytes = 64 << 20
+)
+
+// Resolved is s with its zero values set to the defaults (Retries -1
+// becomes 0).
+func (s OpenAPISource) Resolved() OpenAPISource {
+	if s.Timeout <= 0 {
+		s.Timeout = Duration(DefaultOpenAPITimeout)
+	}
+	if s.MaxResponseBytes <= 0 {
+		s.MaxResponseBytes = DefaultOpenAPIMaxResponseBytes
+	}
+	if s.MaxConcurrency <= 0 {
+		s.MaxConcurrency = DefaultOpenAPIMaxConcurrency
+	}
+	switch {
+	case s.Retries == 0:
+		s.Retries = DefaultOpenAPIRetries
+	case s.Retries < 0:
+		s.Retries = 0
+	}
+	if s.MaxDocumentBytes <= 0 {
+		s.MaxDocumentBytes = DefaultOpenAPIMaxDocumentBytes
+	}
+	if s.MaxOperations <= 0 {
+		s.MaxOperations = DefaultMaxTools
+	}
+	if s.Scope == "" {
+		s.Scope = DefaultScope
+	}
+	return s
+}
+
+// OpenAPIAuth authenticates codemode to an HTTP API: a bearer token, an
+// API key (in a header or a query parameter), or the OAuth 2.1 client
+// credentials grant. Exactly one of bearer, api_key and client_id is given.
+type OpenAPIAuth struct {
+	Bearer string `yaml:"bearer"`
+	APIKey string `yaml:"api_key"`
+	// In ("header" or "query") and Name place the API key; defaults: the
+	// document's first apiKey security scheme, else header X-API-Key.
+	In   string `yaml:"in"`
+	Name string `yaml:"name"`
+	// ClientID, ClientSecret, TokenURL and Scopes are the client
+	// credentials grant; TokenURL defaults to the document's OAuth 2
+	// clientCredentials flow.
 	ClientID     string   `yaml:"client_id"`
 	ClientSecret string   `yaml:"client_secret"`
 	TokenURL     string   `yaml:"token_url"`
@@ -567,7 +670,7 @@ func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateTop, c.validateLimits, c.validateServer, c.validateDemoState,
 		c.validateLog, c.validateSessions, c.validateScopes, c.validatePolicies,
-		c.validateMCPServers, c.validateAPIKeys,
+		c.validateMCPServers, c.validateOpenAPISources, c.validateAPIKeys,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -811,6 +914,118 @@ func (c *Config) validateMCPServers() error {
 			return err
 		}
 		seen[m.Name] = true
+	}
+	return nil
+}
+
+func (c *Config) validateOpenAPISources() error {
+	seen := map[string]bool{}
+	for _, m := range c.MCPServers {
+		seen[m.Name] = true
+	}
+	for i, o := range c.OpenAPISources {
+		key := fmt.Sprintf("openapi_sources[%d]", i)
+		switch {
+		case !serverNameRE.MatchString(o.Name):
+			return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", o.Name)
+		case seen[o.Name]:
+			return bad(key+".name", "duplicate name %q (names are shared with mcp_servers: they prefix tool names)", o.Name)
+		case (o.File == "") == (o.URL == ""):
+			return bad(key, "give exactly one of file and url (the OpenAPI document)")
+		case o.URL != "" && !isHTTPURL(o.URL):
+			return bad(key+".url", "want an http(s) URL, got %q", o.URL)
+		case o.BaseURL != "" && !isHTTPURL(o.BaseURL):
+			return bad(key+".base_url", "want an http(s) URL, got %q", o.BaseURL)
+		case o.Scope != "" && !c.HasScope(o.Scope):
+			return bad(key+".scope", "unknown scope %q", o.Scope)
+		case o.Timeout < 0:
+			return bad(key+".timeout", "must not be negative")
+		case o.MaxResponseBytes < 0, o.MaxDocumentBytes < 0, o.MaxConcurrency < 0, o.MaxOperations < 0:
+			return bad(key, "max_response_bytes, max_document_bytes, max_concurrency and max_operations must not be negative")
+		case o.Retries < -1 || o.Retries > 10:
+			return bad(key+".retries", "want -1 (none) to 10, got %d", o.Retries)
+		}
+		if o.BaseURL != "" {
+			if u, err := url.Parse(o.BaseURL); err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				return bad(key+".base_url", "want scheme://host[:port][/path] without credentials, query or fragment, got %q", o.BaseURL)
+			}
+		}
+		for j, sel := range append(append([]string(nil), o.Include...), o.Exclude...) {
+			list, n := "include", j
+			if j >= len(o.Include) {
+				list, n = "exclude", j-len(o.Include)
+			}
+			if err := checkSelector(sel); err != nil {
+				return bad(fmt.Sprintf("%s.%s[%d]", key, list, n), "%v", err)
+			}
+		}
+		for _, h := range sortedKeys(o.Headers) {
+			if !headerNameRE.MatchString(h) {
+				return bad(key+".headers", "invalid header name %q", h)
+			}
+		}
+		if err := checkOpenAPIAuth(key, o); err != nil {
+			return err
+		}
+		seen[o.Name] = true
+	}
+	return nil
+}
+
+// checkSelector accepts an include or exclude entry of an OpenAPI source.
+func checkSelector(sel string) error {
+	kind, value, found := strings.Cut(sel, ":")
+	if !found {
+		kind, value = "", sel
+	}
+	switch kind {
+	case "", "tag", "path":
+		if value == "" {
+			return errors.New("an empty selector selects nothing")
+		}
+	case "method":
+		switch strings.ToUpper(value) {
+		case "GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE":
+		default:
+			return fmt.Errorf("unknown method %q", value)
+		}
+	default:
+		return fmt.Errorf("want an operationId glob, tag:GLOB, path:GLOB or method:NAME, got %q", sel)
+	}
+	return nil
+}
+
+func checkOpenAPIAuth(key string, o OpenAPISource) error {
+	a := o.Auth
+	if a == nil {
+		return nil
+	}
+	given := 0
+	for _, v := range []string{a.Bearer, a.APIKey, a.ClientID} {
+		if v != "" {
+			given++
+		}
+	}
+	switch {
+	case given != 1:
+		return bad(key+".auth", "give exactly one of bearer, api_key and client_id (with client_secret)")
+	case a.APIKey == "" && (a.In != "" || a.Name != ""):
+		return bad(key+".auth", "in and name place an api_key")
+	case a.In != "" && a.In != "header" && a.In != "query":
+		return bad(key+".auth.in", "want header or query, got %q", a.In)
+	case a.Name != "" && a.In != "query" && !headerNameRE.MatchString(a.Name):
+		return bad(key+".auth.name", "invalid header name %q", a.Name)
+	case a.ClientID == "" && (a.ClientSecret != "" || a.TokenURL != "" || len(a.Scopes) > 0):
+		return bad(key+".auth", "client_secret, token_url and scopes belong to client_id")
+	case a.ClientID != "" && a.ClientSecret == "":
+		return bad(key+".auth.client_secret", "the client credentials grant needs a client secret")
+	case a.TokenURL != "" && !isHTTPURL(a.TokenURL):
+		return bad(key+".auth.token_url", "want an http(s) URL, got %q", a.TokenURL)
+	}
+	for _, h := range sortedKeys(o.Headers) {
+		if (a.Bearer != "" || a.ClientID != "") && strings.EqualFold(h, "Authorization") {
+			return bad(key+".headers."+h, "conflicts with auth")
+		}
 	}
 	return nil
 }

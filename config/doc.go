@@ -66,6 +66,11 @@
 //	                                transport, headers, auth: {bearer | client_id, client_secret,
 //	                                token_url, scopes}, liveness, max_message_bytes (16MiB),
 //	                                max_tools (5000), max_list_pages (100), max_list_bytes (64MiB)}
+//	openapi_sources: []            {name, file | url, base_url, scope, headers, auth: {bearer |
+//	                                api_key, in, name | client_id, client_secret, token_url, scopes},
+//	                                include, exclude, timeout (30s), max_response_bytes (4MiB),
+//	                                max_concurrency (8), retries (2), max_document_bytes (64MiB),
+//	                                max_operations (5000)}
 //	api_keys: []                   {sha256, scopes}
 //	log:
 //	  format: text                 text or json (standard error)

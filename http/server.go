@@ -48,6 +48,9 @@ type Options struct {
 	// Upstreams, when set, is what GET /v1/upstreams reports; GET /readyz
 	// waits for each to be ready.
 	Upstreams Upstreams
+	// OpenAPISources, when set, is what GET /v1/openapi_sources reports;
+	// GET /readyz waits for each to be ready.
+	OpenAPISources OpenAPISources
 }
 
 // limits are the server.* settings New checked.
@@ -78,8 +81,9 @@ type Server struct {
 	metrics     *metrics
 	heartbeat   time.Duration
 	router      http.Handler
-	crossSite   *crossSite // immutable
-	upstreams   Upstreams  // may be nil
+	crossSite   *crossSite     // immutable
+	upstreams   Upstreams      // may be nil
+	sources     OpenAPISources // may be nil
 	// loopback is set by Serve when its listener is on loopback: every
 	// request must then name a loopback host (see checkHost).
 	loopback atomic.Bool
@@ -155,6 +159,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if opts.Upstreams != nil && err == nil {
 		err = reg.Register(upstreamCollector{opts.Upstreams})
 	}
+	if opts.OpenAPISources != nil && err == nil {
+		err = reg.Register(sourceCollector{opts.OpenAPISources})
+	}
 	if st, ok := a.Store.(commitStatser); ok && err == nil {
 		err = registerLogStats(reg, st)
 	}
@@ -175,6 +182,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		heartbeat:   opts.Heartbeat,
 		crossSite:   cross,
 		upstreams:   opts.Upstreams,
+		sources:     opts.OpenAPISources,
 		budget:      budget,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
@@ -248,6 +256,7 @@ func (s *Server) routes(opts Options) http.Handler {
 			r.Use(s.withTimeout)
 			r.Get("/scopes", s.scopes)
 			r.Get("/upstreams", upstreams(opts.Upstreams))
+			r.Get("/openapi_sources", openAPISources(opts.OpenAPISources))
 			r.Get("/tools", s.tools)
 			r.Get("/tools/search", s.searchTools)
 			r.Get("/sdk", s.sdk)
