@@ -39,7 +39,11 @@ func (s *source) definition(name string, base *url.URL, op *openapi.Operation) r
 	desc = strings.TrimSpace(desc + "\n\n" + op.Method + " " + op.Path)
 	output := json.RawMessage(anyJSON)
 	if op.OutputSchema != nil {
-		output = op.OutputSchema
+		// Responses are held to the document's shapes, not its value
+		// constraints (openapi.ShapeOnly says why).
+		if shape, err := openapi.ShapeOnly(op.OutputSchema); err == nil {
+			output = shape
+		}
 	}
 	hints := registry.Hints{Title: op.Summary, ReadOnly: op.ReadOnly}
 	yes := true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
@@ -47,8 +48,15 @@ func (u *upstreams) Close() {
 func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool) (*upstreams, error) {
 	servers, apis := a.Config.MCPServers, a.Config.OpenAPISources
 	if skip {
-		if n := len(servers) + len(apis); n > 0 {
-			log.Warn(fmt.Sprintf("--no-upstreams: the %d mcp_servers and %d openapi_sources are not started, and their tools are missing", len(servers), len(apis)))
+		var what []string
+		if len(servers) > 0 {
+			what = append(what, fmt.Sprintf("%d mcp_servers", len(servers)))
+		}
+		if len(apis) > 0 {
+			what = append(what, fmt.Sprintf("%d openapi_sources", len(apis)))
+		}
+		if len(what) > 0 {
+			log.Warn(fmt.Sprintf("--no-upstreams: the %s are not started, and their tools are missing", strings.Join(what, " and ")))
 		}
 		return nil, nil
 	}
