@@ -78,3 +78,19 @@ func TestRedactor(t *testing.T) {
 		t.Errorf("redacted %q", got)
 	}
 }
+
+// TestRenderBinary: an image value is an image block, other binary an
+// embedded resource; anything else renders as the default.
+func TestRenderBinary(t *testing.T) {
+	img := render(frozen.Value{}, frozen.MustParse(`{"mimeType": "image/png", "data": "iVBORw0K"}`))
+	if len(img) != 1 || img[0].Type != "image" || img[0].MimeType != "image/png" || img[0].Data != "iVBORw0K" {
+		t.Errorf("image: %+v", img)
+	}
+	pdf := render(frozen.Value{}, frozen.MustParse(`{"mimeType": "application/pdf", "data": "JVBERi0="}`))
+	if len(pdf) != 1 || pdf[0].Type != "resource" || pdf[0].Resource.MimeType != "application/pdf" || *pdf[0].Resource.Blob != "JVBERi0=" {
+		t.Errorf("pdf: %+v", pdf)
+	}
+	if txt := render(frozen.Value{}, frozen.MustParse(`"hello"`)); len(txt) != 1 || txt[0].Type != "text" || txt[0].Text != "hello" {
+		t.Errorf("text: %+v", txt)
+	}
+}
