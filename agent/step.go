@@ -89,6 +89,7 @@ func waitGate(ctx context.Context, g *Gate, err error) error {
 // stepOptions are what Run adds to a step.
 type stepOptions struct {
 	codeEntry bool             // the calls may be run_code in any scope
+	timeout   time.Duration    // run_code's wall-clock limit; zero keeps the bridge's
 	also      bridge.EventSink // also receives the nested events
 	create    *session.Session // the session to create with the step's first write
 	minted    bool             // the calls' ids come from Options.NewID: unique, so unused
@@ -151,7 +152,6 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if id == "" {
 		id, minted = "run_"+a.opts.NewID(), true
 	}
-	ctx = bridge.WithTimeout(ctx, opts.Timeout)
 	calls := collector{budget: opts.MaxCallsBytes}
 	if calls.budget <= 0 {
 		calls.budget = DefaultMaxCallsBytes
@@ -159,7 +159,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if opts.Create != nil && opts.Create.ID != sessionID {
 		return nil, fmt.Errorf("agent: Create names session %q, not %q", opts.Create.ID, sessionID)
 	}
-	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create, minted: minted})
+	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, timeout: opts.Timeout, also: &calls, create: opts.Create, minted: minted})
 	if !opts.Gated {
 		err, gate = waitGate(ctx, gate, err), nil
 	}
@@ -194,7 +194,7 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	// From here on the log must stay consistent whatever the caller does.
 	logCtx := context.WithoutCancel(ctx)
 	r := &stepRun{
-		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, logCtx: logCtx,
+		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, timeout: o.timeout, logCtx: logCtx,
 		requestID: requestid.From(ctx),
 		w:         newLogWriter(a.store, sessionID, o.create, lease, a.checkpoint(sessionID, st)),
 		done:      make([]chan struct{}, len(calls)),
@@ -293,6 +293,7 @@ type stepRun struct {
 	turn, step int
 	calls      []ToolCall
 	codeEntry  bool
+	timeout    time.Duration      // stepOptions.timeout
 	logCtx     context.Context    // appends outlive the caller's cancellation
 	requestID  string             // recorded in every tool/call (requestid.From the caller's context)
 	abort      context.CancelFunc // cancels every call after a store failure
@@ -317,7 +318,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	// goes away, Close first abandons the calls not yet started and only
 	// then cancels the ones in flight, so no call slips from "queued" to
 	// "started" because an earlier one was cancelled.
-	bctx, abort := context.WithCancel(bridge.WithEventSink(context.WithoutCancel(ctx), sink))
+	bctx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	r.abort = abort
 	b := r.a.rt.NewBatch(bctx, runtime.BatchOptions{Window: r.a.opts.MaxParallel, InOrder: true})
 	// The calls start together once submitted; a step of one call (a run)
@@ -338,6 +339,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 			CallID: c.ID, Name: c.Name, Arguments: c.Arguments,
 			Scope: r.scope, SessionID: r.sessionID,
 			Approver: approver, CodeEntry: r.codeEntry,
+			Run: runtime.RunOptions{Timeout: r.timeout, Events: sink},
 		}, runtime.Hooks{
 			Start: func(_ int, call runtime.Call, safe bool) { r.start(i, call, safe) },
 			Done:  func(_ int, res *runtime.Result) { r.finish(i, res) },

@@ -72,6 +72,7 @@ func New(rt *runtime.Runtime, opts Options) *Bridge {
 	}
 	b := &Bridge{rt: rt, opts: opts}
 	b.tool = registry.MustDefine(b.definition())
+	rt.SetNestingBody(b.run)
 	return b
 }
 
@@ -116,7 +117,11 @@ func (b *Bridge) definition() registry.Definition {
 			}}},
 		}},
 		Behavior: registry.Behavior{
-			Execute:     b.run,
+			// The runtime runs b.run instead (SetNestingBody), with the
+			// call's Nesting; this body is reached only outside a runtime.
+			Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+				return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code was executed outside the runtime"}
+			},
 			Render:      b.render,
 			PresentCall: presentCall,
 			// The sandbox's own wall-clock limit fires first; this is the backstop.
@@ -125,29 +130,21 @@ func (b *Bridge) definition() registry.Definition {
 	}
 }
 
-type timeoutKey struct{}
-
-// WithTimeout returns a context whose run_code executions have wall-clock
-// limit d instead of the bridge's (d <= 0 keeps the bridge's).
-func WithTimeout(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, timeoutKey{}, d)
-}
-
-// run is the run_code body.
-func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value) (any, error) {
+// run is the run_code body: the runtime gives it the call's Nesting.
+func (b *Bridge) run(ctx context.Context, n *runtime.Nesting, args frozen.Value) (any, error) {
 	var in struct{ Code, Description string }
 	if err := args.Unmarshal(&in); err != nil {
 		return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: err.Error()}
 	}
-	view := runtime.ViewOf(exec)
-	if view == nil {
-		return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code was executed outside the runtime"}
+	if n.View == nil {
+		return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code has no view to run in"}
 	}
+	exec := n.Exec
 	limits := b.opts.Limits
-	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
-		limits.Timeout = d
+	if n.Run.Timeout > 0 {
+		limits.Timeout = n.Run.Timeout
 	}
-	r := b.newRun(ctx, exec, view)
+	r := b.newRun(ctx, n)
 	res := b.opts.Runner.Run(ctx, in.Code, r, limits)
 	left := r.unfinished() // as the program settled, before settle stops them
 	r.settle()

@@ -87,8 +87,8 @@ type Hooks struct {
 // starts on a goroutine of its own, or, in a batch that holds its calls,
 // when Release lets it. It reports false (and runs nothing) once the batch
 // is closed. A call that has not started when the batch is closed or its
-// context cancelled is abandoned: its hooks never run. req.Sequencer is set
-// by the batch.
+// context cancelled is abandoned: its hooks never run. The batch orders
+// the call's policy stages against its siblings (turns).
 func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	b.mu.Lock()
 	if b.closed {

@@ -6,7 +6,8 @@
 // such as Batch prepares a call when its turn to start comes, to learn its
 // concurrency verdict, and runs it when there is room):
 //
-//	identity     mint a token; resolve the tool in the live view once (capturing
+//	identity     mint a token; resolve the tool in the live view once (or in
+//	             Request.View: a nested call's run's view) (capturing
 //	             finalizeContent); read the raw argument string once, losslessly, and
 //	             freeze it; validate it and decide the concurrency verdict once
 //	gate         caller already cancelled → ABORTED_BEFORE_DISPATCH; unknown tool;
@@ -28,4 +29,10 @@
 // code (registry.Code), never panics, and normalization is total over hostile
 // errors (registry.ErrorIs, ErrorAs, SafeString). The runtime writes no
 // session events: the agent loop owns durability.
+//
+// One tool nests calls: the registry's code transport (run_code). Its body
+// is the runtime's nesting body (SetNestingBody), given a Nesting: its own
+// token as the parent of the calls it issues, its approver, its view (the
+// one all its calls resolve in) and the caller's RunOptions. That handle is
+// the only way back into the pipeline from a body.
 package runtime

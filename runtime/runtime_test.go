@@ -116,11 +116,11 @@ func TestOneTokenAndFrozenArgsSharedByEveryStage(t *testing.T) {
 		args[stage] = c.Args.String()
 	}
 	mustRegister(t, reg, registry.Global, anyTool(t, "t", registry.Behavior{Execute: func(_ context.Context, exec registry.Exec, a frozen.Value) (any, error) {
-		tok, ok := TokenOf(exec)
+		e, ok := exec.(*execution)
 		if !ok {
 			return nil, errors.New("no token")
 		}
-		see("body", Call{Token: tok, Args: a})
+		see("body", Call{Token: e.call.Token, Args: a})
 		return a, nil
 	}}))
 	rt.AddPrePolicy(registry.Global, func(_ context.Context, c Call) (Decision, error) { see("pre", c); return Allow(), nil })
