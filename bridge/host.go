@@ -67,7 +67,7 @@ func (b *Bridge) newRun(ctx context.Context, n *runtime.Nesting) *run {
 	r := &run{
 		abort:  abort,
 		logCtx: logCtx,
-		exec: exec, approver: n.Approver, sink: sink, view: n.View, parent: n.Parent,
+		exec:   exec, approver: n.Approver, sink: sink, view: n.View, parent: n.Parent,
 		maxValueBytes: b.opts.MaxSubCallBytes, maxContentBytes: b.opts.MaxContentBytes,
 		notices: notices{limit: max(b.opts.Limits.WithDefaults().MaxLogBytes/4, 1<<10)},
 	}
