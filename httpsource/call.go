@@ -83,10 +83,15 @@ func (s *source) execute(name string, base *url.URL, op *openapi.Operation) regi
 	if op.Idempotent || op.Method == http.MethodOptions {
 		retries = s.cfg.Retries
 	}
-	return func(ctx context.Context, _ registry.Exec, args frozen.Value) (any, error) {
+	return func(ctx context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 		req, err := build(base, op, args)
 		if err != nil {
 			return nil, err
+		}
+		if key := exec.IdempotencyKey(); key != "" && !op.ReadOnly {
+			// The same on every attempt of this call (retries included), so
+			// an API that honours the header applies the effect once.
+			req.header.Set("Idempotency-Key", key)
 		}
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout.Std())
 		defer cancel()

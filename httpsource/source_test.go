@@ -214,6 +214,12 @@ func TestProgramListsFiltersAndUpdates(t *testing.T) {
 	if q := api.requests[0].URL.RawQuery; q != "tag=dog" {
 		t.Errorf("list query %q, want tag=dog", q)
 	}
+	// The PUT carries the call's idempotency key, the reads none.
+	for _, r := range api.requests {
+		if key := r.Header.Get("Idempotency-Key"); (r.Method == http.MethodPut) != strings.HasPrefix(key, "cm1-") {
+			t.Errorf("%s %s: Idempotency-Key %q", r.Method, r.URL.Path, key)
+		}
+	}
 }
 
 // TestHTTPErrorsAreToolCallErrors: an error status is a ToolCallError the
@@ -385,6 +391,10 @@ func TestPostBehindAskWaitsForApproval(t *testing.T) {
 	defer api.mu.Unlock()
 	if last := api.bodies[len(api.bodies)-1]; last != `{"name":"Nemo","tag":"fish"}` {
 		t.Errorf("body %s", last)
+	}
+	// An effect carries the call's idempotency key.
+	if key := api.requests[len(api.requests)-1].Header.Get("Idempotency-Key"); !strings.HasPrefix(key, "cm1-") || len(key) != 36 {
+		t.Errorf("Idempotency-Key %q on the POST", key)
 	}
 }
 

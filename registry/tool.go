@@ -29,6 +29,13 @@ type Exec interface {
 	Scope() string
 	// Nested reports whether the call is an SDK sub-call of a run_code program.
 	Nested() bool
+	// IdempotencyKey is the call's stable key: the same for the same call
+	// id in the same session however often the call is made (a transport's
+	// retry, or a program's sub-call run again), different for every other
+	// call; "" for a call without an id. A tool whose effect must happen
+	// once passes it on (MCP upstreams in _meta, HTTP sources as the
+	// Idempotency-Key header) or keys its own store by it.
+	IdempotencyKey() string
 	// DeferContext queues a message for the agent loop to commit as a
 	// user/context event after this call's result. Safe for concurrent use.
 	DeferContext(text string)

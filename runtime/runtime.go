@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -257,6 +259,17 @@ func (e *execution) CallID() string    { return e.call.CallID }
 func (e *execution) SessionID() string { return e.call.SessionID }
 func (e *execution) Scope() string     { return e.call.Scope }
 func (e *execution) Nested() bool      { return e.call.Nested() }
+
+// IdempotencyKey is "cm1-" and the first 128 bits of the SHA-256 of the
+// session and call ids, in hex: stable for a call id, and telling nothing
+// of either id.
+func (e *execution) IdempotencyKey() string {
+	if e.call.CallID == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(e.call.SessionID + "\x00" + e.call.CallID))
+	return "cm1-" + hex.EncodeToString(sum[:16])
+}
 
 func (e *execution) DeferContext(text string) {
 	e.mu.Lock()

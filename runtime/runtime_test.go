@@ -1181,3 +1181,28 @@ func TestResultImages(t *testing.T) {
 		t.Fatal("images of a text result")
 	}
 }
+
+// TestIdempotencyKeys: a call's key depends on its session and call id
+// only: the same call made again has it, any other call has another, and a
+// call without an id has none.
+func TestIdempotencyKeys(t *testing.T) {
+	reg, rt := newRT(t)
+	var keys []string
+	mustRegister(t, reg, registry.Global, anyTool(t, "k", registry.Behavior{Execute: func(_ context.Context, exec registry.Exec, a frozen.Value) (any, error) {
+		keys = append(keys, exec.IdempotencyKey())
+		return a, nil
+	}}))
+	for _, req := range []Request{
+		{CallID: "c1", SessionID: "s1"}, {CallID: "c1", SessionID: "s1"},
+		{CallID: "c2", SessionID: "s1"}, {CallID: "c1", SessionID: "s2"}, {SessionID: "s1"},
+	} {
+		req.Name, req.Arguments = "k", "{}"
+		if r := rt.Execute(context.Background(), req); r.IsError() {
+			t.Fatal(r.Error())
+		}
+	}
+	if len(keys) != 5 || keys[0] != keys[1] || keys[0] == keys[2] || keys[0] == keys[3] || keys[2] == keys[3] || keys[4] != "" ||
+		len(keys[0]) != len("cm1-")+32 {
+		t.Fatalf("keys %q", keys)
+	}
+}
