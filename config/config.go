@@ -17,6 +17,14 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/codemode/codemode/admission"
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sdkgen"
 )
 
 // Config is the whole configuration.
@@ -174,9 +182,9 @@ type MCPServer struct {
 	URL     string            `yaml:"url"`
 	Scope   string            `yaml:"scope"`
 	Env     map[string]string `yaml:"env"`
-	Timeout Duration          `yaml:"timeout"` // one call; default 60s
+	Timeout Duration          `yaml:"timeout"` // one call; default DefaultMCPTimeout
 	// ConnectTimeout bounds one connection attempt (start, handshake, first
-	// tools/list); default: timeout when set, else 30s.
+	// tools/list); default: timeout when set, else DefaultMCPConnectTimeout.
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// Transport of a url upstream: "auto" (the default: streamable HTTP, then
 	// the legacy HTTP+SSE transport when the server refuses it with a 4xx),
@@ -200,6 +208,21 @@ type MCPServer struct {
 	MaxListPages int  `yaml:"max_list_pages"`
 	MaxListBytes Size `yaml:"max_list_bytes"`
 }
+
+// The defaults of an upstream MCP server's timeouts, and of
+// server.max_mcp_sessions. Package mcp applies them; they are written here
+// because mcp imports config.
+const (
+	// DefaultMCPTimeout bounds one upstream call when MCPServer.Timeout is
+	// zero.
+	DefaultMCPTimeout = 60 * time.Second
+	// DefaultMCPConnectTimeout bounds one connection attempt (start,
+	// handshake, first listing) when neither connect_timeout nor timeout is
+	// set.
+	DefaultMCPConnectTimeout = 30 * time.Second
+	// DefaultMaxMCPSessions bounds the MCP sessions open at once over /mcp.
+	DefaultMaxMCPSessions = 1024
+)
 
 // The bounds of what an upstream may send. A message is bounded at 16 MiB:
 // four times limits.max_sub_call_bytes (4 MiB), room for a result that
@@ -261,8 +284,9 @@ type Liveness struct {
 // The liveness defaults. A healthy server answers a ping in milliseconds,
 // even while a long call runs, so 5s of silence is worth a ping and 5s more
 // without an answer is unresponsive; 20s fails the calls before the default
-// run timeout (limits.timeout, 30s) would, leaving two more pings the
-// chance to wake the server.
+// run timeout (limits.timeout, sandbox.DefaultTimeout) would
+// (TestLivenessFailsBeforeTheRunTimeout), leaving two more pings the chance
+// to wake the server.
 const (
 	DefaultLivenessIdle        = 5 * time.Second
 	DefaultLivenessPingTimeout = 5 * time.Second
@@ -439,17 +463,20 @@ func Default() Config {
 		Durability: "full",
 		Mode:       "both",
 		Isolation:  "process",
+		// Each limit's default is its owner's: the package that applies it.
 		Limits: Limits{
-			Timeout:             Duration(30 * time.Second),
-			MaxSubCalls:         1000,
-			MaxSubCallArgsBytes: 64 << 20,
-			MaxParallelSubCalls: 10,
-			MaxLogBytes:         1 << 20,
-			MaxResultBytes:      4 << 20,
-			MaxContentBytes:     32 << 10,
-			MaxSubCallBytes:     4 << 20,
-			Memory:              512 << 20,
+			Timeout:             Duration(sandbox.DefaultTimeout),
+			MaxSubCalls:         sandbox.DefaultMaxCalls,
+			MaxSubCallArgsBytes: sandbox.DefaultMaxCallBytes,
+			MaxParallelSubCalls: runtime.DefaultWindow,
+			MaxLogBytes:         sandbox.DefaultMaxLogBytes,
+			MaxResultBytes:      sandbox.DefaultMaxResultBytes,
+			MaxContentBytes:     bridge.DefaultMaxContentBytes,
+			MaxSubCallBytes:     bridge.DefaultMaxSubCallBytes,
+			Memory:              sandbox.DefaultMemory,
 		},
+		// The server's limits are applied only by package http, which
+		// imports config: they are written here.
 		Server: Server{
 			MaxBodyBytes:         1 << 20,
 			MaxInflightRuns:      16,
@@ -462,18 +489,18 @@ func Default() Config {
 			MaxStreamsPerSession: 8,
 			StreamWriteTimeout:   Duration(10 * time.Second),
 			WriteTimeout:         Duration(30 * time.Second),
-			MaxMCPSessions:       1024,
+			MaxMCPSessions:       DefaultMaxMCPSessions,
 		},
 		DemoState: DemoState{
-			MaxSessions:     1000,
-			MaxTotalBytes:   256 << 20,
-			MaxSessionBytes: 8 << 20,
-			MaxEntries:      1000,
-			MaxValueBytes:   1 << 20,
-			IdleTTL:         Duration(24 * time.Hour),
+			MaxSessions:     tools.DefaultMaxSessions,
+			MaxTotalBytes:   tools.DefaultMaxTotalBytes,
+			MaxSessionBytes: tools.DefaultMaxSessionBytes,
+			MaxEntries:      tools.DefaultMaxEntries,
+			MaxValueBytes:   tools.DefaultMaxValueBytes,
+			IdleTTL:         Duration(tools.DefaultIdleTTL),
 		},
-		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
-		SDK:       SDK{PromptBudget: 2000},
+		Approvals: Approvals{Timeout: Duration(agent.DefaultApprovalTimeout)},
+		SDK:       SDK{PromptBudget: sdkgen.DefaultPromptBudget},
 		Log:       Log{Format: "text", Level: "info"},
 		Sessions:  Sessions{Retention: Retention{Interval: Duration(10 * time.Minute)}},
 	}
@@ -748,6 +775,9 @@ func (c *Config) validateServer() error {
 		return bad("server.shutdown_grace", "must not be negative")
 	case s.MemoryBudget < 0:
 		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
+	case s.MemoryBudget > 0 && s.MemoryBudget < c.Limits.Memory+s.MaxBodyBytes:
+		return bad("server.memory_budget", "%s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
+			admission.Bytes(int64(s.MemoryBudget)), admission.Bytes(int64(c.Limits.Memory)), admission.Bytes(int64(s.MaxBodyBytes)))
 	case s.MaxStreams <= 0:
 		return bad("server.max_streams", "must be positive")
 	case s.MaxStreamsPerSession <= 0:
