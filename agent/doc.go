@@ -22,7 +22,10 @@
 // is called with each ask once it is logged and may Allow, Reject or Defer
 // it to the log. Recover closes the calls a stopped process left open.
 //
-// Between requests the agent holds no state: turn and step numbers, pending
-// contexts and pending approvals are all derived from the log, so any
-// process sharing the store can continue a session.
+// Between requests the agent holds nothing the log does not: turn and step
+// numbers, pending contexts and pending approvals are all derived from the
+// log. It caches each session's folded state (a bounded number of sessions),
+// but the cache only remembers how far the log was read and catches up on it
+// before every step, so any process sharing the store can continue a
+// session.
 package agent
