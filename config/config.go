@@ -224,12 +224,12 @@ const (
 	DefaultMaxMCPSessions = 1024
 )
 
-// The bounds of what an upstream may send. A message is bounded at 16 MiB:
-// four times limits.max_sub_call_bytes (4 MiB), room for a result that
-// carries its value twice (content and structuredContent) and JSON's
-// escaping, while ten such replies in flight stay under 200 MiB.
+// The bounds of what an upstream may send. A message is bounded at four
+// times limits.max_sub_call_bytes' default, room for a result that carries
+// its value twice (content and structuredContent) and JSON's escaping,
+// while ten such replies in flight stay under 200 MiB.
 const (
-	DefaultMaxMessageBytes = 16 << 20
+	DefaultMaxMessageBytes = 4 * bridge.DefaultMaxSubCallBytes
 	// MaxMessageDepth bounds the nesting of one message, far below what a
 	// decoder refuses (Go's encoding/json: 10,000).
 	MaxMessageDepth = 512

@@ -74,3 +74,11 @@ func TestLivenessFailsBeforeTheRunTimeout(t *testing.T) {
 		t.Errorf("liveness fails after %v, not before the run timeout %v", def.FailAfter.Std(), run)
 	}
 }
+
+// TestMessageBoundHoldsTenReplies: ten upstream replies at the message
+// bound stay under 200 MiB, as the bound's comment promises.
+func TestMessageBoundHoldsTenReplies(t *testing.T) {
+	if n := 10 * DefaultMaxMessageBytes; n >= 200<<20 {
+		t.Errorf("ten messages of %d bytes are %d, not under 200 MiB", DefaultMaxMessageBytes, n)
+	}
+}
