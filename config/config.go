@@ -220,7 +220,9 @@ const (
 	// handshake, first listing) when neither connect_timeout nor timeout is
 	// set.
 	DefaultMCPConnectTimeout = 30 * time.Second
-	// DefaultMaxMCPSessions bounds the MCP sessions open at once over /mcp.
+	// DefaultMaxMCPSessions bounds the MCP sessions open at once over /mcp:
+	// an idle one holds little (BENCHMARKS.md, "Figures behind the code's
+	// choices") until it ends (DELETE, or mcp.DefaultSessionTimeout).
 	DefaultMaxMCPSessions = 1024
 )
 
