@@ -346,21 +346,26 @@ type OpenAPISource struct {
 	// exclude applies after include.
 	Include []string `yaml:"include"`
 	Exclude []string `yaml:"exclude"`
-	// Timeout bounds one request, retries included; default 30s.
+	// Timeout bounds one request, retries included; default
+	// DefaultOpenAPITimeout.
 	Timeout Duration `yaml:"timeout"`
-	// MaxResponseBytes bounds one response body; default 4 MiB. A larger
-	// one fails the call without being read further.
+	// MaxResponseBytes bounds one response body; default
+	// DefaultOpenAPIMaxResponseBytes. A larger one fails the call without
+	// being read further.
 	MaxResponseBytes Size `yaml:"max_response_bytes"`
-	// MaxConcurrency bounds the requests in flight to the API; default 8.
-	// A call past it waits (within its timeout).
+	// MaxConcurrency bounds the requests in flight to the API; default
+	// DefaultOpenAPIMaxConcurrency. A call past it waits (within its
+	// timeout).
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Retries is how many times an idempotent operation (GET, HEAD, PUT,
 	// DELETE, OPTIONS) is retried after a connection failure or a 429, 502,
-	// 503 or 504; default 2, -1 for none. Other operations are never retried.
+	// 503 or 504; default DefaultOpenAPIRetries, -1 for none. Other
+	// operations are never retried.
 	Retries int `yaml:"retries"`
-	// MaxDocumentBytes bounds the document; default 64 MiB. MaxOperations
-	// bounds the operations registered; default max_tools' (5,000): past
-	// it, the first ones in document order are.
+	// MaxDocumentBytes bounds the document; default
+	// DefaultOpenAPIMaxDocumentBytes. MaxOperations bounds the operations
+	// registered; default DefaultMaxTools (max_tools'): past it, the first
+	// ones in document order are.
 	MaxDocumentBytes Size `yaml:"max_document_bytes"`
 	MaxOperations    int  `yaml:"max_operations"`
 }
