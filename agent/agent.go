@@ -14,11 +14,9 @@ import (
 	"github.com/codemode/codemode/session"
 )
 
-// Defaults for the zero Options.
-const (
-	DefaultApprovalTimeout = 5 * time.Minute
-	DefaultMaxParallel     = 10
-)
+// DefaultApprovalTimeout is how long an ask waits for an answer when
+// Options.ApprovalTimeout is zero (approvals.timeout).
+const DefaultApprovalTimeout = 5 * time.Minute
 
 // Errors of the agent; test with errors.Is. A session that does not exist is
 // session.ErrNotFound.
@@ -36,10 +34,10 @@ var (
 // Options configure an Agent. The zero value works.
 type Options struct {
 	// ApprovalTimeout bounds how long an ask waits for an answer; then it is
-	// denied and logged as decision "timeout". Default 5m.
+	// denied and logged as decision "timeout". Default DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
 	// MaxParallel is the window for overlapping concurrency-safe calls of
-	// one step. Default 10.
+	// one step. Default runtime.DefaultWindow.
 	MaxParallel int
 	// Logger receives store failures the loop cannot return (nested events).
 	// Default slog.Default().
@@ -90,7 +88,7 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if opts.MaxParallel <= 0 {
-		opts.MaxParallel = DefaultMaxParallel
+		opts.MaxParallel = runtime.DefaultWindow
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -36,9 +36,9 @@ type pendingContext struct {
 
 // checkpointEvery is how many events may follow a session's checkpoint before
 // the agent saves a new one, with the next step's first write: the first step
-// after a restart folds at most this many events and one step's (measured: at
-// 256 that step cost 1.6× a new session's first; at 64, 1.16×; at 32 no
-// better than at 64).
+// after a restart folds at most this many events and one step's. Larger, that
+// step cost markedly more than a new session's first; smaller was no cheaper
+// (BENCHMARKS.md, "Figures behind the code's choices").
 const checkpointEvery = 64
 
 // maxCallIDs bounds the call ids a session's cached state remembers, so that

@@ -14,9 +14,6 @@ import (
 
 // Defaults for Options fields left zero.
 const (
-	// DefaultMaxParallelSubCalls is the overlap window for concurrency-safe
-	// sub-calls.
-	DefaultMaxParallelSubCalls = 10
 	// DefaultMaxContentBytes bounds what a model sees of one run (and what a
 	// settlement event keeps of a sub-call's content).
 	DefaultMaxContentBytes = 32 << 10
@@ -27,7 +24,7 @@ const (
 // Options configure the run_code tool. The zero value works.
 type Options struct {
 	Limits              sandbox.Options // per run; zero fields take the sandbox defaults
-	MaxParallelSubCalls int             // default DefaultMaxParallelSubCalls
+	MaxParallelSubCalls int             // overlapping concurrency-safe sub-calls; default runtime.DefaultWindow
 	// MaxContentBytes bounds the content of a run_code result, which is what
 	// the model sees: logs and result beyond it are cut with a marker saying
 	// how much was cut and how to return less. The value is not cut. It also
@@ -59,7 +56,7 @@ type Bridge struct {
 // to the registry's SetCodeTransport.
 func New(rt *runtime.Runtime, opts Options) *Bridge {
 	if opts.MaxParallelSubCalls <= 0 {
-		opts.MaxParallelSubCalls = DefaultMaxParallelSubCalls
+		opts.MaxParallelSubCalls = runtime.DefaultWindow
 	}
 	if opts.MaxContentBytes <= 0 {
 		opts.MaxContentBytes = DefaultMaxContentBytes

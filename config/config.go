@@ -17,6 +17,14 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/codemode/codemode/admission"
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sdkgen"
 )
 
 // Config is the whole configuration.
@@ -174,9 +182,9 @@ type MCPServer struct {
 	URL     string            `yaml:"url"`
 	Scope   string            `yaml:"scope"`
 	Env     map[string]string `yaml:"env"`
-	Timeout Duration          `yaml:"timeout"` // one call; default 60s
+	Timeout Duration          `yaml:"timeout"` // one call; default DefaultMCPTimeout
 	// ConnectTimeout bounds one connection attempt (start, handshake, first
-	// tools/list); default: timeout when set, else 30s.
+	// tools/list); default: timeout when set, else DefaultMCPConnectTimeout.
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// Transport of a url upstream: "auto" (the default: streamable HTTP, then
 	// the legacy HTTP+SSE transport when the server refuses it with a 4xx),
@@ -201,12 +209,29 @@ type MCPServer struct {
 	MaxListBytes Size `yaml:"max_list_bytes"`
 }
 
-// The bounds of what an upstream may send. A message is bounded at 16 MiB:
-// four times limits.max_sub_call_bytes (4 MiB), room for a result that
-// carries its value twice (content and structuredContent) and JSON's
-// escaping, while ten such replies in flight stay under 200 MiB.
+// The defaults of an upstream MCP server's timeouts, and of
+// server.max_mcp_sessions. Package mcp applies them; they are written here
+// because mcp imports config.
 const (
-	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMCPTimeout bounds one upstream call when MCPServer.Timeout is
+	// zero.
+	DefaultMCPTimeout = 60 * time.Second
+	// DefaultMCPConnectTimeout bounds one connection attempt (start,
+	// handshake, first listing) when neither connect_timeout nor timeout is
+	// set.
+	DefaultMCPConnectTimeout = 30 * time.Second
+	// DefaultMaxMCPSessions bounds the MCP sessions open at once over /mcp:
+	// an idle one holds little (BENCHMARKS.md, "Figures behind the code's
+	// choices") until it ends (DELETE, or mcp.DefaultSessionTimeout).
+	DefaultMaxMCPSessions = 1024
+)
+
+// The bounds of what an upstream may send. A message is bounded at four
+// times limits.max_sub_call_bytes' default, room for a result that carries
+// its value twice (content and structuredContent) and JSON's escaping,
+// while ten such replies in flight stay under 200 MiB.
+const (
+	DefaultMaxMessageBytes = 4 * bridge.DefaultMaxSubCallBytes
 	// MaxMessageDepth bounds the nesting of one message, far below what a
 	// decoder refuses (Go's encoding/json: 10,000).
 	MaxMessageDepth = 512
@@ -261,8 +286,9 @@ type Liveness struct {
 // The liveness defaults. A healthy server answers a ping in milliseconds,
 // even while a long call runs, so 5s of silence is worth a ping and 5s more
 // without an answer is unresponsive; 20s fails the calls before the default
-// run timeout (limits.timeout, 30s) would, leaving two more pings the
-// chance to wake the server.
+// run timeout (limits.timeout, sandbox.DefaultTimeout) would
+// (TestLivenessFailsBeforeTheRunTimeout), leaving two more pings the chance
+// to wake the server.
 const (
 	DefaultLivenessIdle        = 5 * time.Second
 	DefaultLivenessPingTimeout = 5 * time.Second
@@ -320,21 +346,26 @@ type OpenAPISource struct {
 	// exclude applies after include.
 	Include []string `yaml:"include"`
 	Exclude []string `yaml:"exclude"`
-	// Timeout bounds one request, retries included; default 30s.
+	// Timeout bounds one request, retries included; default
+	// DefaultOpenAPITimeout.
 	Timeout Duration `yaml:"timeout"`
-	// MaxResponseBytes bounds one response body; default 4 MiB. A larger
-	// one fails the call without being read further.
+	// MaxResponseBytes bounds one response body; default
+	// DefaultOpenAPIMaxResponseBytes. A larger one fails the call without
+	// being read further.
 	MaxResponseBytes Size `yaml:"max_response_bytes"`
-	// MaxConcurrency bounds the requests in flight to the API; default 8.
-	// A call past it waits (within its timeout).
+	// MaxConcurrency bounds the requests in flight to the API; default
+	// DefaultOpenAPIMaxConcurrency. A call past it waits (within its
+	// timeout).
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Retries is how many times an idempotent operation (GET, HEAD, PUT,
 	// DELETE, OPTIONS) is retried after a connection failure or a 429, 502,
-	// 503 or 504; default 2, -1 for none. Other operations are never retried.
+	// 503 or 504; default DefaultOpenAPIRetries, -1 for none. Other
+	// operations are never retried.
 	Retries int `yaml:"retries"`
-	// MaxDocumentBytes bounds the document; default 64 MiB. MaxOperations
-	// bounds the operations registered; default max_tools' (5,000): past
-	// it, the first ones in document order are.
+	// MaxDocumentBytes bounds the document; default
+	// DefaultOpenAPIMaxDocumentBytes. MaxOperations bounds the operations
+	// registered; default DefaultMaxTools (max_tools'): past it, the first
+	// ones in document order are.
 	MaxDocumentBytes Size `yaml:"max_document_bytes"`
 	MaxOperations    int  `yaml:"max_operations"`
 }
@@ -439,17 +470,20 @@ func Default() Config {
 		Durability: "full",
 		Mode:       "both",
 		Isolation:  "process",
+		// Each limit's default is its owner's: the package that applies it.
 		Limits: Limits{
-			Timeout:             Duration(30 * time.Second),
-			MaxSubCalls:         1000,
-			MaxSubCallArgsBytes: 64 << 20,
-			MaxParallelSubCalls: 10,
-			MaxLogBytes:         1 << 20,
-			MaxResultBytes:      4 << 20,
-			MaxContentBytes:     32 << 10,
-			MaxSubCallBytes:     4 << 20,
-			Memory:              512 << 20,
+			Timeout:             Duration(sandbox.DefaultTimeout),
+			MaxSubCalls:         sandbox.DefaultMaxCalls,
+			MaxSubCallArgsBytes: sandbox.DefaultMaxCallBytes,
+			MaxParallelSubCalls: runtime.DefaultWindow,
+			MaxLogBytes:         sandbox.DefaultMaxLogBytes,
+			MaxResultBytes:      sandbox.DefaultMaxResultBytes,
+			MaxContentBytes:     bridge.DefaultMaxContentBytes,
+			MaxSubCallBytes:     bridge.DefaultMaxSubCallBytes,
+			Memory:              sandbox.DefaultMemory,
 		},
+		// The server's limits are applied only by package http, which
+		// imports config: they are written here.
 		Server: Server{
 			MaxBodyBytes:         1 << 20,
 			MaxInflightRuns:      16,
@@ -462,18 +496,18 @@ func Default() Config {
 			MaxStreamsPerSession: 8,
 			StreamWriteTimeout:   Duration(10 * time.Second),
 			WriteTimeout:         Duration(30 * time.Second),
-			MaxMCPSessions:       1024,
+			MaxMCPSessions:       DefaultMaxMCPSessions,
 		},
 		DemoState: DemoState{
-			MaxSessions:     1000,
-			MaxTotalBytes:   256 << 20,
-			MaxSessionBytes: 8 << 20,
-			MaxEntries:      1000,
-			MaxValueBytes:   1 << 20,
-			IdleTTL:         Duration(24 * time.Hour),
+			MaxSessions:     tools.DefaultMaxSessions,
+			MaxTotalBytes:   tools.DefaultMaxTotalBytes,
+			MaxSessionBytes: tools.DefaultMaxSessionBytes,
+			MaxEntries:      tools.DefaultMaxEntries,
+			MaxValueBytes:   tools.DefaultMaxValueBytes,
+			IdleTTL:         Duration(tools.DefaultIdleTTL),
 		},
-		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
-		SDK:       SDK{PromptBudget: 2000},
+		Approvals: Approvals{Timeout: Duration(agent.DefaultApprovalTimeout)},
+		SDK:       SDK{PromptBudget: sdkgen.DefaultPromptBudget},
 		Log:       Log{Format: "text", Level: "info"},
 		Sessions:  Sessions{Retention: Retention{Interval: Duration(10 * time.Minute)}},
 	}
@@ -748,6 +782,9 @@ func (c *Config) validateServer() error {
 		return bad("server.shutdown_grace", "must not be negative")
 	case s.MemoryBudget < 0:
 		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
+	case s.MemoryBudget > 0 && s.MemoryBudget < c.Limits.Memory+s.MaxBodyBytes:
+		return bad("server.memory_budget", "%s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
+			admission.Bytes(int64(s.MemoryBudget)), admission.Bytes(int64(c.Limits.Memory)), admission.Bytes(int64(s.MaxBodyBytes)))
 	case s.MaxStreams <= 0:
 		return bad("server.max_streams", "must be positive")
 	case s.MaxStreamsPerSession <= 0:

@@ -151,6 +151,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"server:\n  stream_write_timeout: 0s", "server.stream_write_timeout"},
 		{"server:\n  write_timeout: 0s", "server.write_timeout: must be positive"},
 		{"server:\n  memory_budget: lots", "server.memory_budget: invalid size"},
+		{"limits: {memory: 512MiB}\nserver: {memory_budget: 256MiB}", "server.memory_budget: 256 MiB cannot admit a single run (limits.memory 512 MiB plus server.max_body_bytes 1 MiB)"},
+		{"server:\n  max_inflight_runs: 0", "server.max_inflight_runs: must be positive"},
 		{"server:\n  allowed_origins: [example.com]", "server.allowed_origins[0]: want an origin"},
 		{"server:\n  allowed_origins: ['https://a.example', 'https://b.example/path']", "server.allowed_origins[1]"},
 		{"server:\n  allowed_origins: ['https://a.example/']", "server.allowed_origins[0]"},

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -53,7 +52,7 @@ type Options struct {
 	OpenAPISources OpenAPISources
 }
 
-// limits are the server.* settings New checked.
+// limits are the server.* settings, from a validated configuration.
 type limits struct {
 	MaxBodyBytes   int64
 	MaxInflight    int
@@ -95,8 +94,9 @@ type Server struct {
 }
 
 // New returns the service for a. Its collectors count every execution of
-// a's runtime (one Server per App). It fails when a's configuration is not
-// usable (New re-checks what config.Load validates).
+// a's runtime (one Server per App). a.Config must be valid (config.Validate):
+// New trusts it, and fails only when an API key's digest, an allowed origin
+// or a metrics collector cannot be set up.
 func New(a *app.App, opts Options) (*Server, error) {
 	sc := a.Config.Server
 	cfg := limits{
@@ -111,30 +111,6 @@ func New(a *app.App, opts Options) (*Server, error) {
 		StreamWriteTimeout: sc.StreamWriteTimeout.Std(),
 		WriteTimeout:       sc.WriteTimeout.Std(),
 	}
-	switch {
-	case cfg.MaxBodyBytes <= 0:
-		return nil, errors.New("config: server.max_body_bytes: must be positive")
-	case cfg.MaxInflight <= 0:
-		return nil, errors.New("config: server.max_inflight_runs: must be positive")
-	case cfg.MaxQueued < 0:
-		return nil, errors.New("config: server.max_queued_runs: must not be negative")
-	case cfg.RateLimit < 0:
-		return nil, errors.New("config: server.rate_limit: must not be negative")
-	case cfg.RateLimit > 0 && cfg.RateWindow <= 0:
-		return nil, errors.New("config: server.rate_window: must be positive")
-	case cfg.RequestTimeout <= 0:
-		return nil, errors.New("config: server.request_timeout: must be positive")
-	case cfg.ShutdownGrace < 0:
-		return nil, errors.New("config: server.shutdown_grace: must not be negative")
-	case sc.MaxStreams <= 0:
-		return nil, errors.New("config: server.max_streams: must be positive")
-	case sc.MaxStreamsPerSession <= 0:
-		return nil, errors.New("config: server.max_streams_per_session: must be positive")
-	case cfg.StreamWriteTimeout <= 0:
-		return nil, errors.New("config: server.stream_write_timeout: must be positive")
-	case cfg.WriteTimeout <= 0:
-		return nil, errors.New("config: server.write_timeout: must be positive")
-	}
 	keys, err := newKeyring(a.Config.APIKeys)
 	if err != nil {
 		return nil, err
@@ -143,10 +119,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	budget, err := memoryBudgetFor(a.Config)
-	if err != nil {
-		return nil, err
-	}
+	budget := memoryBudgetFor(a.Config)
 	reg := opts.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()

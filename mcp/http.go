@@ -57,7 +57,7 @@ type HandlerOptions struct {
 	StreamPollAfter time.Duration
 	// MaxSessions bounds the MCP sessions open at once, in all scopes: an
 	// initialize beyond it is answered 503 with a JSON-RPC error and
-	// Retry-After. Default DefaultMaxSessions; negative: no bound.
+	// Retry-After. Default config.DefaultMaxMCPSessions; negative: no bound.
 	MaxSessions int
 }
 
@@ -114,7 +114,7 @@ func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
 		log = slog.Default()
 	}
 	if opts.MaxSessions == 0 {
-		opts.MaxSessions = DefaultMaxSessions
+		opts.MaxSessions = config.DefaultMaxMCPSessions
 	}
 	h := &HTTPHandler{app: a, opts: opts, log: log, servers: map[string]*Server{},
 		sessions: newSessionCap(opts.MaxSessions)} // negative: no bound

@@ -7,11 +7,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultMaxSessions bounds the MCP sessions open at once over an
-// HTTPHandler when HandlerOptions leave MaxSessions zero. An idle session
-// holds about 20 KB until it ends (DELETE, or SessionTimeout).
-const DefaultMaxSessions = 1024
-
 // sessionRetryAfter is the Retry-After, in seconds, of a refused session.
 const sessionRetryAfter = "10"
 

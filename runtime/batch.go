@@ -39,6 +39,12 @@ type Batch struct {
 	held      []func()     // calls submitted and not yet released; guarded by mu
 }
 
+// DefaultWindow is the overlap window of concurrency-safe calls that the
+// batch's users take when their options leave it zero: a program's
+// sub-calls (bridge) and a model step's calls (agent), both set by
+// limits.max_parallel_sub_calls.
+const DefaultWindow = 10
+
 // BatchOptions configure NewBatch. The zero value works.
 type BatchOptions struct {
 	// Window bounds how many concurrency-safe calls overlap (< 1 means 1).

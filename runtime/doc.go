@@ -16,8 +16,9 @@
 //	             fail the tool's schema are INVALID_ARGS before an ask reaches a person
 //	             (a guard's veto still wins); otherwise when the body would run
 //	guards       deny-only owner vetoes; final
-//	around       wrappers (timeout, retry, metrics) may replace the context and wrap the
-//	             body, but the body always runs under the caller's cancellation too
+//	around       wrappers (Timeout, which package app mounts; Retry; an embedder's own)
+//	             may replace the context and wrap the body, but the body always runs
+//	             under the caller's cancellation too
 //	body         value → lossless snapshot → output-schema check → freeze → render →
 //	             presentationMeta (top-level calls only)
 //	post-policy  Accept | ReplaceContent | ReplaceValue | Block: never content and value

@@ -104,9 +104,8 @@ const (
 // durability is the same: fdatasync writes a file's data and the metadata
 // needed to read it back (its size), and skips only its timestamps, whose
 // journal commit fsync waits for whenever the WAL or the database grows (a
-// new WAL's first cycle, a checkpoint's new pages). Measured on this host's
-// ext4: a 16 KiB write and flush that grows a file 306 → 138 µs; one that
-// overwrites, and a steady-state Append, the same within the disk's noise.
+// new WAL's first cycle, a checkpoint's new pages): a write and flush that
+// grows a file is the one it makes faster (BENCHMARKS.md, "Figures behind the code's choices").
 // Where fdatasync does not exist (macOS, Windows) SQLite keeps its own
 // flush, and this does nothing.
 var flushWithFdatasync = sync.OnceFunc(func() { _, _ = sqlite.Fdatasync(true) })

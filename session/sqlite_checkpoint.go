@@ -14,9 +14,8 @@ import (
 // flushes it, so that the WAL can start over. SQLite runs one in the
 // connection whose commit takes the WAL past wal_autocheckpoint pages (1,000
 // by default), before that commit returns: every hundred or so runs, a run's
-// commit waited for the copy and two more flushes (about 0.8 ms on this
-// project's hosts, which made the trivial run's 99th percentile 2.2× its
-// median). Here the writer's own threshold is a far bound,
+// commit waited for the copy and two more flushes, which set the trivial
+// run's 99th percentile (BENCHMARKS.md, "Figures behind the code's choices"). Here the writer's own threshold is a far bound,
 // sqliteInlineCheckpointPages, that it reaches only when the checkpoints
 // below fall behind, and a checkpointer goroutine, on a connection of its
 // own, runs a PASSIVE checkpoint (which neither waits for nor blocks the
