@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
@@ -122,7 +121,7 @@ func (b *Bridge) definition() registry.Definition {
 			Render:      b.render,
 			PresentCall: presentCall,
 			// The sandbox's own wall-clock limit fires first; this is the backstop.
-			Timeout: timeout + 10*time.Second,
+			Timeout: timeout + runtime.RunBackstop,
 		},
 	}
 }

@@ -1206,3 +1206,39 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Fatalf("keys %q", keys)
 	}
 }
+
+// TestNestingBodyAndRunTimeout: a call of the code transport runs the
+// nesting body with its Nesting (token, approver, view, the caller's
+// RunOptions), and the timeout wrapper's backstop follows a run timeout the
+// caller chose past the tool's own.
+func TestNestingBodyAndRunTimeout(t *testing.T) {
+	reg, rt := newRT(t)
+	reg.SetCodeTransport(anyTool(t, "transport", registry.Behavior{
+		Timeout: 50 * time.Millisecond,
+		Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, errors.New("not the nesting body") },
+	}))
+	if err := reg.CreateScope("agent", registry.Global, registry.ModeCode); err != nil {
+		t.Fatal(err)
+	}
+	rt.AddAround(Timeout(0))
+	var seen *Nesting
+	rt.SetNestingBody(func(ctx context.Context, n *Nesting, _ frozen.Value) (any, error) {
+		seen = n
+		select {
+		case <-time.After(150 * time.Millisecond):
+			return "slept", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	approver := approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { return ApprovalAnswer{} })
+	r := rt.Execute(context.Background(), Request{CallID: "c1", Name: registry.RunCode, Arguments: `{}`, Scope: "agent", Approver: approver, Run: RunOptions{Timeout: time.Second, Events: "sink"}})
+	if r.IsError() {
+		t.Fatalf("with a run timeout of 1s: %v", r.Error())
+	}
+	if seen == nil || seen.Exec.CallID() != "c1" || seen.Parent.IsZero() || seen.Approver == nil || seen.View == nil || seen.View.Scope() != "agent" || seen.Run.Events != "sink" {
+		t.Fatalf("nesting %+v", seen)
+	}
+	r = rt.Execute(context.Background(), Request{CallID: "c2", Name: registry.RunCode, Arguments: `{}`, Scope: "agent"})
+	wantCode(t, r, registry.CodeToolTimeout)
+}
