@@ -1215,7 +1215,9 @@ func TestNestingBodyAndRunTimeout(t *testing.T) {
 	reg, rt := newRT(t)
 	reg.SetCodeTransport(anyTool(t, "transport", registry.Behavior{
 		Timeout: 50 * time.Millisecond,
-		Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, errors.New("not the nesting body") },
+		Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+			return nil, errors.New("not the nesting body")
+		},
 	}))
 	if err := reg.CreateScope("agent", registry.Global, registry.ModeCode); err != nil {
 		t.Fatal(err)
