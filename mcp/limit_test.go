@@ -1,8 +1,11 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
@@ -15,13 +18,52 @@ import (
 )
 
 // TestUpstreamMessageBounds: a reply over max_message_bytes, or nested
-// deeper than config.MaxMessageDepth, fails the call it answers at once,
-// naming the upstream and the bound, rather than waiting out the call's
-// timeout; the connection goes on. Ten such replies at once, of 15 MB
-// each, do not take the heap anywhere near their size.
+// deeper than config.MaxMessageDepth, or one that never ends, fails the
+// call it answers at once, naming the upstream and the bound, rather than
+// waiting out the call's timeout; the connection goes on. Ten such replies
+// at once, of 15 MB each, do not take the heap anywhere near their size.
+// So on stdio and on each HTTP transport, the upstream a process of its own
+// so that the heap measured is codemode's.
 func TestUpstreamMessageBounds(t *testing.T) {
+	for _, c := range []struct{ name, kind, transport string }{
+		{"stdio", "", ""},
+		{"streamable-sse", "add-http", config.TransportStreamable},
+		{"streamable-json", "add-json", config.TransportStreamable},
+		{"sse", "add-sse", config.TransportSSE},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := addServer("up", config.Liveness{})
+			if c.kind != "" {
+				s = config.MCPServer{Name: "up", Scope: "default", URL: startAddHTTP(t, c.kind), Transport: c.transport}
+			}
+			checkMessageBounds(t, s)
+		})
+	}
+}
+
+// startAddHTTP runs serveAddHTTP in a process of its own for the test's
+// lifetime and returns its URL.
+func startAddHTTP(t *testing.T, kind string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), peerServerEnv+"="+kind)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s upstream: %v", kind, err)
+	}
+	return strings.TrimSpace(url)
+}
+
+func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	a := newApp(t)
-	s := addServer("up", config.Liveness{})
 	s.Timeout = config.Duration(30 * time.Second)
 	s.MaxMessageBytes = 1 << 20
 	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{s}, testOptions(discard))
@@ -29,11 +71,12 @@ func TestUpstreamMessageBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil {
-		t.Fatal(err)
+	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
+		t.Fatalf("%v %+v", err, ups.States())
 	}
+	const larger = "upstream up sent a reply larger than its max_message_bytes (1048576 bytes)"
 	for _, c := range []struct{ tool, args, want string }{
-		{"up.big", `{"n":2000000}`, "upstream up sent a reply larger than its max_message_bytes (1048576 bytes)"},
+		{"up.big", `{"n":2000000}`, larger},
 		{"up.deep", fmt.Sprintf(`{"d":%d}`, config.MaxMessageDepth+10), "upstream up sent a reply nested deeper than 512 levels"},
 	} {
 		start := time.Now()
@@ -86,5 +129,15 @@ func TestUpstreamMessageBounds(t *testing.T) {
 	<-sampled
 	if grew := peak.Load() - min(base, peak.Load()); grew > 64<<20 {
 		t.Errorf("the heap grew by %d MiB while ten 15 MB replies were refused, want under 64 MiB", grew>>20)
+	}
+
+	// Last: a stdio pipe or a legacy SSE stream stays taken by the reply
+	// that never ends, which codemode reads on without keeping.
+	start := time.Now()
+	if res := execute(a, "up.trickle", `{}`); !res.IsError() || !strings.Contains(res.Error().Message, larger) {
+		t.Errorf("a reply that never ends: %+v, want an error containing %q", res.Error(), larger)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("a reply that never ends failed after %v: waited for its timeout", d)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -21,10 +23,17 @@ import (
 )
 
 // serveAdd is the stdio upstream of the liveness tests (TestMain runs it
-// when peerServerEnv is "add"): the official go-sdk on stdio, with add,
-// slow (sleeps ms milliseconds), big, deep and pid (so that a test can stop the
-// process, which then neither reads nor answers).
+// when peerServerEnv is "add"): the official go-sdk on stdio, with the
+// tools of addTools.
 func serveAdd() error {
+	return addTools().Run(context.Background(), &sdk.IOTransport{Reader: os.Stdin, Writer: trickler{os.Stdout}})
+}
+
+// addTools is the go-sdk server of the test upstreams: add, slow (sleeps
+// ms milliseconds), pid (so that a test can stop the process, which then
+// neither reads nor answers), big (n bytes of text), deep (a value nested d
+// levels) and trickle (a reply that never ends, which trickler writes).
+func addTools() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "adder", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "add"}, func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
@@ -45,7 +54,6 @@ func serveAdd() error {
 			PID int `json:"pid"`
 		}{os.Getpid()}, nil
 	})
-	// big answers n bytes of text; deep, a value nested d levels (limit_test.go).
 	s.AddTool(&sdk.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in struct{ N int }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
@@ -56,8 +64,79 @@ func serveAdd() error {
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: json.RawMessage(strings.Repeat("[", in.D) + strings.Repeat("]", in.D))}, nil
 	})
-	return s.Run(context.Background(), &sdk.StdioTransport{})
+	s.AddTool(&sdk.Tool{Name: "trickle", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: trickleMark}}}, nil
+	})
+	return s
 }
+
+// trickleMark is the text of trickle's result, which trickler never ends.
+const trickleMark = "TRICKLE-FOREVER"
+
+// trickler writes what the go-sdk writes, but a write carrying trickleMark
+// only up to the mark, and then text, 64 KiB every 10ms, until the write
+// fails (the reader is gone). Its Flush passes on to w's, for HTTP.
+type trickler struct{ w io.Writer }
+
+func (t trickler) Write(p []byte) (int, error) {
+	i := bytes.Index(p, []byte(trickleMark))
+	if i < 0 {
+		return t.w.Write(p)
+	}
+	if _, err := t.w.Write(p[:i]); err != nil {
+		return 0, err
+	}
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for {
+		t.Flush()
+		time.Sleep(10 * time.Millisecond)
+		if _, err := t.w.Write(chunk); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (t trickler) Flush() {
+	if f, ok := t.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (t trickler) Close() error {
+	if c, ok := t.w.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// serveAddHTTP serves addTools over HTTP on a port of its own (TestMain runs
+// it when peerServerEnv is "add-http", "add-json" or "add-sse"): streamable
+// HTTP replying in event streams, streamable HTTP replying in JSON, or the
+// legacy HTTP+SSE transport. Its first line on stdout is its URL.
+func serveAddHTTP(kind string) error {
+	s := addTools()
+	var h http.Handler
+	switch kind {
+	case "add-sse":
+		h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	default:
+		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: kind == "add-json"})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(trickleResponse{w}, r)
+	}))
+}
+
+// trickleResponse is a ResponseWriter that writes through a trickler.
+type trickleResponse struct{ http.ResponseWriter }
+
+func (t trickleResponse) Write(p []byte) (int, error) { return trickler{t.ResponseWriter}.Write(p) }
+func (t trickleResponse) Flush()                      { t.ResponseWriter.(http.Flusher).Flush() }
 
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
