@@ -199,3 +199,48 @@ func TestRecoverReadsFromTheOpenCall(t *testing.T) {
 	}
 	checkClosed(t, all)
 }
+
+// RecoverLapsed closes the open calls of a session whose lease lapsed,
+// whatever their age, and no other's: not one whose lease lives, nor one
+// held by no lease; it releases the leases it took.
+func TestRecoverLapsed(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Leases: true})
+	open := func(sid, callID string) {
+		appendRaw(t, e.store, sid, [2]any{session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: callID, Name: "math_add", Arguments: `{}`}})
+	}
+	for _, sid := range []string{"lapsed", "live", "free"} {
+		if err := e.store.CreateSession(ctx, session.Session{ID: sid, Scope: scope}); err != nil {
+			t.Fatal(err)
+		}
+		open(sid, sid+"-call")
+	}
+	if _, err := e.store.AcquireLease(ctx, "lapsed", "gone", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.AcquireLease(ctx, "live", "alive", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	n, err := e.agent.RecoverLapsed(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("RecoverLapsed = %d, %v; want 1", n, err)
+	}
+	left, err := e.store.OpenCalls(ctx)
+	if err != nil || len(left) != 2 || left[0].SessionID != "free" || left[1].SessionID != "live" {
+		t.Fatalf("open calls left %+v, %v", left, err)
+	}
+	if _, err := e.store.AcquireLease(ctx, "lapsed", "next", time.Hour); err != nil {
+		t.Fatalf("the lease taken over was not released: %v", err)
+	}
+	if ids, _, err := e.store.(session.LeaseSweeper).LapsedLeases(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("lapsed leases after the sweep: %v, %v", ids, err)
+	}
+	if n, err := e.agent.RecoverLapsed(ctx); err != nil || n != 0 {
+		t.Fatalf("a second RecoverLapsed = %d, %v", n, err)
+	}
+	// Without leases the agent leaves them all alone.
+	if n, err := agent.New(e.rt, e.store, agent.Options{}).RecoverLapsed(ctx); err != nil || n != 0 {
+		t.Fatalf("RecoverLapsed without leases = %d, %v", n, err)
+	}
+}
