@@ -35,7 +35,8 @@ import (
 // added to this process's environment) and speaks newline-delimited JSON-RPC
 // on its stdin and stdout, as the TypeScript SDK does: a stdout line that is
 // not a JSON-RPC message (a stray debug print) is logged and skipped, never
-// a failed call or a restart. stderr is logged a line at a time.
+// a failed call or a restart; a reply that does not decode fails the call it
+// answers at once (limit.go). stderr is logged a line at a time.
 //
 // url: streamable HTTP, or the legacy HTTP+SSE transport. With transport
 // "auto" (the default) a connection attempt that the server refuses with a
@@ -295,10 +296,11 @@ type stdioRead struct {
 }
 
 // readLoop reads lines until stdout ends, handing decoded messages to Read.
-// A line that is not JSON-RPC is logged and skipped. A line over the
-// message bound (or nested too deep) is read on without being kept and
-// dropped; when it answered a request, that request gets an error saying
-// so (limit.go).
+// A line that is not JSON-RPC is logged and skipped, unless it was a reply
+// (a "jsonrpc" key and an id) that did not decode: that request gets an
+// error saying so. A line over the message bound (or nested too deep) is
+// read on without being kept and dropped; when it answered a request, that
+// request gets an error saying so (limit.go).
 func (c *stdioConn) readLoop(stdout io.Reader) {
 	stopReading := func() { c.doneOnce.Do(func() { close(c.readDone) }) }
 	defer stopReading()
@@ -336,10 +338,18 @@ func (c *stdioConn) readLoop(stdout io.Reader) {
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			msgs, derr := decodeLine(line)
-			if derr != nil {
+			switch resp := scan.undecodable(c.server, derr); {
+			case derr == nil:
+				if !send(stdioRead{msgs: msgs}) {
+					return
+				}
+			case resp != nil:
+				c.log.Warn("upstream reply dropped", "error", resp.Error, "line", clip(string(line), 200))
+				if !send(stdioRead{msgs: []jsonrpc.Message{resp}}) {
+					return
+				}
+			default:
 				c.log.Warn("upstream wrote a stdout line that is not JSON-RPC; skipped", "line", clip(string(line), 200), "error", derr)
-			} else if !send(stdioRead{msgs: msgs}) {
-				return
 			}
 		}
 		if err != nil {

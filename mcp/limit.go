@@ -39,6 +39,7 @@ type msgScan struct {
 	key        []byte // the last top-level key (its first bytes)
 	inID       bool   // reading the top-level id's value
 	id         []byte
+	rpc        bool // a top-level "jsonrpc" key was read
 }
 
 // maxIDBytes bounds the id kept: JSON-RPC ids are short strings or numbers.
@@ -63,6 +64,7 @@ func (s *msgScan) byte(b byte) {
 			s.inStr = false
 			if s.inKey {
 				s.inKey = false
+				s.rpc = s.rpc || string(s.key) == "jsonrpc"
 				return
 			}
 		}
@@ -153,6 +155,20 @@ func (s *msgScan) refusal(server string, limit int64) *jsonrpc.Response {
 // refusalFor is the refusal as the answer to the request id.
 func (s *msgScan) refusalFor(id jsonrpc.ID, server string, limit int64) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: s.why(server, limit)}}
+}
+
+// undecodable is the JSON-RPC error that stands for a reply that did not
+// decode (err), as the answer to the request it answered, so that the call
+// fails at once rather than at its timeout; nil unless the message looked
+// like JSON-RPC (a "jsonrpc" key beside its id), for a stray print that
+// happens to be JSON must fail no call.
+func (s *msgScan) undecodable(server string, err error) *jsonrpc.Response {
+	id, ok := s.scannedID()
+	if !ok || !s.rpc {
+		return nil
+	}
+	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: fmt.Sprintf("upstream %s sent a reply that is not valid JSON-RPC (%v); it was dropped", server, err)}}
 }
 
 // why says which bound the message broke.

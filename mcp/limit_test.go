@@ -18,8 +18,8 @@ import (
 )
 
 // TestUpstreamMessageBounds: a reply over max_message_bytes, or nested
-// deeper than config.MaxMessageDepth, or one that never ends, fails the
-// call it answers at once, naming the upstream and the bound, rather than
+// deeper than config.MaxMessageDepth, or one that never ends, or (on stdio)
+// one that does not decode, fails the call it answers at once, naming the upstream and the bound, rather than
 // waiting out the call's timeout; the connection goes on. Ten such replies
 // at once, of 15 MB each, do not take the heap anywhere near their size.
 // So on stdio and on each HTTP transport, the upstream a process of its own
@@ -86,6 +86,14 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("%s failed after %v: waited for its timeout", c.tool, d)
+		}
+	}
+	if s.URL == "" {
+		// A reply that does not decode fails its call at once too (over
+		// HTTP the go-sdk fails the connection).
+		const want = `upstream up sent a reply that is not valid JSON-RPC (invalid message version tag "9.9"`
+		if res := execute(a, "up.garbled", `{}`); !res.IsError() || !strings.Contains(res.Error().Message, want) {
+			t.Errorf("a reply that does not decode: %+v, want an error containing %q", res.Error(), want)
 		}
 	}
 	if res := execute(a, "up.big", `{"n":1000}`); res.IsError() {

@@ -32,7 +32,8 @@ func serveAdd() error {
 // addTools is the go-sdk server of the test upstreams: add, slow (sleeps
 // ms milliseconds), pid (so that a test can stop the process, which then
 // neither reads nor answers), big (n bytes of text), deep (a value nested d
-// levels) and trickle (a reply that never ends, which trickler writes).
+// levels), trickle (a reply that never ends) and garbled (a reply that does
+// not decode), the last two written by trickler.
 func addTools() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "adder", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "add"}, func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
@@ -67,18 +68,29 @@ func addTools() *sdk.Server {
 	s.AddTool(&sdk.Tool{Name: "trickle", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: trickleMark}}}, nil
 	})
+	s.AddTool(&sdk.Tool{Name: "garbled", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: garbleMark}}}, nil
+	})
 	return s
 }
+
+// garbleMark is the text of garbled's result, whose reply trickler writes
+// with a version tag no decoder accepts.
+const garbleMark = "GARBLE-THIS-REPLY"
 
 // trickleMark is the text of trickle's result, which trickler never ends.
 const trickleMark = "TRICKLE-FOREVER"
 
 // trickler writes what the go-sdk writes, but a write carrying trickleMark
 // only up to the mark, and then text, 64 KiB every 10ms, until the write
-// fails (the reader is gone). Its Flush passes on to w's, for HTTP.
+// fails (the reader is gone), and one carrying garbleMark with a version
+// tag of "9.9". Its Flush passes on to w's, for HTTP.
 type trickler struct{ w io.Writer }
 
 func (t trickler) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(garbleMark)) {
+		return t.w.Write(bytes.Replace(p, []byte(`"jsonrpc":"2.0"`), []byte(`"jsonrpc":"9.9"`), 1))
+	}
 	i := bytes.Index(p, []byte(trickleMark))
 	if i < 0 {
 		return t.w.Write(p)
