@@ -56,9 +56,10 @@ type HandlerOptions struct {
 	// get the rest, result included, from the event store. It keeps long
 	// runs alive behind proxies that cut idle streams. Default 0: never.
 	StreamPollAfter time.Duration
-	// MaxSessions bounds the MCP sessions open at once, in all scopes: an
-	// initialize beyond it is answered 503 with a JSON-RPC error and
-	// Retry-After. Default DefaultMaxSessions; negative: no bound.
+	// MaxSessions bounds the MCP sessions open at once, in all scopes,
+	// shared among tenants (SetTenant): an initialize refused is answered
+	// 503 with a JSON-RPC error and Retry-After. Default DefaultMaxSessions;
+	// negative: no bound.
 	MaxSessions int
 }
 

@@ -46,8 +46,16 @@ type msgScan struct {
 const maxIDBytes = 256
 
 func (s *msgScan) Write(p []byte) (int, error) {
-	for _, b := range p {
-		s.byte(b)
+	for i := 0; i < len(p); i++ {
+		if s.inStr && !s.esc && !s.inKey && !s.inID {
+			// Inside a string nothing is kept: skip to its next quote or escape.
+			j := bytes.IndexAny(p[i:], `"\`)
+			if j < 0 {
+				break
+			}
+			i += j
+		}
+		s.byte(p[i])
 	}
 	s.n += int64(len(p))
 	return len(p), nil
@@ -95,6 +103,9 @@ func (s *msgScan) byte(b byte) {
 		if s.depth == 1 {
 			s.expectKey = false
 			s.inID = string(s.key) == "id"
+			if s.inID {
+				s.id = s.id[:0] // a repeated key: the last wins, as in encoding/json
+			}
 			return
 		}
 	case ',':

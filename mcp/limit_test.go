@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/codemode/codemode/config"
 )
@@ -147,5 +151,75 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("a reply that never ends failed after %v: waited for its timeout", d)
+	}
+}
+
+// FuzzMsgScan: a message scanned in two pieces reads as scanned whole; on
+// valid JSON the id the scan keeps is encoding/json's (keys without
+// escapes), and its depth the document's.
+func FuzzMsgScan(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a \"quoted\" {[x"}]}}`,
+		`{"result":"\\","id":"a\"b","jsonrpc":"2.0"}`,
+		`{"id":1,"id":2}`,
+		`[{"id":1},{"id":2}]`,
+		`{"id" : "x" , "error":{"code":-1,"message":"m"}}`,
+		`{"a":[[[[{}]]]],"id":null}`,
+	} {
+		f.Add([]byte(seed), uint(len(seed)/2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut uint) {
+		whole := &msgScan{}
+		whole.Write(data)
+		k := int(cut % uint(len(data)+1))
+		split := &msgScan{}
+		split.Write(data[:k])
+		split.Write(data[k:])
+		if whole.deepest != split.deepest || string(whole.id) != string(split.id) || whole.rpc != split.rpc || whole.n != split.n || whole.n != int64(len(data)) {
+			t.Fatalf("cut at %d: whole %+v, split %+v", k, whole, split)
+		}
+		var doc map[string]json.RawMessage
+		if bytes.ContainsRune(data, '\\') || json.Unmarshal(data, &doc) != nil {
+			return
+		}
+		if depth := jsonDepth(data); whole.deepest != depth {
+			t.Fatalf("depth %d, want %d", whole.deepest, depth)
+		}
+		_, rpc := doc["jsonrpc"]
+		if whole.rpc != rpc {
+			t.Fatalf("jsonrpc seen %v, want %v", whole.rpc, rpc)
+		}
+		raw, ok := doc["id"]
+		if !ok || len(raw) > maxIDBytes {
+			return
+		}
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		want, err := jsonrpc.MakeID(v)
+		got, found := whole.scannedID()
+		if err == nil && want.IsValid() && (!found || got != want) {
+			t.Fatalf("id %v (%v), want %v", got, found, want)
+		}
+	})
+}
+
+// jsonDepth is the deepest nesting of objects and arrays in valid JSON.
+func jsonDepth(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
 	}
 }
