@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,26 @@ func (a *Agent) RecoverLapsed(ctx context.Context) (int, error) {
 		open = open[n:]
 	}
 	return closed, errors.Join(errs...)
+}
+
+// closeLeft closes, as Recover does, the calls a session's log has open
+// when a step starts under its lease: no other step of the session runs,
+// elsewhere (the lease) or here (the lock), so the step that made them is
+// gone (its process stopped, or its lease lapsed and its writes are
+// fenced), and the new step's calls must not follow calls without results.
+// It reports whether it closed any. Without a lease it does nothing: agents
+// sharing a store without leases may step one session at once.
+func (a *Agent) closeLeft(ctx context.Context, sessionID string, st *logState, lease *session.Lease) (bool, error) {
+	if lease == nil || len(st.Open) == 0 {
+		return false, nil
+	}
+	open := make([]session.OpenCall, 0, len(st.Open))
+	for id, seq := range st.Open {
+		open = append(open, session.OpenCall{SessionID: sessionID, Seq: seq, Call: session.ToolCall{CallID: id}})
+	}
+	slices.SortFunc(open, func(x, y session.OpenCall) int { return cmp.Compare(x.Seq, y.Seq) })
+	n, err := a.recoverSession(ctx, sessionID, open, false, time.Time{}, lease)
+	return n > 0, err
 }
 
 // takeOver takes a lapsed lease, closes the session's open calls under it,

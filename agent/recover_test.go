@@ -244,3 +244,30 @@ func TestRecoverLapsed(t *testing.T) {
 		t.Fatalf("RecoverLapsed without leases = %d, %v", n, err)
 	}
 }
+
+// With leases, a step that takes a session whose log has calls without
+// results (their step is gone: its process stopped, or lost its lease)
+// closes them as interrupted before its own calls, so that the calls of the
+// session never follow one without a result; without leases it leaves them.
+func TestStepClosesCallsLeftOpen(t *testing.T) {
+	for _, leases := range []bool{true, false} {
+		e := newEnv(t, nil, registry.ModeBoth, agent.Options{Leases: leases})
+		e.step(t, call("c1", "math_add", `{"a":1,"b":2}`))
+		appendRaw(t, e.store, e.sid, [2]any{session.TypeToolCall, session.ToolCall{Turn: 1, Step: 2, CallID: "left", Name: "math_add", Arguments: `{}`}})
+		e.step(t, call("c2", "math_add", `{"a":1,"b":2}`))
+		got := logged(t, e.events(t))
+		want := []string{"tool/call c1", "tool/result c1", "tool/call left", "tool/result left", "tool/call c2", "tool/result c2"}
+		if !leases {
+			want = slices.Delete(want, 3, 4)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("leases %v: logged %v, want %v", leases, got, want)
+		}
+		if leases {
+			r := decode[session.ToolResult](t, e.events(t)[3])
+			if !r.IsError || r.Error == nil || r.Error.Code != registry.CodeAborted || r.Error.Message != agent.Interrupted {
+				t.Fatalf("closed as %+v", r)
+			}
+		}
+	}
+}

@@ -199,6 +199,12 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 		return StepResult{}, nil, err
 	}
 	st, err := a.stepState(ctx, sessionID, calls, o)
+	if err == nil {
+		var closed bool
+		if closed, err = a.closeLeft(ctx, sessionID, st, lease); closed && err == nil {
+			st, err = a.stepState(ctx, sessionID, calls, o) // fold what recovery wrote
+		}
+	}
 	if err != nil {
 		a.endLease(lease, unlock)
 		return StepResult{}, nil, err
