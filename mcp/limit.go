@@ -396,6 +396,9 @@ func (s *sseBody) next() error {
 // is read on, and refused now when its id is known, else at its end.
 func (s *sseBody) crossed() (end bool) {
 	s.event, s.skip = nil, true
+	if !s.scan.over(s.bound.limit) {
+		s.scan.n = s.bound.limit + 1 // over by its other lines: too large all the same
+	}
 	if _, known := s.scan.scannedID(); known || s.call.IsValid() {
 		if resp := s.bound.refuse(s.scan, s.call); resp != nil {
 			s.refusal(resp)
