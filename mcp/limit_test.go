@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	goruntime "runtime"
@@ -221,5 +223,50 @@ func jsonDepth(data []byte) int {
 		case json.Delim('}'), json.Delim(']'):
 			depth--
 		}
+	}
+}
+
+// TestSSEBody: events within the bound pass through as they came; an event
+// over it becomes the refusal of the request it answers (the id read first,
+// else the POSTed call's, else read on to find the id at its end), and a
+// POST's reply ends with the refusal.
+func TestSSEBody(t *testing.T) {
+	big := strings.Repeat("x", 200)
+	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
+	refusal := func(id string, why string) string {
+		return `event: message` + "\n" + `data: {"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32603,"message":"upstream up sent a reply ` + why + `; it was dropped"}}` + "\n\n"
+	}
+	const larger = "larger than its max_message_bytes (100 bytes)"
+	small := "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n: a comment\n\n"
+	for _, c := range []struct {
+		name, in string
+		call     any // the POSTed call's id; nil: a GET
+		want     string
+	}{
+		{"within the bound", small, nil, small},
+		{"id first", "id: 7\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":\"" + big + "\"}\n\n" + small, nil,
+			"id: 7\n" + refusal("3", larger) + small},
+		{"id last, on a GET", "data: {\"result\":\"" + big + "\",\"id\":\"s\"}\n\n" + small, nil, refusal(`"s"`, larger) + small},
+		{"no id, on a POST", "data: {\"result\":\"" + big + "\"}\n\n" + small, 9, refusal("9", larger)},
+		{"too deep", "data: {\"id\":4,\"result\":" + deep + "}\n\n", nil, refusal("4", "nested deeper than 512 levels")},
+		{"over by other lines", ": " + strings.Repeat("x", sseSlack+200) + "\ndata: {\"id\":5}\n\n", 5, refusal("5", larger)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &replyBound{server: "up", limit: 100, log: discard}
+			if c.name == "too deep" {
+				b.limit = 10_000
+			}
+			req, _ := http.NewRequest(http.MethodGet, "http://x/mcp", nil)
+			if c.call != nil {
+				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.call, "method": "tools/call"})
+				req, _ = http.NewRequest(http.MethodPost, "http://x/mcp", bytes.NewReader(body))
+			}
+			resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(c.in))}
+			b.wrap(req, resp)
+			got, err := io.ReadAll(resp.Body)
+			if err != nil || string(got) != c.want {
+				t.Fatalf("read %v:\n%s\nwant\n%s", err, got, c.want)
+			}
+		})
 	}
 }
