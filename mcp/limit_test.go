@@ -146,7 +146,12 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	}
 
 	// Last: a stdio pipe or a legacy SSE stream stays taken by the reply
-	// that never ends, which codemode reads on without keeping.
+	// that never ends, which codemode reads on without keeping. First the
+	// rest of the large replies is read through (their calls failed once
+	// they crossed the bound): a small call answers after them.
+	if res := execute(a, "up.big", `{"n":1000}`); res.IsError() {
+		t.Errorf("a reply under the bound after the large ones: %+v", res.Error())
+	}
 	start := time.Now()
 	if res := execute(a, "up.trickle", `{}`); !res.IsError() || !strings.Contains(res.Error().Message, larger) {
 		t.Errorf("a reply that never ends: %+v, want an error containing %q", res.Error(), larger)

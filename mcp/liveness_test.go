@@ -33,7 +33,7 @@ func serveAdd() error {
 // ms milliseconds), pid (so that a test can stop the process, which then
 // neither reads nor answers), big (n bytes of text), deep (a value nested d
 // levels), trickle (a reply that never ends) and garbled (a reply that does
-// not decode), the last two written by trickler.
+// not decode), the replies of big, trickle and garbled written by trickler.
 func addTools() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "adder", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "add"}, func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
@@ -58,7 +58,7 @@ func addTools() *sdk.Server {
 	s.AddTool(&sdk.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in struct{ N int }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", in.N)}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(bigMark, in.N)}}}, nil
 	})
 	s.AddTool(&sdk.Tool{Name: "deep", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in struct{ D int }
@@ -74,6 +74,11 @@ func addTools() *sdk.Server {
 	return s
 }
 
+// bigMark is the text of big's result, which trickler writes as that many
+// bytes of text (no JSON encoder copies them: the upstream answers tens of
+// megabytes at once cheaply).
+const bigMark = "BIG-REPLY-%d-END"
+
 // garbleMark is the text of garbled's result, whose reply trickler writes
 // with a version tag no decoder accepts.
 const garbleMark = "GARBLE-THIS-REPLY"
@@ -83,11 +88,32 @@ const trickleMark = "TRICKLE-FOREVER"
 
 // trickler writes what the go-sdk writes, but a write carrying trickleMark
 // only up to the mark, and then text, 64 KiB every 10ms, until the write
-// fails (the reader is gone), and one carrying garbleMark with a version
-// tag of "9.9". Its Flush passes on to w's, for HTTP.
+// fails (the reader is gone), one carrying bigMark with that many bytes in
+// its place, and one carrying garbleMark with a version tag of "9.9". Its
+// Flush passes on to w's, for HTTP.
 type trickler struct{ w io.Writer }
 
 func (t trickler) Write(p []byte) (int, error) {
+	if i := bytes.Index(p, []byte("BIG-REPLY-")); i >= 0 {
+		var n int
+		if _, err := fmt.Sscanf(string(p[i:min(len(p), i+40)]), bigMark, &n); err == nil {
+			end := i + len(fmt.Sprintf(bigMark, n))
+			if _, err := t.w.Write(p[:i]); err != nil {
+				return 0, err
+			}
+			chunk := bytes.Repeat([]byte("x"), 64<<10)
+			for n > 0 {
+				if _, err := t.w.Write(chunk[:min(n, len(chunk))]); err != nil {
+					return 0, err
+				}
+				n -= min(n, len(chunk))
+			}
+			if _, err := t.w.Write(p[end:]); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
 	if bytes.Contains(p, []byte(garbleMark)) {
 		return t.w.Write(bytes.Replace(p, []byte(`"jsonrpc":"2.0"`), []byte(`"jsonrpc":"9.9"`), 1))
 	}
