@@ -2,6 +2,8 @@ package admission
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -69,5 +71,38 @@ func TestPoolShares(t *testing.T) {
 	a[0].Release() // twice: nothing
 	if st := p.Stats(); st.Held["a"] != 0 || st.Held["b"]+st.Held["c"] != p.total {
 		t.Fatalf("after releases %+v", st)
+	}
+}
+
+// TestPoolConcurrent: tenants racing for a pool never hold more than its
+// size between them, and every slot comes back.
+func TestPoolConcurrent(t *testing.T) {
+	const size = 16
+	p := NewPool("server.max_things", size)
+	var wg sync.WaitGroup
+	for g := range 64 {
+		wg.Go(func() {
+			tenant := fmt.Sprint("t", g%4)
+			for range 200 {
+				s, err := p.Take(tenant, func() {})
+				if err != nil {
+					continue
+				}
+				done := s.Busy()
+				held := 0
+				for _, n := range p.Stats().Held {
+					held += n
+				}
+				if held > size {
+					t.Errorf("%d slots held of %d", held, size)
+				}
+				done()
+				s.Release()
+			}
+		})
+	}
+	wg.Wait()
+	if st := p.Stats(); len(st.Held) != 0 {
+		t.Fatalf("after every release: %+v", st)
 	}
 }
