@@ -104,7 +104,8 @@ type RunOptions struct {
 	// Create, when set, is a new session (ID and Scope) that Run creates in
 	// the transaction of its first events instead of using sessionID's: a
 	// run in a new session costs no write of its own. Its ID must be
-	// sessionID.
+	// sessionID. With Options.Leases the session is created first, in a
+	// write of its own, so that the run holds its lease like any step.
 	Create *session.Session
 	// MaxCallsBytes bounds the arguments and content of the sub-calls Run
 	// hands back (the log keeps them whole): past it, calls are trimmed, then
@@ -181,12 +182,29 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	if err != nil {
 		return StepResult{}, nil, err
 	}
-	lease, err := a.takeLease(ctx, sessionID, o.create != nil)
+	createInWrite := o.create
+	if a.opts.Leases && o.create != nil {
+		// Created first, so that the step holds the session's lease while
+		// its calls are open, as every other does: if this process stops,
+		// the lease lapses and another closes them (RecoverLapsed).
+		if err := a.store.CreateSession(ctx, *o.create); err != nil {
+			unlock()
+			return StepResult{}, nil, fmt.Errorf("agent: create session %q: %w", sessionID, err)
+		}
+		createInWrite = nil
+	}
+	lease, err := a.takeLease(ctx, sessionID, createInWrite != nil)
 	if err != nil {
 		unlock()
 		return StepResult{}, nil, err
 	}
 	st, err := a.stepState(ctx, sessionID, calls, o)
+	if err == nil {
+		var closed bool
+		if closed, err = a.closeLeft(ctx, sessionID, st, lease); closed && err == nil {
+			st, err = a.stepState(ctx, sessionID, calls, o) // fold what recovery wrote
+		}
+	}
 	if err != nil {
 		a.endLease(lease, unlock)
 		return StepResult{}, nil, err
@@ -196,7 +214,7 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	r := &stepRun{
 		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, timeout: o.timeout, logCtx: logCtx,
 		requestID: requestid.From(ctx),
-		w:         newLogWriter(a.store, sessionID, o.create, lease, a.checkpoint(sessionID, st)),
+		w:         newLogWriter(a.store, sessionID, createInWrite, lease, a.checkpoint(sessionID, st)),
 		done:      make([]chan struct{}, len(calls)),
 		results:   make([]*runtime.Result, len(calls)),
 		logged:    make([]bool, len(calls)),

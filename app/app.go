@@ -41,6 +41,8 @@ type App struct {
 	Logger   *slog.Logger
 	// Workers runs the programs with isolation "process"; nil with "inproc".
 	Workers *worker.Pool
+
+	stopSweep func() // stops the sweep of lapsed leases and waits for it; nil without one
 }
 
 // Options adjust New. The zero value works.
@@ -58,6 +60,11 @@ type Options struct {
 	// Approver answers asks in Go as they are made (agent.Approver); nil
 	// leaves them to the log (Agent.Answer, the HTTP approvals API).
 	Approver agent.Approver
+	// LeaseTTL is how long a step's lease on a shared (PostgreSQL) store
+	// lasts without renewal: the calls of a replica that stopped are closed
+	// within it and a sweep's interval (a fifth of it). Default
+	// agent.DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // New builds the service described by cfg. The configuration must be valid
@@ -121,6 +128,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		// Replicas share a PostgreSQL log: their steps of one session must
 		// not interleave.
 		Leases:   a.sharedStore(),
+		LeaseTTL: opts.LeaseTTL,
 		Approver: opts.Approver,
 	})
 	if !opts.SkipRecovery {
@@ -133,8 +141,44 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		if n > 0 {
 			log.Warn("closed calls left open by a stopped process", "calls", n)
 		}
+		if a.sharedStore() {
+			a.sweepLapsed(opts.LeaseTTL)
+		}
 	}
 	return a, nil
+}
+
+// sweepLapsed closes, every fifth of a lease's ttl until Close, the calls
+// of the replicas that stopped while they held them (Agent.RecoverLapsed):
+// recovery of a shared store does not wait for a restart. Start-up recovery
+// (Recover, at RecoveryAge) still closes calls left by a version of
+// codemode whose steps held no lease.
+func (a *App) sweepLapsed(ttl time.Duration) {
+	if ttl <= 0 {
+		ttl = agent.DefaultLeaseTTL
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	a.stopSweep = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(ttl / 5)
+		defer tick.Stop()
+		for {
+			n, err := a.Agent.RecoverLapsed(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				a.Logger.Warn("recovery of lapsed leases failed; retrying", "err", err)
+			case n > 0:
+				a.Logger.Warn("closed calls left open by a replica that stopped", "calls", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 }
 
 // StoreError is a store that could not be opened: one line naming the
@@ -356,6 +400,9 @@ func (a *App) ModelTools(scope string) ([]registry.ModelSchema, error) {
 
 // Close stops the worker processes (a run still in one fails) and closes the store.
 func (a *App) Close() error {
+	if a.stopSweep != nil {
+		a.stopSweep()
+	}
 	a.closeWorkers()
 	return a.Store.Close()
 }

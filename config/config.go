@@ -196,9 +196,10 @@ type MCPServer struct {
 	Auth    *MCPAuth          `yaml:"auth"`
 	// Liveness watches the connection while calls to it wait.
 	Liveness Liveness `yaml:"liveness"`
-	// MaxMessageBytes bounds one message read from a stdio server (url
-	// servers: not yet); zero: DefaultMaxMessageBytes. A reply over it (or nested deeper than
-	// MaxMessageDepth) fails the call it answers at once.
+	// MaxMessageBytes bounds one message read from the server (a stdio
+	// line, an HTTP reply's JSON body or event); zero: DefaultMaxMessageBytes.
+	// A reply over it (or nested deeper than MaxMessageDepth) fails the call
+	// it answers at once.
 	MaxMessageBytes Size `yaml:"max_message_bytes"`
 	// MaxTools bounds the tools registered from the server: beyond it, the
 	// first MaxTools in the server's order are. MaxListPages and

@@ -52,11 +52,12 @@
 //	  memory_budget: 0             memory of admitted runs and bodies (0: 3/4 of the machine's)
 //	  allowed_origins: []          other origins whose pages may send writes
 //	  allowed_hosts: []            Host names beyond loopback ones (a proxy's name)
-//	  max_streams: 256             open event streams in all
+//	  max_streams: 256             open event streams in all, shared fairly among API keys
 //	  max_streams_per_session: 8   open event streams of one session
 //	  stream_write_timeout: 10s    one write to a stream; a slower reader is dropped
 //	  write_timeout: 30s           one write (64 KiB at most) of any other reply; a slower reader is cut off
-//	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes
+//	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes, shared
+//	                               fairly among API keys
 //	approvals:
 //	  timeout: 5m                  an ask nobody answers is denied
 //	scopes: {}                     NAME: {parent, mode, restrict: {allow | deny: [globs]}}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/app"
 )
 
@@ -167,6 +168,18 @@ func New(a *app.App, opts Options) (*Server, error) {
 	}
 	if s.heartbeat <= 0 {
 		s.heartbeat = DefaultHeartbeat
+	}
+	pools := poolCollector{{"event_streams", s.streamSlots.pool}}
+	// An MCP handler whose sessions are a pool shares it among the keys.
+	if mh, ok := opts.MCP.(interface {
+		SetTenant(func(*http.Request) string)
+		Sessions() *admission.Pool
+	}); ok {
+		mh.SetTenant(func(r *http.Request) string { return tenant(r.Context()) })
+		pools = append(pools, namedPool{"mcp_sessions", mh.Sessions()})
+	}
+	if err := reg.Register(pools); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	a.Runtime.AddObserver(m.observe)
 	s.router = s.routes(opts)

@@ -386,7 +386,7 @@ func newUpstream(reg *registry.Registry, s config.MCPServer, opts UpstreamOption
 	}
 	u.st = UpstreamState{Name: s.Name, Scope: scope, State: StateConnecting, Since: time.Now(), Transport: "stdio"}
 	if s.URL != "" {
-		h, err := newHTTPSetup(s)
+		h, err := newHTTPSetup(s, u.log)
 		if err != nil {
 			return nil, err
 		}

@@ -374,6 +374,28 @@ func (m *Memory) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
+// LapsedLeases implements LeaseSweeper.
+func (m *Memory) LapsedLeases(ctx context.Context) ([]string, []OpenCall, error) {
+	now := time.Now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, nil, ErrClosed
+	}
+	var ids []string
+	for id, s := range m.sessions {
+		if s.lease.Owner != "" && !now.Before(s.lease.Expires) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var open []OpenCall
+	for _, id := range ids {
+		open = append(open, openCalls(id, m.sessions[id].events)...)
+	}
+	return ids, open, nil
+}
+
 // openCalls finds the tool/calls in one session's events that no later
 // tool/result with the same call id closes.
 func openCalls(sessionID string, events []Event) []OpenCall {

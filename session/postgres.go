@@ -711,6 +711,41 @@ func (p *Postgres) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
+// LapsedLeases implements LeaseSweeper. Expiry is judged by the server's
+// clock; the sessions holding a lease are found through their index.
+func (p *Postgres) LapsedLeases(ctx context.Context) ([]string, []OpenCall, error) {
+	if p.closed.Load() {
+		return nil, nil, ErrClosed
+	}
+	rows, err := p.pool.Query(ctx, `SELECT id FROM sessions
+WHERE lease_owner IS NOT NULL AND lease_expires <= clock_timestamp() ORDER BY id COLLATE "C"`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err = p.pool.Query(ctx, openCallsSQL+` AND c.session_id = ANY ($1::text[]) ORDER BY c.session_id COLLATE "C", c.seq`, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OpenCall, error) {
+		var oc OpenCall
+		var callID, data string
+		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
+		oc.Call = decodeCall([]byte(data), callID)
+		return oc, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	return ids, open, nil
+}
+
 // LoadCheckpoint implements Store.
 func (p *Postgres) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
 	if p.closed.Load() {

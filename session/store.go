@@ -85,6 +85,19 @@ type OpenCall struct {
 	Seq       int64
 }
 
+// LeaseSweeper is a store shared by processes that can list the leases
+// whose holder is gone, so that another process closes the calls it left
+// without waiting for a restart. The PostgreSQL and memory stores
+// implement it.
+type LeaseSweeper interface {
+	// LapsedLeases returns the sessions whose lease lapsed (taken, neither
+	// renewed before it expired nor released: its holder crashed or lost
+	// the store), sorted, and the open calls of those sessions, ordered as
+	// OpenCalls orders them. A lapsed lease stays listed until someone
+	// takes it (AcquireLease) or its holder releases it.
+	LapsedLeases(ctx context.Context) (sessions []string, open []OpenCall, err error)
+}
+
 // Store is the append-only session log. Implementations are safe for
 // concurrent use.
 //
