@@ -42,10 +42,10 @@ import (
 // the URL to keep several logs in one database.
 type Postgres struct {
 	pool    *pgxpool.Pool
-	hub     *hub
+	waiters *Waiters
 	channel string // NOTIFY channel of this schema
 	closed  atomic.Bool
-	commits *committer
+	commits *Committer
 
 	stopListen context.CancelFunc
 	listened   chan struct{} // closed when the listener has stopped
@@ -61,7 +61,7 @@ const migrationLockKey = 0x636f64656d6f6465 // "codemode"
 // starts listening for other replicas' appends. opts, when given, is one
 // Options.
 func OpenPostgres(ctx context.Context, url string, opts ...Options) (*Postgres, error) {
-	o, err := options(opts)
+	o, err := CheckOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +85,12 @@ func OpenPostgres(ctx context.Context, url string, opts ...Options) (*Postgres, 
 	if err != nil {
 		return nil, fmt.Errorf("session: open postgres: %w", err)
 	}
-	p := &Postgres{pool: pool, hub: newHub()}
+	p := &Postgres{pool: pool, waiters: NewWaiters()}
 	if err := p.init(ctx, listenConfig); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("session: open postgres: %w", err)
 	}
-	p.commits = newCommitter(p.commitBatch, p.committed)
+	p.commits = NewCommitter(p.commitBatch, p.committed)
 	return p, nil
 }
 
@@ -198,7 +198,7 @@ func (p *Postgres) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn 
 				continue
 			}
 			backoff = 50 * time.Millisecond
-			p.hub.wakeAll() // notifications sent while disconnected were lost
+			p.waiters.WakeAll() // notifications sent while disconnected were lost
 		}
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -209,15 +209,17 @@ func (p *Postgres) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn 
 			if ctx.Err() != nil {
 				return
 			}
-			p.hub.wakeAll()
+			p.waiters.WakeAll()
 			continue
 		}
-		p.hub.notify(n.Payload)
+		p.waiters.Notify(n.Payload)
 	}
 }
 
 // CreateSession implements Store.
-func (p *Postgres) CreateSession(ctx context.Context, s Session) error { return createVia(ctx, p, s) }
+func (p *Postgres) CreateSession(ctx context.Context, s Session) error {
+	return CreateBySubmit(ctx, p, s)
+}
 
 // GetSession implements Store.
 func (p *Postgres) GetSession(ctx context.Context, id string) (Session, error) {
@@ -252,7 +254,7 @@ func collectPgSessions(rows pgx.Rows) ([]Session, error) {
 
 // Append implements Store.
 func (p *Postgres) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	return appendVia(ctx, p, p.lastSeq, sessionID, events)
+	return AppendBySubmit(ctx, p, p.lastSeq, sessionID, events)
 }
 
 // Submit implements Store.
@@ -260,14 +262,14 @@ func (p *Postgres) Submit(ctx context.Context, w Write) *Ticket {
 	if p.closed.Load() {
 		return failed(ErrClosed)
 	}
-	return p.commits.submit(ctx, w)
+	return p.commits.Submit(ctx, w)
 }
 
 // WriteErr implements WriteHealth.
-func (p *Postgres) WriteErr() error { return p.commits.writeErr() }
+func (p *Postgres) WriteErr() error { return p.commits.WriteErr() }
 
 // Stats returns the store's group-commit counts.
-func (p *Postgres) Stats() CommitStats { return p.commits.stats() }
+func (p *Postgres) Stats() CommitStats { return p.commits.Stats() }
 
 // A commit is a pipeline of two statements, one round trip, run by the
 // server as one implicit transaction. pgCreateSQL inserts the sessions the
@@ -369,21 +371,21 @@ const pgCommitTimeout = time.Minute
 // a connection the server ended (a restart, a failover, an administrator).
 // A commit whose outcome nobody can know (the connection broke after the
 // server may have committed) is never retried: its writes fail saying so.
-func (p *Postgres) commitBatch(batch []*queued) error {
+func (p *Postgres) commitBatch(batch []*Pending) error {
 	for attempt := 1; ; attempt++ {
 		err, uncertain := p.commitOnce(batch)
 		if err == nil {
 			return nil
 		}
 		if uncertain {
-			return unavailable(fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err))
+			return Unavailable(fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err))
 		}
 		if transient(err) && attempt < 4 && !p.closed.Load() {
 			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 			continue
 		}
 		if !refusal(err) {
-			return unavailable(fmt.Errorf("session: commit: %w", err))
+			return Unavailable(fmt.Errorf("session: commit: %w", err))
 		}
 		return fmt.Errorf("session: commit: %w", err)
 	}
@@ -428,7 +430,7 @@ func serverEnded(err error) bool {
 // the server commits at the pipeline's end, after every statement's result,
 // so an error from the server in place of a result means it did not, and an
 // error before anything reached it too.
-func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
+func (p *Postgres) commitOnce(batch []*Pending) (err error, uncertain bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgCommitTimeout)
 	defer cancel()
 	n := len(batch)
@@ -441,31 +443,31 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 	var newCreated []time.Time
 	created := map[string]bool{}
 	for i, q := range batch {
-		q.base, q.err = 0, nil
-		sids[i], creates[i], counts[i] = q.sessionID, q.create != nil, int64(len(q.events))
-		if c := q.create; c != nil && !created[c.ID] {
+		q.Base, q.Err = 0, nil
+		sids[i], creates[i], counts[i] = q.SessionID, q.Create != nil, int64(len(q.Events))
+		if c := q.Create; c != nil && !created[c.ID] {
 			created[c.ID] = true
 			newIDs, newScopes, newCreated = append(newIDs, c.ID), append(newScopes, c.Scope), append(newCreated, c.CreatedAt)
 		}
-		if l := q.lease; l != nil {
+		if l := q.Lease; l != nil {
 			owners[i], tokens[i] = &l.Owner, l.Token
 		}
-		if c := q.checkpoint; c != nil {
+		if c := q.Checkpoint; c != nil {
 			state := string(c.State)
 			cpStates[i] = &state
-			if c.Seq != 0 || len(q.events) == 0 {
+			if c.Seq != 0 || len(q.Events) == 0 {
 				cpSeqs[i] = &c.Seq // else the last of its events
 			}
 		}
-		for j, e := range q.events {
+		for j, e := range q.Events {
 			evOp, evOrd = append(evOp, int64(i+1)), append(evOrd, int64(j+1))
-			types, times, callIDs, data = append(types, e.Type), append(times, e.Time), append(callIDs, e.callID), append(data, string(e.Data))
+			types, times, callIDs, data = append(types, e.Type), append(times, e.Time), append(callIDs, e.CallID), append(data, string(e.Data))
 		}
-		if len(q.events) > 0 {
-			lastTimes[i] = &q.events[len(q.events)-1].Time
+		if len(q.Events) > 0 {
+			lastTimes[i] = &q.Events[len(q.Events)-1].Time
 		}
 	}
-	if q := batch[0]; n == 1 && q.create == nil && (q.checkpoint == nil || len(q.events) > 0 && q.checkpoint.Seq == 0) {
+	if q := batch[0]; n == 1 && q.Create == nil && (q.Checkpoint == nil || len(q.Events) > 0 && q.Checkpoint.Seq == 0) {
 		return p.commitOne(ctx, q, owners[0], tokens[0], cpStates[0], lastTimes[0], types, times, callIDs, data)
 	}
 	b := &pgx.Batch{}
@@ -502,17 +504,17 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 			return fmt.Errorf("session: commit returned more outcomes than its %d writes", n), true
 		}
 		q := batch[i]
-		q.base = base
+		q.Base = base
 		if result != nil {
 			switch *result {
 			case "notfound":
-				q.err = ErrNotFound
+				q.Err = ErrNotFound
 			case "exists":
-				q.err = ErrExists
+				q.Err = ErrExists
 			case "leaselost":
-				q.err = leaseLost(q.sessionID, *q.lease)
+				q.Err = LeaseLost(q.SessionID, *q.Lease)
 			default: // cppast
-				q.err = checkpointPastLog(q.sessionID, q.checkpoint.Seq, base)
+				q.Err = CheckpointPastLog(q.SessionID, q.Checkpoint.Seq, base)
 			}
 		}
 		i++
@@ -534,9 +536,9 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 }
 
 // commitOne commits a lone write with pgWriteSQL; see commitOnce.
-func (p *Postgres) commitOne(ctx context.Context, q *queued, owner *string, token int64, cpState *string, lastTime *time.Time,
+func (p *Postgres) commitOne(ctx context.Context, q *Pending, owner *string, token int64, cpState *string, lastTime *time.Time,
 	types []string, times []time.Time, callIDs, data []string) (error, bool) {
-	rows, err := p.pool.Query(ctx, pgWriteSQL, q.sessionID, int64(len(q.events)), lastTime, owner, token,
+	rows, err := p.pool.Query(ctx, pgWriteSQL, q.SessionID, int64(len(q.Events)), lastTime, owner, token,
 		types, times, callIDs, data, cpState, p.channel)
 	if err != nil {
 		var pgErr *pgconn.PgError
@@ -561,29 +563,29 @@ func (p *Postgres) commitOne(ctx context.Context, q *queued, owner *string, toke
 		return err, !pgconn.SafeToRetry(err) && (!errors.As(err, &pgErr) || serverEnded(err))
 	}
 	if got {
-		q.base = base
+		q.Base = base
 		return nil, false
 	}
 	// Nothing written; say why (as the session is now).
 	var owned *string
 	var held int64
-	err = p.pool.QueryRow(ctx, `SELECT lease_owner, lease_token FROM sessions WHERE id = $1`, q.sessionID).Scan(&owned, &held)
+	err = p.pool.QueryRow(ctx, `SELECT lease_owner, lease_token FROM sessions WHERE id = $1`, q.SessionID).Scan(&owned, &held)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		q.err = ErrNotFound
+		q.Err = ErrNotFound
 	case err != nil:
-		q.err = fmt.Errorf("session: commit to %q: %w", q.sessionID, err)
-	case q.lease != nil:
-		q.err = leaseLost(q.sessionID, *q.lease)
+		q.Err = fmt.Errorf("session: commit to %q: %w", q.SessionID, err)
+	case q.Lease != nil:
+		q.Err = LeaseLost(q.SessionID, *q.Lease)
 	default:
-		q.err = fmt.Errorf("session: commit to %q: the session changed meanwhile", q.sessionID)
+		q.Err = fmt.Errorf("session: commit to %q: the session changed meanwhile", q.SessionID)
 	}
 	return nil, false
 }
 
 // committed wakes this process's waiters of every session a batch wrote
 // (other replicas hear the NOTIFY).
-func (p *Postgres) committed(batch []*queued) { notifyWritten(p.hub, batch) }
+func (p *Postgres) committed(batch []*Pending) { p.waiters.Committed(batch) }
 
 // Events implements Store.
 func (p *Postgres) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
@@ -649,7 +651,7 @@ func (p *Postgres) Wait(ctx context.Context, sessionID string, after int64) erro
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	return p.hub.wait(ctx, sessionID, after, p.lastSeq)
+	return p.waiters.Wait(ctx, sessionID, after, p.lastSeq)
 }
 
 func (p *Postgres) lastSeq(ctx context.Context, id string) (int64, error) {
@@ -702,7 +704,7 @@ func (p *Postgres) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 		var oc OpenCall
 		var callID, data string
 		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = decodeCall([]byte(data), callID)
+		oc.Call = DecodeCall([]byte(data), callID)
 		return oc, err
 	})
 	if err != nil {
@@ -737,7 +739,7 @@ WHERE lease_owner IS NOT NULL AND lease_expires <= clock_timestamp() ORDER BY id
 		var oc OpenCall
 		var callID, data string
 		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = decodeCall([]byte(data), callID)
+		oc.Call = DecodeCall([]byte(data), callID)
 		return oc, err
 	})
 	if err != nil {
@@ -769,7 +771,7 @@ func (p *Postgres) LoadCheckpoint(ctx context.Context, sessionID string) (Checkp
 
 // AcquireLease implements Store. Expiry is judged by the server's clock.
 func (p *Postgres) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
-	if err := checkLease(owner, ttl); err != nil {
+	if err := CheckLease(owner, ttl); err != nil {
 		return Lease{}, err
 	}
 	if p.closed.Load() {
@@ -809,7 +811,7 @@ SELECT (SELECT lease_token FROM u), EXISTS (SELECT 1 FROM sessions WHERE id = $1
 	if holder == nil || expires == nil {
 		return Lease{}, fmt.Errorf("%w: session %q changed hands meanwhile", ErrLeased, sessionID)
 	}
-	return Lease{}, leased(sessionID, *holder, *expires)
+	return Lease{}, Leased(sessionID, *holder, *expires)
 }
 
 // ReleaseLease implements Store.
@@ -830,16 +832,12 @@ SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM sessions WHERE id = $1)`,
 	case !exists:
 		return ErrNotFound
 	}
-	return leaseLost(l.SessionID, l)
+	return LeaseLost(l.SessionID, l)
 }
 
 // ListSessions implements Store.
 func (p *Postgres) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
-	limit, err := pageLimit(f.Limit)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	after, paged, err := parseCursor(f.Cursor)
+	limit, after, err := f.Page()
 	if err != nil {
 		return SessionPage{}, err
 	}
@@ -852,8 +850,8 @@ func (p *Postgres) ListSessions(ctx context.Context, f SessionFilter) (SessionPa
 		args = append(args, f.Scope)
 		where = append(where, fmt.Sprintf("scope = $%d", len(args)))
 	}
-	if paged {
-		args = append(args, time.UnixMicro(after.created), after.id)
+	if after != nil {
+		args = append(args, time.UnixMicro(after.Created), after.ID)
 		where = append(where, fmt.Sprintf(`(created_at, id COLLATE "C") < ($%d, $%d)`, len(args)-1, len(args)))
 	}
 	q := `SELECT ` + pgSessionColumns + ` FROM sessions`
@@ -868,7 +866,7 @@ func (p *Postgres) ListSessions(ctx context.Context, f SessionFilter) (SessionPa
 	if err != nil {
 		return SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
-	return page(got, limit), nil
+	return PageOf(got, limit), nil
 }
 
 // DeleteSession implements Store: one round trip, locking the session row
@@ -900,18 +898,18 @@ func (p *Postgres) DeleteSession(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("session: delete %q: %w", id, err)
 	}
-	p.hub.notify(id)
+	p.waiters.Notify(id)
 	if found == 0 {
 		return ErrNotFound
 	}
 	return nil
 }
 
-// Prune implements Store: each round deletes up to pruneChunk sessions in
+// Prune implements Store: each round deletes up to PruneChunk sessions in
 // one transaction, skipping sessions a writer holds at that moment (they are
 // in use).
 func (p *Postgres) Prune(ctx context.Context, r Retention) (int, error) {
-	if err := checkRetention(r); err != nil {
+	if err := CheckRetention(r); err != nil {
 		return 0, err
 	}
 	total := 0
@@ -925,9 +923,9 @@ func (p *Postgres) Prune(ctx context.Context, r Retention) (int, error) {
 			return total, fmt.Errorf("session: prune: %w", err)
 		}
 		for _, id := range ids {
-			p.hub.notify(id)
+			p.waiters.Notify(id)
 		}
-		if len(ids) < pruneChunk {
+		if len(ids) < PruneChunk {
 			return total, nil
 		}
 	}
@@ -963,7 +961,7 @@ func (p *Postgres) pruneRound(ctx context.Context, r Retention) ([]string, error
 	defer tx.Rollback(context.Background())
 	rows, err := tx.Query(ctx, `SELECT id FROM sessions
 WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > clock_timestamp())
-ORDER BY updated_at, id COLLATE "C" LIMIT `+strconv.Itoa(pruneChunk)+`
+ORDER BY updated_at, id COLLATE "C" LIMIT `+strconv.Itoa(PruneChunk)+`
 FOR UPDATE SKIP LOCKED`, args...)
 	if err != nil {
 		return nil, err
@@ -990,8 +988,8 @@ func (p *Postgres) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	p.hub.close()
-	p.commits.close()
+	p.waiters.Close()
+	p.commits.Close()
 	p.stopListen()
 	<-p.listened
 	p.pool.Close()

@@ -53,12 +53,12 @@ import (
 // poll of PRAGMA data_version while anyone waits.
 type SQLite struct {
 	db      *sql.DB
-	hub     *hub
+	waiters *Waiters
 	closed  atomic.Bool
-	commits *committer
+	commits *Committer
 
 	writeMu sync.Mutex  // serializes this process's write transactions
-	stmts   sqliteStmts // prepared on db; closed by Close
+	stmts   sqliteStmts // Prepared on db; closed by Close
 	// inserts[k] inserts k rows of events, prepared on first use; guarded
 	// by writeMu.
 	inserts [sqliteMaxInsert + 1]*sql.Stmt
@@ -115,7 +115,7 @@ var flushWithFdatasync = sync.OnceFunc(func() { _, _ = sqlite.Fdatasync(true) })
 // applies the schema migrations. ":memory:" opens a private in-memory
 // database on a single connection. opts, when given, is one Options.
 func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, error) {
-	o, err := options(opts)
+	o, err := CheckOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +153,14 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	s := &SQLite{db: db, hub: newHub(), writeFull: !memory && o.Durability == DurabilityFull}
+	s := &SQLite{db: db, waiters: NewWaiters(), writeFull: !memory && o.Durability == DurabilityFull}
 	if err := s.init(ctx, memory); err != nil {
 		s.stopBackground()
 		s.closeStmts()
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
 	}
-	s.commits = newCommitter(s.commitBatch, s.committed)
+	s.commits = NewCommitter(s.commitBatch, s.committed)
 	return s, nil
 }
 
@@ -407,7 +407,7 @@ func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
 			return
 		case <-t.C:
 		}
-		if !s.hub.waiting() {
+		if !s.waiters.Waiting() {
 			last = -1
 			continue
 		}
@@ -415,19 +415,19 @@ func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
 		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
 			// A transient error (the file is busy): wake waiters so they check
 			// for themselves.
-			s.hub.wakeAll()
+			s.waiters.WakeAll()
 			continue
 		}
 		if v != last {
 			last = v
-			s.hub.wakeAll()
+			s.waiters.WakeAll()
 		}
 	}
 }
 
 // CreateSession implements Store.
 func (s *SQLite) CreateSession(ctx context.Context, sess Session) error {
-	return createVia(ctx, s, sess)
+	return CreateBySubmit(ctx, s, sess)
 }
 
 // GetSession implements Store.
@@ -475,7 +475,7 @@ func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
 
 // Append implements Store.
 func (s *SQLite) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	return appendVia(ctx, s, s.lastSeq, sessionID, events)
+	return AppendBySubmit(ctx, s, s.lastSeq, sessionID, events)
 }
 
 // Submit implements Store.
@@ -483,14 +483,14 @@ func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
 	if s.closed.Load() {
 		return failed(ErrClosed)
 	}
-	return s.commits.submit(ctx, w)
+	return s.commits.Submit(ctx, w)
 }
 
 // WriteErr implements WriteHealth.
-func (s *SQLite) WriteErr() error { return s.commits.writeErr() }
+func (s *SQLite) WriteErr() error { return s.commits.WriteErr() }
 
 // Stats returns the store's group-commit counts.
-func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
+func (s *SQLite) Stats() CommitStats { return s.commits.Stats() }
 
 // sqliteSession is a session as a commit changes it.
 type sqliteSession struct {
@@ -504,22 +504,22 @@ type sqliteSession struct {
 }
 
 // check returns why p cannot be written to the session as it stands.
-func (st *sqliteSession) check(p *queued) error {
+func (st *sqliteSession) check(p *Pending) error {
 	switch {
-	case p.create != nil && st.exists:
+	case p.Create != nil && st.exists:
 		return ErrExists
-	case p.create == nil && !st.exists:
+	case p.Create == nil && !st.exists:
 		return ErrNotFound
-	case p.lease != nil && (!st.owner.Valid || st.owner.String != p.lease.Owner || st.token != p.lease.Token):
-		return leaseLost(p.sessionID, *p.lease)
+	case p.Lease != nil && (!st.owner.Valid || st.owner.String != p.Lease.Owner || st.token != p.Lease.Token):
+		return LeaseLost(p.SessionID, *p.Lease)
 	}
-	if p.checkpoint != nil {
-		p.base = st.last
-		if p.create != nil {
-			p.base = 0
+	if p.Checkpoint != nil {
+		p.Base = st.last
+		if p.Create != nil {
+			p.Base = 0
 		}
-		if p.checkpointPast() {
-			return checkpointPastLog(p.sessionID, p.checkpoint.Seq, p.base)
+		if p.CheckpointPast() {
+			return CheckpointPastLog(p.SessionID, p.Checkpoint.Seq, p.Base)
 		}
 	}
 	return nil
@@ -534,20 +534,20 @@ const sqliteFewSessions = 6
 // returns them by id and in the order first written. A session whose first
 // write in the batch creates it (a new session, almost always) is not read:
 // it is created at once, and read only if it exists already.
-func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) (map[string]*sqliteSession, []string, error) {
+func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*Pending) (map[string]*sqliteSession, []string, error) {
 	sessions := map[string]*sqliteSession{}
 	var order, read []string
 	for _, p := range batch {
-		if sessions[p.sessionID] == nil {
-			sessions[p.sessionID] = &sqliteSession{}
-			order = append(order, p.sessionID)
-			if p.create != nil {
-				if err := s.createFresh(ctx, tx, p.create, sessions[p.sessionID]); err != nil {
+		if sessions[p.SessionID] == nil {
+			sessions[p.SessionID] = &sqliteSession{}
+			order = append(order, p.SessionID)
+			if p.Create != nil {
+				if err := s.createFresh(ctx, tx, p.Create, sessions[p.SessionID]); err != nil {
 					return nil, nil, err
 				}
 			}
-			if !sessions[p.sessionID].inserted {
-				read = append(read, p.sessionID)
+			if !sessions[p.SessionID].inserted {
+				read = append(read, p.SessionID)
 			}
 		}
 	}
@@ -611,10 +611,10 @@ func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sq
 // commitBatch commits a batch in one write transaction: it checks each
 // write against the session rows as the writes before it left them, then
 // inserts every event with the fewest statements.
-func (s *SQLite) commitBatch(batch []*queued) error {
+func (s *SQLite) commitBatch(batch []*Pending) error {
 	err := s.commitTx(batch)
 	if err != nil && !sqliteRefusal(err) {
-		return unavailable(err)
+		return Unavailable(err)
 	}
 	return err
 }
@@ -636,7 +636,7 @@ func sqliteRefusal(err error) bool {
 }
 
 // commitTx is commitBatch's transaction.
-func (s *SQLite) commitTx(batch []*queued) error {
+func (s *SQLite) commitTx(batch []*Pending) error {
 	ctx := context.Background()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -654,26 +654,26 @@ func (s *SQLite) commitTx(batch []*queued) error {
 	}
 	var rows []any // event rows' columns, sqliteColumns per row
 	for _, p := range batch {
-		p.base, p.err = 0, nil
-		st := sessions[p.sessionID]
+		p.Base, p.Err = 0, nil
+		st := sessions[p.SessionID]
 		inserted := st.inserted
 		st.inserted = false // for this write only: a second create of the session fails
 		if err := st.check(p); err != nil {
-			p.err = err
+			p.Err = err
 			continue
 		}
-		if p.create != nil {
-			*st = sqliteSession{exists: true, created: p.create}
+		if p.Create != nil {
+			*st = sqliteSession{exists: true, created: p.Create}
 			if inserted {
 				st.created = nil // created already
 			}
 		}
-		p.base = st.last
-		rows = appendEventRows(rows, p.sessionID, p.base, p.events)
-		st.last += int64(len(p.events))
-		if p.checkpoint != nil {
-			if seq := p.checkpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
-				st.checkpoint = &Checkpoint{Seq: seq, State: p.checkpoint.State}
+		p.Base = st.last
+		rows = appendEventRows(rows, p.SessionID, p.Base, p.Events)
+		st.last += int64(len(p.Events))
+		if p.Checkpoint != nil {
+			if seq := p.CheckpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
+				st.checkpoint = &Checkpoint{Seq: seq, State: p.Checkpoint.State}
 			}
 		}
 	}
@@ -718,23 +718,10 @@ func (s *SQLite) commitTx(batch []*queued) error {
 
 // committed wakes the waiters of every session a batch wrote and counts its
 // pages for the checkpointer.
-func (s *SQLite) committed(batch []*queued) {
-	notifyWritten(s.hub, batch)
+func (s *SQLite) committed(batch []*Pending) {
+	s.waiters.Committed(batch)
 	if s.checkpoints != nil {
 		s.checkpoints.wrote(batch)
-	}
-}
-
-// notifyWritten wakes the waiters of the sessions a committed batch wrote.
-func notifyWritten(h *hub, batch []*queued) {
-	for i, p := range batch {
-		if p.err != nil || len(p.events) == 0 && p.create == nil {
-			continue
-		}
-		if i > 0 && batch[i-1].sessionID == p.sessionID {
-			continue // woken already
-		}
-		h.notify(p.sessionID)
 	}
 }
 
@@ -782,7 +769,7 @@ func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64
 			return nil, fmt.Errorf("session: events of %q: seq %d: %w", sessionID, e.Seq, err)
 		}
 		var keep int
-		keep, total = withinBytes(out[counted:], total, maxBytes)
+		keep, total = WithinBytes(out[counted:], total, maxBytes)
 		out = out[:counted+keep]
 		counted = len(out)
 	}
@@ -803,7 +790,7 @@ func (s *SQLite) Wait(ctx context.Context, sessionID string, after int64) error 
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	return s.hub.wait(ctx, sessionID, after, s.lastSeq)
+	return s.waiters.Wait(ctx, sessionID, after, s.lastSeq)
 }
 
 func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
@@ -883,7 +870,7 @@ type sqliteConn interface {
 // AcquireLease implements Store. Expiry is judged by this machine's clock,
 // which every process sharing the file shares.
 func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
-	if err := checkLease(owner, ttl); err != nil {
+	if err := CheckLease(owner, ttl); err != nil {
 		return Lease{}, err
 	}
 	start := time.Now()
@@ -907,7 +894,7 @@ func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 		if err != nil {
 			return err
 		}
-		return leased(sessionID, holder.String, time.UnixMicro(expires))
+		return Leased(sessionID, holder.String, time.UnixMicro(expires))
 	})
 	if err != nil {
 		return Lease{}, sqliteLeaseError("acquire", sessionID, err)
@@ -932,7 +919,7 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
 		} else if err != nil {
 			return err
 		}
-		return leaseLost(l.SessionID, l)
+		return LeaseLost(l.SessionID, l)
 	})
 	return sqliteLeaseError("release", l.SessionID, err)
 }
@@ -948,11 +935,7 @@ func sqliteLeaseError(what, sessionID string, err error) error {
 
 // ListSessions implements Store.
 func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
-	limit, err := pageLimit(f.Limit)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	after, paged, err := parseCursor(f.Cursor)
+	limit, after, err := f.Page()
 	if err != nil {
 		return SessionPage{}, err
 	}
@@ -964,8 +947,8 @@ func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage
 	if f.Scope != "" {
 		where, args = append(where, "scope = ?"), append(args, f.Scope)
 	}
-	if paged {
-		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.created, after.id)
+	if after != nil {
+		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.Created, after.ID)
 	}
 	q := `SELECT ` + sqliteSessionColumns + ` FROM sessions`
 	if len(where) > 0 {
@@ -979,7 +962,7 @@ func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage
 	if err != nil {
 		return SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
-	return page(got, limit), nil
+	return PageOf(got, limit), nil
 }
 
 // DeleteSession implements Store.
@@ -1005,7 +988,7 @@ func (s *SQLite) deleteSessions(ctx context.Context, ids []string) (int, error) 
 	s.writeMu.Unlock()
 	if err == nil {
 		for _, id := range ids {
-			s.hub.notify(id)
+			s.waiters.Notify(id)
 		}
 	}
 	return n, err
@@ -1040,10 +1023,10 @@ func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
 	return n, tx.Commit()
 }
 
-// Prune implements Store: each round deletes up to pruneChunk sessions in
+// Prune implements Store: each round deletes up to PruneChunk sessions in
 // one transaction, so the writer waits at most for one round.
 func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
-	if err := checkRetention(r); err != nil {
+	if err := CheckRetention(r); err != nil {
 		return 0, err
 	}
 	total := 0
@@ -1063,13 +1046,13 @@ func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
 		if err != nil {
 			return total, fmt.Errorf("session: prune: %w", err)
 		}
-		if len(ids) < pruneChunk {
+		if len(ids) < PruneChunk {
 			return total, nil
 		}
 	}
 }
 
-// pruneCandidates returns up to pruneChunk sessions r no longer keeps and
+// pruneCandidates returns up to PruneChunk sessions r no longer keeps and
 // no live lease holds, the least recently updated first.
 func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time) ([]string, error) {
 	var cond []string
@@ -1095,7 +1078,7 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
 		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
-		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), pruneChunk)...)
+		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), PruneChunk)...)
 	if err != nil {
 		return nil, err
 	}
@@ -1158,7 +1141,7 @@ func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 		if err := rows.Scan(&oc.SessionID, &oc.Seq, &callID, &data); err != nil {
 			return nil, fmt.Errorf("session: open calls: %w", err)
 		}
-		oc.Call = decodeCall(data, callID)
+		oc.Call = DecodeCall(data, callID)
 		out = append(out, oc)
 	}
 	if err := rows.Err(); err != nil {
@@ -1172,8 +1155,8 @@ func (s *SQLite) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	s.hub.close()
-	s.commits.close()
+	s.waiters.Close()
+	s.commits.Close()
 	s.stopBackground()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

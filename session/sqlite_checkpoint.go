@@ -72,11 +72,11 @@ func (s *SQLite) startCheckpointer(ctx context.Context, writer sqliteConn, conn 
 
 // wrote counts a committed batch's pages and wakes the checkpointer when
 // they pass sqliteCheckpointPages. It runs on the committer's goroutine.
-func (c *checkpointer) wrote(batch []*queued) {
+func (c *checkpointer) wrote(batch []*Pending) {
 	var data int64
 	for _, p := range batch {
-		for i := range p.events {
-			data += int64(len(p.events[i].Data))
+		for i := range p.Events {
+			data += int64(len(p.Events[i].Data))
 		}
 	}
 	n := sqliteCommitPages + (data+sqlitePageSize-1)/sqlitePageSize

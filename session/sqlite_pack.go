@@ -31,14 +31,14 @@ const (
 )
 
 // appendEventRows appends the rows of a write's events, numbered after base.
-func appendEventRows(rows []any, sessionID string, base int64, events []prepared) []any {
-	fits := func(n, size int, e prepared) bool {
+func appendEventRows(rows []any, sessionID string, base int64, events []Prepared) []any {
+	fits := func(n, size int, e Prepared) bool {
 		return n < maxPackEvents && size+len(e.Data) <= maxPackBytes
 	}
 	for i := 0; i < len(events); {
 		n, size := 1, len(events[i].Data)
-		if events[i].callID == "" {
-			for i+n < len(events) && events[i+n].callID == "" && fits(n, size, events[i+n]) {
+		if events[i].CallID == "" {
+			for i+n < len(events) && events[i+n].CallID == "" && fits(n, size, events[i+n]) {
 				size += len(events[i+n].Data)
 				n++
 			}
@@ -48,8 +48,8 @@ func appendEventRows(rows []any, sessionID string, base int64, events []prepared
 		}
 		e := events[i+n-1] // the row's seq, type, time and call id are its last event's
 		var callID any
-		if e.callID != "" {
-			callID = e.callID
+		if e.CallID != "" {
+			callID = e.CallID
 		}
 		data := e.Data
 		if n > 1 {
@@ -66,7 +66,7 @@ func appendEventRows(rows []any, sessionID string, base int64, events []prepared
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // packEvents encodes events as a pack's data.
-func packEvents(events []prepared) []byte {
+func packEvents(events []Prepared) []byte {
 	size := 2
 	for _, e := range events {
 		size += len(e.Data) + len(e.Type) + 32

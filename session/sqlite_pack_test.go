@@ -167,12 +167,12 @@ func FuzzUnpackEvents(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var events []prepared
+		var events []Prepared
 		for _, e := range out {
 			if !json.Valid(e.Data) {
 				return // not what a store writes
 			}
-			events = append(events, prepared{Event: e})
+			events = append(events, Prepared{Event: e})
 		}
 		if len(events) < 2 {
 			return
