@@ -210,7 +210,7 @@ type Store interface {
 }
 
 // BoundedReader is a store that bounds a read of a log by the size of its
-// events as well as by their number; every Store of this package is one. A
+// events as well as by their number; every store of this module is one. A
 // reader that does not know how large the next events are (a log of small
 // events may turn to multi-megabyte tool results) can then read in pages of
 // thousands of events without risking memory, instead of a few at a time.
@@ -318,42 +318,6 @@ func CheckOptions(opts []Options) (Options, error) {
 		return Options{Durability: d}, err
 	}
 	return Options{}, errors.New("session: more than one Options")
-}
-
-// Open opens the store a URL names:
-//
-//	sqlite://codemode.db       a SQLite file, relative to the working directory
-//	sqlite:///var/lib/x.db     an absolute path
-//	sqlite://:memory:          a private in-memory SQLite database
-//	postgres://user@host/db    PostgreSQL (also postgresql://…); pgx URL parameters apply
-//	memory://                  an in-memory store for tests
-//
-// opts, when given, is one Options.
-func Open(ctx context.Context, url string, opts ...Options) (Store, error) {
-	o, err := CheckOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return nil, fmt.Errorf("session: store URL %q has no scheme: want sqlite://FILE, postgres://… or memory://", url)
-	}
-	switch strings.ToLower(scheme) {
-	case "sqlite", "sqlite3":
-		if rest == "" {
-			return nil, fmt.Errorf("session: store URL %q names no file", url)
-		}
-		return OpenSQLite(ctx, rest, o)
-	case "postgres", "postgresql":
-		return OpenPostgres(ctx, url, o)
-	case "memory", "mem":
-		if rest != "" {
-			return nil, fmt.Errorf("session: store URL %q: memory:// takes no path", url)
-		}
-		return NewMemory(), nil
-	default:
-		return nil, fmt.Errorf("session: store URL %q: unknown scheme %q: want sqlite, postgres or memory", url, scheme)
-	}
 }
 
 // maxIDLen bounds session ids.

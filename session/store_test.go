@@ -16,45 +16,18 @@ import (
 
 	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
 	"github.com/codemode/codemode/session/sessiontest"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 func TestMemoryConformance(t *testing.T) {
 	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return session.NewMemory() })
 }
 
-func TestSQLiteConformance(t *testing.T) {
-	t.Run("file", func(t *testing.T) {
-		sessiontest.RunConformance(t, func(t *testing.T) session.Store {
-			return openSQLite(t, filepath.Join(t.TempDir(), "log.db"))
-		})
-	})
-	t.Run("memory", func(t *testing.T) {
-		sessiontest.RunConformance(t, func(t *testing.T) session.Store { return openSQLite(t, ":memory:") })
-	})
-}
-
-func TestSQLiteShared(t *testing.T) {
-	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
-		path := filepath.Join(t.TempDir(), "log.db")
-		return openSQLite(t, path), openSQLite(t, path)
-	})
-}
-
-func TestPostgresConformance(t *testing.T) {
-	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return openPostgres(t, postgresSchema(t)) })
-}
-
-func TestPostgresShared(t *testing.T) {
-	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
-		u := postgresSchema(t)
-		return openPostgres(t, u), openPostgres(t, u)
-	})
-}
-
-func openSQLite(t testing.TB, path string) *session.SQLite {
+func openSQLite(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
-	s, err := session.OpenSQLite(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +35,9 @@ func openSQLite(t testing.TB, path string) *session.SQLite {
 	return s
 }
 
-func openPostgres(t testing.TB, url string) *session.Postgres {
+func openPostgres(t testing.TB, url string) *postgres.Store {
 	t.Helper()
-	s, err := session.OpenPostgres(context.Background(), url)
+	s, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +56,10 @@ func TestOpenURL(t *testing.T) {
 		errText string
 	}{
 		{"memory://", "*session.Memory", ""},
-		{"sqlite://" + filepath.Join(dir, "a.db"), "*session.SQLite", ""},
-		{"sqlite://:memory:", "*session.SQLite", ""},
-		{"sqlite://" + filepath.Join(dir, "with space ?#%.db"), "*session.SQLite", ""},
-		{"SQLite://" + filepath.Join(dir, "b.db"), "*session.SQLite", ""},
+		{"sqlite://" + filepath.Join(dir, "a.db"), "*sqlite.Store", ""},
+		{"sqlite://:memory:", "*sqlite.Store", ""},
+		{"sqlite://" + filepath.Join(dir, "with space ?#%.db"), "*sqlite.Store", ""},
+		{"SQLite://" + filepath.Join(dir, "b.db"), "*sqlite.Store", ""},
 		{"sqlite://", "", "names no file"},
 		{"sqlite://" + filepath.Join(dir, "missing", "c.db"), "", "does not exist"},
 		{"codemode.db", "", "no scheme"},
@@ -123,7 +96,7 @@ func TestOpenPostgresURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := s.(*session.Postgres); !ok {
+	if _, ok := s.(*postgres.Store); !ok {
 		t.Fatalf("Open(postgresql://…) = %T", s)
 	}
 }
@@ -132,10 +105,10 @@ func typeName(s session.Store) string {
 	switch s.(type) {
 	case *session.Memory:
 		return "*session.Memory"
-	case *session.SQLite:
-		return "*session.SQLite"
-	case *session.Postgres:
-		return "*session.Postgres"
+	case *sqlite.Store:
+		return "*sqlite.Store"
+	case *postgres.Store:
+		return "*postgres.Store"
 	}
 	return "unknown"
 }
@@ -151,7 +124,7 @@ func TestSQLiteMigrations(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := session.OpenSQLite(ctx, path)
+			s, err := sqlite.Open(ctx, path)
 			if err == nil {
 				err = s.Close()
 			}
@@ -196,7 +169,7 @@ func TestSQLiteMigrations(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO codemode_migrations (version, name, applied_at) VALUES (99, '0099_future.sql', 0)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := session.OpenSQLite(ctx, path); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
+	if _, err := sqlite.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
 		t.Fatalf("opening a newer schema: err = %v", err)
 	}
 }
@@ -210,7 +183,7 @@ func TestPostgresMigrations(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := session.OpenPostgres(ctx, u)
+			s, err := postgres.Open(ctx, u)
 			if err == nil {
 				err = s.Close()
 			}
@@ -236,16 +209,16 @@ func TestPostgresMigrations(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO codemode_migrations (version, name) VALUES (99, '0099_future.sql')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := session.OpenPostgres(ctx, u); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
+	if _, err := postgres.Open(ctx, u); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
 		t.Fatalf("opening a newer schema: err = %v", err)
 	}
 }
 
 // migrationFiles counts a dialect's migrations.
 func migrationFiles(t *testing.T, dialect string) int {
-	entries, err := os.ReadDir(filepath.Join("migrations", dialect))
+	entries, err := os.ReadDir(filepath.Join(dialect, "migrations"))
 	if err != nil || len(entries) == 0 {
-		t.Fatalf("migrations/%s: %d files, %v", dialect, len(entries), err)
+		t.Fatalf("%s/migrations: %d files, %v", dialect, len(entries), err)
 	}
 	return len(entries)
 }
@@ -253,7 +226,7 @@ func migrationFiles(t *testing.T, dialect string) int {
 func TestPostgresSchemaMissing(t *testing.T) {
 	u := postgresSchema(t)
 	u = strings.Replace(u, "search_path=codemode_test_", "search_path=missing_", 1)
-	_, err := session.OpenPostgres(context.Background(), u)
+	_, err := postgres.Open(context.Background(), u)
 	if err == nil || !strings.Contains(err.Error(), "no existing schema") {
 		t.Fatalf("OpenPostgres with a missing schema: err = %v", err)
 	}
@@ -319,7 +292,7 @@ func TestPostgresListenerReconnect(t *testing.T) {
 func TestUpgradeFromV1(t *testing.T) {
 	created := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	eventTime := created.Add(time.Hour)
-	v1, err := os.ReadFile(filepath.Join("migrations", "sqlite", "0001_init.sql"))
+	v1, err := os.ReadFile(filepath.Join("sqlite", "migrations", "0001_init.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +319,7 @@ func TestUpgradeFromV1(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		u := postgresSchema(t)
-		v1, err := os.ReadFile(filepath.Join("migrations", "postgres", "0001_init.sql"))
+		v1, err := os.ReadFile(filepath.Join("postgres", "migrations", "0001_init.sql"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,14 +405,8 @@ func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
 	}
 }
 
-// Every store of this package bounds reads by bytes.
-var (
-	_ session.BoundedReader = (*session.Memory)(nil)
-	_ session.BoundedReader = (*session.SQLite)(nil)
-	_ session.BoundedReader = (*session.Postgres)(nil)
-	_ session.WriteHealth   = (*session.SQLite)(nil)
-	_ session.WriteHealth   = (*session.Postgres)(nil)
-)
+// Every store bounds reads by bytes (see the backends' tests for theirs).
+var _ session.BoundedReader = (*session.Memory)(nil)
 
 // unbounded hides a store's EventsWithin.
 type unbounded struct{ session.Store }

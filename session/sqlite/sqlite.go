@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -16,11 +16,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	driver "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/codemode/codemode/session"
 )
 
-// SQLite is the embedded Store: one database file in WAL mode, through the
+// Store is the embedded session.Store: one database file in WAL mode, through the
 // pure-Go modernc.org/sqlite driver (no cgo).
 //
 // Group commit: one writer goroutine takes every write queued since its last
@@ -51,11 +53,11 @@ import (
 //
 // Wait is woken in-process at once, and by other processes' appends through a
 // poll of PRAGMA data_version while anyone waits.
-type SQLite struct {
+type Store struct {
 	db      *sql.DB
-	waiters *Waiters
+	waiters *session.Waiters
 	closed  atomic.Bool
-	commits *Committer
+	commits *session.Committer
 
 	writeMu sync.Mutex  // serializes this process's write transactions
 	stmts   sqliteStmts // Prepared on db; closed by Close
@@ -81,7 +83,7 @@ type sqliteStmts struct {
 	events, lastSeq, session, usedCallID, loadCheckpoint *sql.Stmt
 }
 
-var _ Store = (*SQLite)(nil)
+var _ session.Store = (*Store)(nil)
 
 const (
 	// sqliteBusyTimeout is how long a write waits for another process's lock.
@@ -109,13 +111,13 @@ const (
 // overwrites, and a steady-state Append, the same within the disk's noise.
 // Where fdatasync does not exist (macOS, Windows) SQLite keeps its own
 // flush, and this does nothing.
-var flushWithFdatasync = sync.OnceFunc(func() { _, _ = sqlite.Fdatasync(true) })
+var flushWithFdatasync = sync.OnceFunc(func() { _, _ = driver.Fdatasync(true) })
 
-// OpenSQLite opens (creating if needed) the SQLite database at path and
+// Open opens (creating if needed) the SQLite database at path and
 // applies the schema migrations. ":memory:" opens a private in-memory
 // database on a single connection. opts, when given, is one Options.
-func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, error) {
-	o, err := CheckOptions(opts)
+func Open(ctx context.Context, path string, opts ...session.Options) (*Store, error) {
+	o, err := session.CheckOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +139,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		}
 		flushWithFdatasync()
 		sync := "FULL"
-		if o.Durability == DurabilityProcess {
+		if o.Durability == session.DurabilityProcess {
 			sync = "NORMAL"
 		}
 		params.Add("_pragma", "synchronous("+sync+")")
@@ -153,19 +155,19 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	s := &SQLite{db: db, waiters: NewWaiters(), writeFull: !memory && o.Durability == DurabilityFull}
+	s := &Store{db: db, waiters: session.NewWaiters(), writeFull: !memory && o.Durability == session.DurabilityFull}
 	if err := s.init(ctx, memory); err != nil {
 		s.stopBackground()
 		s.closeStmts()
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
 	}
-	s.commits = NewCommitter(s.commitBatch, s.committed)
+	s.commits = session.NewCommitter(s.commitBatch, s.committed)
 	return s, nil
 }
 
 // stopBackground stops the poller and the checkpointer, those that started.
-func (s *SQLite) stopBackground() {
+func (s *Store) stopBackground() {
 	if s.stopPoll != nil {
 		s.stopPoll()
 		<-s.polled
@@ -175,7 +177,7 @@ func (s *SQLite) stopBackground() {
 	}
 }
 
-func (s *SQLite) init(ctx context.Context, memory bool) error {
+func (s *Store) init(ctx context.Context, memory bool) error {
 	if !memory {
 		// WAL is a property of the file, set once by whoever opens it first.
 		var mode string
@@ -224,7 +226,7 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 // warmWriter prepares the write statements on the writer's connection too
 // (database/sql keeps them there), so that the first commit after a start
 // does not.
-func (s *SQLite) warmWriter(ctx context.Context) error {
+func (s *Store) warmWriter(ctx context.Context) error {
 	tx, err := s.writer.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -241,7 +243,7 @@ func (s *SQLite) warmWriter(ctx context.Context) error {
 // insert returns the statement that inserts k rows of events, preparing it
 // on first use (on another of the pool's connections than the writer's).
 // Callers hold writeMu.
-func (s *SQLite) insert(ctx context.Context, k int) (*sql.Stmt, error) {
+func (s *Store) insert(ctx context.Context, k int) (*sql.Stmt, error) {
 	if stmt := s.inserts[k]; stmt != nil {
 		return stmt, nil
 	}
@@ -262,7 +264,7 @@ func (s *SQLite) insert(ctx context.Context, k int) (*sql.Stmt, error) {
 }
 
 // prepare prepares the writer's statements.
-func (s *SQLite) prepare(ctx context.Context) error {
+func (s *Store) prepare(ctx context.Context) error {
 	warm := sqliteWarmInserts
 	if s.writer == s.db {
 		// :memory:, on one connection, which a write transaction holds: no
@@ -308,7 +310,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	return nil
 }
 
-func (s *SQLite) closeStmts() {
+func (s *Store) closeStmts() {
 	for _, stmt := range slices.Concat(s.inserts[1:], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.createFresh, s.stmts.checkpoint,
 		s.stmts.events, s.stmts.lastSeq, s.stmts.session, s.stmts.usedCallID, s.stmts.loadCheckpoint}) {
 		if stmt != nil {
@@ -326,7 +328,7 @@ func retryBusy(ctx context.Context, f func() error) error {
 	pause := time.Millisecond
 	for {
 		err := f()
-		var se *sqlite.Error
+		var se *driver.Error
 		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
 			return err
 		}
@@ -341,8 +343,8 @@ func retryBusy(ctx context.Context, f func() error) error {
 
 // migrate applies the pending migrations in one write transaction, so two
 // processes opening a new file at once apply them once.
-func (s *SQLite) migrate(ctx context.Context) error {
-	all, err := migrations("sqlite")
+func (s *Store) migrate(ctx context.Context) error {
+	all, err := session.Migrations(migrationFS, "sqlite")
 	if err != nil {
 		return err
 	}
@@ -351,25 +353,25 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+migrationsTable+` (
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+session.MigrationsTable+` (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	applied, err := queryInts(ctx, tx, `SELECT version FROM `+migrationsTable)
+	applied, err := queryInts(ctx, tx, `SELECT version FROM `+session.MigrationsTable)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	todo, err := pending(all, applied)
+	todo, err := session.PendingMigrations(all, applied)
 	if err != nil {
 		return err
 	}
 	for _, m := range todo {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+migrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+session.MigrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
 	}
 	return tx.Commit()
@@ -395,7 +397,7 @@ func queryInts(ctx context.Context, tx *sql.Tx, query string) ([]int, error) {
 // poll wakes all waiters when the database changed (PRAGMA data_version moves
 // when any other connection, in this process or another, commits). It runs
 // only while someone waits.
-func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
+func (s *Store) poll(ctx context.Context, conn *sql.Conn) {
 	defer close(s.polled)
 	defer conn.Close()
 	t := time.NewTicker(sqlitePollInterval)
@@ -425,26 +427,26 @@ func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
 	}
 }
 
-// CreateSession implements Store.
-func (s *SQLite) CreateSession(ctx context.Context, sess Session) error {
-	return CreateBySubmit(ctx, s, sess)
+// CreateSession implements session.Store.
+func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
+	return session.CreateBySubmit(ctx, s, sess)
 }
 
-// GetSession implements Store.
-func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
+// GetSession implements session.Store.
+func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
 	if s.closed.Load() {
-		return Session{}, ErrClosed
+		return session.Session{}, session.ErrClosed
 	}
 	rows, err := s.stmts.session.QueryContext(ctx, id)
 	if err != nil {
-		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
 	got, err := scanSQLiteSessions(rows)
 	if err != nil {
-		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
 	if len(got) == 0 {
-		return Session{}, ErrNotFound
+		return session.Session{}, session.ErrNotFound
 	}
 	return got[0], nil
 }
@@ -458,11 +460,11 @@ const (
 	sqliteUpdatedAt = `MAX(created_at, COALESCE((SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
 )
 
-func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
+func scanSQLiteSessions(rows *sql.Rows) ([]session.Session, error) {
 	defer rows.Close()
-	var out []Session
+	var out []session.Session
 	for rows.Next() {
-		var sess Session
+		var sess session.Session
 		var created, updated int64
 		if err := rows.Scan(&sess.ID, &sess.Scope, &created, &sess.LastSeq, &updated); err != nil {
 			return nil, err
@@ -473,45 +475,45 @@ func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
 	return out, rows.Err()
 }
 
-// Append implements Store.
-func (s *SQLite) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	return AppendBySubmit(ctx, s, s.lastSeq, sessionID, events)
+// Append implements session.Store.
+func (s *Store) Append(ctx context.Context, sessionID string, events ...session.Event) ([]session.Event, error) {
+	return session.AppendBySubmit(ctx, s, s.lastSeq, sessionID, events)
 }
 
-// Submit implements Store.
-func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
+// Submit implements session.Store.
+func (s *Store) Submit(ctx context.Context, w session.Write) *session.Ticket {
 	if s.closed.Load() {
-		return failed(ErrClosed)
+		return session.FailedTicket(session.ErrClosed)
 	}
 	return s.commits.Submit(ctx, w)
 }
 
-// WriteErr implements WriteHealth.
-func (s *SQLite) WriteErr() error { return s.commits.WriteErr() }
+// WriteErr implements session.WriteHealth.
+func (s *Store) WriteErr() error { return s.commits.WriteErr() }
 
 // Stats returns the store's group-commit counts.
-func (s *SQLite) Stats() CommitStats { return s.commits.Stats() }
+func (s *Store) Stats() session.CommitStats { return s.commits.Stats() }
 
 // sqliteSession is a session as a commit changes it.
 type sqliteSession struct {
 	exists     bool
-	inserted   bool     // created at once for the batch's first write to it, which creates it
-	created    *Session // created by this commit, still to insert
-	last       int64    // its last seq
+	inserted   bool             // created at once for the batch's first write to it, which creates it
+	created    *session.Session // created by this commit, still to insert
+	last       int64            // its last seq
 	owner      sql.NullString
 	token      int64
-	checkpoint *Checkpoint // the newest this commit saves
+	checkpoint *session.Checkpoint // the newest this commit saves
 }
 
 // check returns why p cannot be written to the session as it stands.
-func (st *sqliteSession) check(p *Pending) error {
+func (st *sqliteSession) check(p *session.Pending) error {
 	switch {
 	case p.Create != nil && st.exists:
-		return ErrExists
+		return session.ErrExists
 	case p.Create == nil && !st.exists:
-		return ErrNotFound
+		return session.ErrNotFound
 	case p.Lease != nil && (!st.owner.Valid || st.owner.String != p.Lease.Owner || st.token != p.Lease.Token):
-		return LeaseLost(p.SessionID, *p.Lease)
+		return session.LeaseLost(p.SessionID, *p.Lease)
 	}
 	if p.Checkpoint != nil {
 		p.Base = st.last
@@ -519,7 +521,7 @@ func (st *sqliteSession) check(p *Pending) error {
 			p.Base = 0
 		}
 		if p.CheckpointPast() {
-			return CheckpointPastLog(p.SessionID, p.Checkpoint.Seq, p.Base)
+			return session.CheckpointPastLog(p.SessionID, p.Checkpoint.Seq, p.Base)
 		}
 	}
 	return nil
@@ -534,7 +536,7 @@ const sqliteFewSessions = 6
 // returns them by id and in the order first written. A session whose first
 // write in the batch creates it (a new session, almost always) is not read:
 // it is created at once, and read only if it exists already.
-func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*Pending) (map[string]*sqliteSession, []string, error) {
+func (s *Store) readSessions(ctx context.Context, tx *sql.Tx, batch []*session.Pending) (map[string]*sqliteSession, []string, error) {
 	sessions := map[string]*sqliteSession{}
 	var order, read []string
 	for _, p := range batch {
@@ -595,7 +597,7 @@ func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*Pending)
 
 // createFresh creates a session the batch's first write to it creates,
 // unless it exists (then the write fails with ErrExists, as checked later).
-func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sqliteSession) error {
+func (s *Store) createFresh(ctx context.Context, tx *sql.Tx, c *session.Session, st *sqliteSession) error {
 	res, err := tx.StmtContext(ctx, s.stmts.createFresh).ExecContext(ctx, c.ID, c.Scope, c.CreatedAt.UnixMicro())
 	var n int64
 	if err == nil {
@@ -611,10 +613,10 @@ func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sq
 // commitBatch commits a batch in one write transaction: it checks each
 // write against the session rows as the writes before it left them, then
 // inserts every event with the fewest statements.
-func (s *SQLite) commitBatch(batch []*Pending) error {
+func (s *Store) commitBatch(batch []*session.Pending) error {
 	err := s.commitTx(batch)
 	if err != nil && !sqliteRefusal(err) {
-		return Unavailable(err)
+		return session.Unavailable(err)
 	}
 	return err
 }
@@ -624,7 +626,7 @@ func (s *SQLite) commitBatch(batch []*Pending) error {
 // failing (busy, full, read-only, I/O, corrupt), which committing the
 // writes one by one would not help.
 func sqliteRefusal(err error) bool {
-	var se *sqlite.Error
+	var se *driver.Error
 	if !errors.As(err, &se) {
 		return false
 	}
@@ -636,7 +638,7 @@ func sqliteRefusal(err error) bool {
 }
 
 // commitTx is commitBatch's transaction.
-func (s *SQLite) commitTx(batch []*Pending) error {
+func (s *Store) commitTx(batch []*session.Pending) error {
 	ctx := context.Background()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -673,7 +675,7 @@ func (s *SQLite) commitTx(batch []*Pending) error {
 		st.last += int64(len(p.Events))
 		if p.Checkpoint != nil {
 			if seq := p.CheckpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
-				st.checkpoint = &Checkpoint{Seq: seq, State: p.Checkpoint.State}
+				st.checkpoint = &session.Checkpoint{Seq: seq, State: p.Checkpoint.State}
 			}
 		}
 	}
@@ -718,24 +720,24 @@ func (s *SQLite) commitTx(batch []*Pending) error {
 
 // committed wakes the waiters of every session a batch wrote and counts its
 // pages for the checkpointer.
-func (s *SQLite) committed(batch []*Pending) {
+func (s *Store) committed(batch []*session.Pending) {
 	s.waiters.Committed(batch)
 	if s.checkpoints != nil {
 		s.checkpoints.wrote(batch)
 	}
 }
 
-// Events implements Store.
-func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+// Events implements session.Store.
+func (s *Store) Events(ctx context.Context, sessionID string, after int64, limit int) ([]session.Event, error) {
 	return s.EventsWithin(ctx, sessionID, after, limit, 0)
 }
 
-// EventsWithin implements BoundedReader. A packed row is unpacked whole and
+// EventsWithin implements session.BoundedReader. A packed row is unpacked whole and
 // cut where the bound falls, so a read holds at most one row (256 KiB of
 // packed events, or one event) beyond maxBytes.
-func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
+func (s *Store) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]session.Event, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, session.ErrClosed
 	}
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
@@ -745,12 +747,12 @@ func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []session.Event
 	exists := false
 	counted, total := 0, 0 // out[:counted] hold total bytes of data
 	for (limit < 0 || len(out) < limit) && (maxBytes <= 0 || total < maxBytes) && rows.Next() {
 		exists = true
-		var e Event
+		var e session.Event
 		var seq, n, t sql.NullInt64
 		var typ sql.NullString
 		var data []byte
@@ -765,82 +767,82 @@ func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64
 			e.Time = time.UnixMicro(t.Int64).UTC()
 			e.Data = data
 			out = append(out, e)
-		} else if out, err = unpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
+		} else if out, err = session.UnpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
 			return nil, fmt.Errorf("session: events of %q: seq %d: %w", sessionID, e.Seq, err)
 		}
 		var keep int
-		keep, total = WithinBytes(out[counted:], total, maxBytes)
+		keep, total = session.WithinBytes(out[counted:], total, maxBytes)
 		out = out[:counted+keep]
 		counted = len(out)
 	}
 	if err := rows.Err(); err != nil {
 		if s.closed.Load() {
-			return nil, ErrClosed
+			return nil, session.ErrClosed
 		}
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
 	if !exists {
-		return nil, ErrNotFound
+		return nil, session.ErrNotFound
 	}
 	return out, nil
 }
 
-// Wait implements Store.
-func (s *SQLite) Wait(ctx context.Context, sessionID string, after int64) error {
+// Wait implements session.Store.
+func (s *Store) Wait(ctx context.Context, sessionID string, after int64) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return session.ErrClosed
 	}
 	return s.waiters.Wait(ctx, sessionID, after, s.lastSeq)
 }
 
-func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
+func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, session.ErrClosed
 	}
 	var last int64
 	err := s.stmts.lastSeq.QueryRowContext(ctx, id).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
+		return 0, session.ErrNotFound
 	}
 	if err != nil {
 		if s.closed.Load() {
-			return 0, ErrClosed // closed while querying
+			return 0, session.ErrClosed // closed while querying
 		}
 		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
 	}
 	return last, nil
 }
 
-// LoadCheckpoint implements Store.
-func (s *SQLite) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
+// LoadCheckpoint implements session.Store.
+func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (session.Checkpoint, error) {
 	if s.closed.Load() {
-		return Checkpoint{}, ErrClosed
+		return session.Checkpoint{}, session.ErrClosed
 	}
 	var seq sql.NullInt64
 	var state []byte
 	err := s.stmts.loadCheckpoint.QueryRowContext(ctx, sessionID).Scan(&seq, &state)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Checkpoint{}, ErrNotFound
+		return session.Checkpoint{}, session.ErrNotFound
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
+		return session.Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
 	}
 	if !seq.Valid {
-		return Checkpoint{}, nil
+		return session.Checkpoint{}, nil
 	}
-	return Checkpoint{Seq: seq.Int64, State: state}, nil
+	return session.Checkpoint{Seq: seq.Int64, State: state}, nil
 }
 
 // leaseExec runs a lease statement on the writer with synchronous=NORMAL
-// (see SQLite), under writeMu.
-func (s *SQLite) leaseExec(ctx context.Context, f func(q sqliteConn) error) error {
+// (see Store), under writeMu.
+func (s *Store) leaseExec(ctx context.Context, f func(q sqliteConn) error) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return session.ErrClosed
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.closed.Load() {
-		return ErrClosed
+		return session.ErrClosed
 	}
 	if s.broken != nil {
 		return s.broken
@@ -867,14 +869,14 @@ type sqliteConn interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// AcquireLease implements Store. Expiry is judged by this machine's clock,
+// AcquireLease implements session.Store. Expiry is judged by this machine's clock,
 // which every process sharing the file shares.
-func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
-	if err := CheckLease(owner, ttl); err != nil {
-		return Lease{}, err
+func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (session.Lease, error) {
+	if err := session.CheckLease(owner, ttl); err != nil {
+		return session.Lease{}, err
 	}
 	start := time.Now()
-	l := Lease{SessionID: sessionID, Owner: owner, Expires: start.Add(ttl)}
+	l := session.Lease{SessionID: sessionID, Owner: owner, Expires: start.Add(ttl)}
 	err := s.leaseExec(ctx, func(q sqliteConn) error {
 		now := time.Now().UnixMicro()
 		err := q.QueryRowContext(ctx, `UPDATE sessions SET
@@ -889,21 +891,21 @@ func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 		var expires int64
 		err = q.QueryRowContext(ctx, `SELECT lease_owner, lease_expires FROM sessions WHERE id = ?`, sessionID).Scan(&holder, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
+			return session.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		return Leased(sessionID, holder.String, time.UnixMicro(expires))
+		return session.Leased(sessionID, holder.String, time.UnixMicro(expires))
 	})
 	if err != nil {
-		return Lease{}, sqliteLeaseError("acquire", sessionID, err)
+		return session.Lease{}, sqliteLeaseError("acquire", sessionID, err)
 	}
 	return l, nil
 }
 
-// ReleaseLease implements Store.
-func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
+// ReleaseLease implements session.Store.
+func (s *Store) ReleaseLease(ctx context.Context, l session.Lease) error {
 	err := s.leaseExec(ctx, func(q sqliteConn) error {
 		res, err := q.ExecContext(ctx, `UPDATE sessions SET lease_owner = NULL, lease_expires = 0
 			WHERE id = ? AND lease_owner = ? AND lease_token = ?`, l.SessionID, l.Owner, l.Token)
@@ -915,11 +917,11 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
 		}
 		var one int
 		if err := q.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, l.SessionID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
+			return session.ErrNotFound
 		} else if err != nil {
 			return err
 		}
-		return LeaseLost(l.SessionID, l)
+		return session.LeaseLost(l.SessionID, l)
 	})
 	return sqliteLeaseError("release", l.SessionID, err)
 }
@@ -927,20 +929,20 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
 // sqliteLeaseError wraps a lease statement's failure; the store's own errors
 // pass as they are.
 func sqliteLeaseError(what, sessionID string, err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeased) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrClosed) {
+	if err == nil || errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrLeased) || errors.Is(err, session.ErrLeaseLost) || errors.Is(err, session.ErrClosed) {
 		return err
 	}
 	return fmt.Errorf("session: %s lease of %q: %w", what, sessionID, err)
 }
 
-// ListSessions implements Store.
-func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
+// ListSessions implements session.Store.
+func (s *Store) ListSessions(ctx context.Context, f session.SessionFilter) (session.SessionPage, error) {
 	limit, after, err := f.Page()
 	if err != nil {
-		return SessionPage{}, err
+		return session.SessionPage{}, err
 	}
 	if s.closed.Load() {
-		return SessionPage{}, ErrClosed
+		return session.SessionPage{}, session.ErrClosed
 	}
 	var where []string
 	var args []any
@@ -956,33 +958,33 @@ func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage
 	}
 	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
 	if err != nil {
-		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
 	got, err := scanSQLiteSessions(rows)
 	if err != nil {
-		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
-	return PageOf(got, limit), nil
+	return session.PageOf(got, limit), nil
 }
 
-// DeleteSession implements Store.
-func (s *SQLite) DeleteSession(ctx context.Context, id string) error {
+// DeleteSession implements session.Store.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return session.ErrClosed
 	}
 	n, err := s.deleteSessions(ctx, []string{id})
 	if err != nil {
 		return fmt.Errorf("session: delete %q: %w", id, err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return session.ErrNotFound
 	}
 	return nil
 }
 
 // deleteSessions deletes sessions in one transaction and returns how many
 // existed.
-func (s *SQLite) deleteSessions(ctx context.Context, ids []string) (int, error) {
+func (s *Store) deleteSessions(ctx context.Context, ids []string) (int, error) {
 	s.writeMu.Lock()
 	n, err := s.deleteLocked(ctx, ids)
 	s.writeMu.Unlock()
@@ -994,7 +996,7 @@ func (s *SQLite) deleteSessions(ctx context.Context, ids []string) (int, error) 
 	return n, err
 }
 
-func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
+func (s *Store) deleteLocked(ctx context.Context, ids []string) (int, error) {
 	if s.broken != nil {
 		return 0, s.broken
 	}
@@ -1023,16 +1025,16 @@ func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
 	return n, tx.Commit()
 }
 
-// Prune implements Store: each round deletes up to PruneChunk sessions in
+// Prune implements session.Store: each round deletes up to PruneChunk sessions in
 // one transaction, so the writer waits at most for one round.
-func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
-	if err := CheckRetention(r); err != nil {
+func (s *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
+	if err := session.CheckRetention(r); err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
 		if s.closed.Load() {
-			return total, ErrClosed
+			return total, session.ErrClosed
 		}
 		if err := ctx.Err(); err != nil {
 			return total, err
@@ -1046,7 +1048,7 @@ func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
 		if err != nil {
 			return total, fmt.Errorf("session: prune: %w", err)
 		}
-		if len(ids) < PruneChunk {
+		if len(ids) < session.PruneChunk {
 			return total, nil
 		}
 	}
@@ -1054,7 +1056,7 @@ func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
 
 // pruneCandidates returns up to PruneChunk sessions r no longer keeps and
 // no live lease holds, the least recently updated first.
-func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time) ([]string, error) {
+func (s *Store) pruneCandidates(ctx context.Context, r session.Retention, now time.Time) ([]string, error) {
 	var cond []string
 	var args []any
 	if r.MaxAge > 0 {
@@ -1078,7 +1080,7 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
 		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
-		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), PruneChunk)...)
+		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), session.PruneChunk)...)
 	if err != nil {
 		return nil, err
 	}
@@ -1094,17 +1096,17 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	return ids, rows.Err()
 }
 
-// openCallsSQL finds tool/calls that no later tool/result closes; both
-// dialects run it, followed by an ORDER BY that sorts session ids bytewise.
+// openCallsSQL finds tool/calls that no later tool/result closes; an ORDER
+// BY that sorts session ids bytewise follows it.
 const openCallsSQL = `SELECT c.session_id, c.seq, c.call_id, c.data FROM events AS c
 WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
   AND NOT EXISTS (SELECT 1 FROM events AS r
     WHERE r.session_id = c.session_id AND r.call_id = c.call_id AND r.type = 'tool/result' AND r.seq > c.seq)`
 
-// UsedCallIDs implements Store.
-func (s *SQLite) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
+// UsedCallIDs implements session.Store.
+func (s *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, session.ErrClosed
 	}
 	if _, err := s.GetSession(ctx, sessionID); err != nil {
 		return nil, err
@@ -1123,25 +1125,25 @@ func (s *SQLite) UsedCallIDs(ctx context.Context, sessionID string, ids []string
 	return out, nil
 }
 
-// OpenCalls implements Store.
-func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
+// OpenCalls implements session.Store.
+func (s *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, session.ErrClosed
 	}
 	rows, err := s.db.QueryContext(ctx, openCallsSQL+` ORDER BY c.session_id, c.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
 	defer rows.Close()
-	var out []OpenCall
+	var out []session.OpenCall
 	for rows.Next() {
-		var oc OpenCall
+		var oc session.OpenCall
 		var callID string
 		var data []byte
 		if err := rows.Scan(&oc.SessionID, &oc.Seq, &callID, &data); err != nil {
 			return nil, fmt.Errorf("session: open calls: %w", err)
 		}
-		oc.Call = DecodeCall(data, callID)
+		oc.Call = session.DecodeCall(data, callID)
 		out = append(out, oc)
 	}
 	if err := rows.Err(); err != nil {
@@ -1150,8 +1152,8 @@ func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
-// Close implements Store. It commits the writes already submitted first.
-func (s *SQLite) Close() error {
+// Close implements session.Store. It commits the writes already submitted first.
+func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
