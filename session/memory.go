@@ -42,12 +42,9 @@ func (m *Memory) CreateSession(ctx context.Context, s Session) error {
 func (m *Memory) GetSession(ctx context.Context, id string) (Session, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return Session{}, ErrClosed
-	}
-	s, ok := m.sessions[id]
-	if !ok {
-		return Session{}, ErrNotFound
+	s, err := m.session(id)
+	if err != nil {
+		return Session{}, err
 	}
 	return s.Session, nil
 }
@@ -131,12 +128,9 @@ func (m *Memory) Events(ctx context.Context, sessionID string, after int64, limi
 func (m *Memory) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return nil, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return nil, err
 	}
 	if after < 0 {
 		after = 0
@@ -166,12 +160,9 @@ func (m *Memory) Wait(ctx context.Context, sessionID string, after int64) error 
 func (m *Memory) lastSeq(_ context.Context, id string) (int64, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return 0, ErrClosed
-	}
-	s, ok := m.sessions[id]
-	if !ok {
-		return 0, ErrNotFound
+	s, err := m.session(id)
+	if err != nil {
+		return 0, err
 	}
 	return s.LastSeq, nil
 }
@@ -180,12 +171,9 @@ func (m *Memory) lastSeq(_ context.Context, id string) (int64, error) {
 func (m *Memory) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return Checkpoint{}, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return Checkpoint{}, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return Checkpoint{}, err
 	}
 	return Checkpoint{Seq: s.checkpoint.Seq, State: bytes.Clone(s.checkpoint.State)}, nil
 }
@@ -198,12 +186,9 @@ func (m *Memory) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return Lease{}, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return Lease{}, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return Lease{}, err
 	}
 	l := &s.lease
 	if l.Owner != "" && l.Owner != owner && now.Before(l.Expires) {
@@ -220,12 +205,9 @@ func (m *Memory) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 func (m *Memory) ReleaseLease(ctx context.Context, l Lease) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
-	}
-	s, ok := m.sessions[l.SessionID]
-	if !ok {
-		return ErrNotFound
+	s, err := m.session(l.SessionID)
+	if err != nil {
+		return err
 	}
 	if s.lease.Owner == "" || s.lease.Owner != l.Owner || s.lease.Token != l.Token {
 		return LeaseLost(l.SessionID, l)
@@ -329,12 +311,9 @@ func newerUpdate(a, b Session) bool {
 func (m *Memory) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return nil, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return nil, err
 	}
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -429,6 +408,19 @@ func DecodeCall(data []byte, callID string) ToolCall {
 	}
 	c.CallID = callID
 	return c
+}
+
+// session returns the session id names, or ErrClosed or ErrNotFound: the
+// prologue of the methods that read or change one. m.mu is held.
+func (m *Memory) session(id string) (*memorySession, error) {
+	if m.closed {
+		return nil, ErrClosed
+	}
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return s, nil
 }
 
 // Close implements Store.

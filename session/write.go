@@ -236,11 +236,16 @@ func CheckLease(owner string, ttl time.Duration) error {
 	return nil
 }
 
+// Submitter is the Submit of a Store.
+type Submitter interface {
+	Submit(ctx context.Context, w Write) *Ticket
+}
+
 // AppendBySubmit implements Store.Append for a store s over its Submit: the
 // events are one Write, waited for. An empty append only checks that the
 // session exists, with last, which returns the session's last seq or
 // ErrNotFound (or ErrClosed).
-func AppendBySubmit(ctx context.Context, s Store, last func(context.Context, string) (int64, error), sessionID string, events []Event) ([]Event, error) {
+func AppendBySubmit(ctx context.Context, s Submitter, last func(context.Context, string) (int64, error), sessionID string, events []Event) ([]Event, error) {
 	if len(events) == 0 {
 		_, err := last(ctx, sessionID)
 		return nil, err
@@ -250,7 +255,7 @@ func AppendBySubmit(ctx context.Context, s Store, last func(context.Context, str
 
 // CreateBySubmit implements Store.CreateSession for a store s over its
 // Submit: a Write that creates the session, waited for.
-func CreateBySubmit(ctx context.Context, s Store, sess Session) error {
+func CreateBySubmit(ctx context.Context, s Submitter, sess Session) error {
 	_, err := s.Submit(ctx, Write{SessionID: sess.ID, Create: &sess}).Wait(ctx)
 	return err
 }

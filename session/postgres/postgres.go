@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,11 +42,11 @@ import (
 // The tables live in the connection's current schema: add search_path=NAME to
 // the URL to keep several logs in one database.
 type Store struct {
+	*session.Core // Submit, Append, CreateSession, Wait, WriteErr, Stats; closed state
+
 	pool    *pgxpool.Pool
 	waiters *session.Waiters
 	channel string // NOTIFY channel of this schema
-	closed  atomic.Bool
-	commits *session.Committer
 
 	stopListen context.CancelFunc
 	listened   chan struct{} // closed when the listener has stopped
@@ -92,7 +91,7 @@ func Open(ctx context.Context, url string, opts ...session.Options) (*Store, err
 		pool.Close()
 		return nil, fmt.Errorf("session: open postgres: %w", err)
 	}
-	p.commits = session.NewCommitter(p.commitBatch, p.committed)
+	p.Core = session.NewCore(p.waiters, p.commitBatch, nil, p.lastSeq) // other replicas hear the NOTIFY
 	return p, nil
 }
 
@@ -218,14 +217,9 @@ func (p *Store) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn *pg
 	}
 }
 
-// CreateSession implements session.Store.
-func (p *Store) CreateSession(ctx context.Context, s session.Session) error {
-	return session.CreateBySubmit(ctx, p, s)
-}
-
 // GetSession implements session.Store.
 func (p *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return session.Session{}, session.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT `+pgSessionColumns+` FROM sessions WHERE id = $1`, id)
@@ -253,25 +247,6 @@ func collectPgSessions(rows pgx.Rows) ([]session.Session, error) {
 		return s, err
 	})
 }
-
-// Append implements session.Store.
-func (p *Store) Append(ctx context.Context, sessionID string, events ...session.Event) ([]session.Event, error) {
-	return session.AppendBySubmit(ctx, p, p.lastSeq, sessionID, events)
-}
-
-// Submit implements session.Store.
-func (p *Store) Submit(ctx context.Context, w session.Write) *session.Ticket {
-	if p.closed.Load() {
-		return session.FailedTicket(session.ErrClosed)
-	}
-	return p.commits.Submit(ctx, w)
-}
-
-// WriteErr implements session.WriteHealth.
-func (p *Store) WriteErr() error { return p.commits.WriteErr() }
-
-// Stats returns the store's group-commit counts.
-func (p *Store) Stats() session.CommitStats { return p.commits.Stats() }
 
 // A commit is a pipeline of two statements, one round trip, run by the
 // server as one implicit transaction. pgCreateSQL inserts the sessions the
@@ -382,7 +357,7 @@ func (p *Store) commitBatch(batch []*session.Pending) error {
 		if uncertain {
 			return session.Unavailable(fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err))
 		}
-		if transient(err) && attempt < 4 && !p.closed.Load() {
+		if transient(err) && attempt < 4 && !p.Closed() {
 			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 			continue
 		}
@@ -585,10 +560,6 @@ func (p *Store) commitOne(ctx context.Context, q *session.Pending, owner *string
 	return nil, false
 }
 
-// committed wakes this process's waiters of every session a batch wrote
-// (other replicas hear the NOTIFY).
-func (p *Store) committed(batch []*session.Pending) { p.waiters.Committed(batch) }
-
 // Events implements session.Store.
 func (p *Store) Events(ctx context.Context, sessionID string, after int64, limit int) ([]session.Event, error) {
 	return p.EventsWithin(ctx, sessionID, after, limit, 0)
@@ -598,7 +569,7 @@ func (p *Store) Events(ctx context.Context, sessionID string, after int64, limit
 // (a running sum of octet_length, which PostgreSQL reads from a TOASTed
 // value's header without fetching it), so the rows past it are never sent.
 func (p *Store) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]session.Event, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, session.ErrClosed
 	}
 	var lim *int64
@@ -648,16 +619,8 @@ func (p *Store) EventsWithin(ctx context.Context, sessionID string, after int64,
 	return out, nil
 }
 
-// Wait implements session.Store.
-func (p *Store) Wait(ctx context.Context, sessionID string, after int64) error {
-	if p.closed.Load() {
-		return session.ErrClosed
-	}
-	return p.waiters.Wait(ctx, sessionID, after, p.lastSeq)
-}
-
 func (p *Store) lastSeq(ctx context.Context, id string) (int64, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return 0, session.ErrClosed
 	}
 	var last int64
@@ -666,7 +629,7 @@ func (p *Store) lastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, session.ErrNotFound
 	}
 	if err != nil {
-		if p.closed.Load() {
+		if p.Closed() {
 			return 0, session.ErrClosed // closed while querying
 		}
 		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
@@ -676,7 +639,7 @@ func (p *Store) lastSeq(ctx context.Context, id string) (int64, error) {
 
 // UsedCallIDs implements session.Store.
 func (p *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, session.ErrClosed
 	}
 	var known bool
@@ -695,7 +658,7 @@ func (p *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string)
 
 // OpenCalls implements session.Store.
 func (p *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, session.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, openCallsSQL+` ORDER BY c.session_id COLLATE "C", c.seq`)
@@ -725,7 +688,7 @@ WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
 // LapsedLeases implements session.LeaseSweeper. Expiry is judged by the server's
 // clock; the sessions holding a lease are found through their index.
 func (p *Store) LapsedLeases(ctx context.Context) ([]string, []session.OpenCall, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, nil, session.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT id FROM sessions
@@ -759,7 +722,7 @@ WHERE lease_owner IS NOT NULL AND lease_expires <= clock_timestamp() ORDER BY id
 
 // LoadCheckpoint implements session.Store.
 func (p *Store) LoadCheckpoint(ctx context.Context, sessionID string) (session.Checkpoint, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return session.Checkpoint{}, session.ErrClosed
 	}
 	var seq *int64
@@ -783,7 +746,7 @@ func (p *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl t
 	if err := session.CheckLease(owner, ttl); err != nil {
 		return session.Lease{}, err
 	}
-	if p.closed.Load() {
+	if p.Closed() {
 		return session.Lease{}, session.ErrClosed
 	}
 	start := time.Now()
@@ -825,7 +788,7 @@ SELECT (SELECT lease_token FROM u), EXISTS (SELECT 1 FROM sessions WHERE id = $1
 
 // ReleaseLease implements session.Store.
 func (p *Store) ReleaseLease(ctx context.Context, l session.Lease) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return session.ErrClosed
 	}
 	var released, exists bool
@@ -850,7 +813,7 @@ func (p *Store) ListSessions(ctx context.Context, f session.SessionFilter) (sess
 	if err != nil {
 		return session.SessionPage{}, err
 	}
-	if p.closed.Load() {
+	if p.Closed() {
 		return session.SessionPage{}, session.ErrClosed
 	}
 	var where []string
@@ -881,7 +844,7 @@ func (p *Store) ListSessions(ctx context.Context, f session.SessionFilter) (sess
 // DeleteSession implements session.Store: one round trip, locking the session row
 // first so that no write slips in between.
 func (p *Store) DeleteSession(ctx context.Context, id string) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return session.ErrClosed
 	}
 	b := &pgx.Batch{}
@@ -923,7 +886,7 @@ func (p *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
 	}
 	total := 0
 	for {
-		if p.closed.Load() {
+		if p.Closed() {
 			return total, session.ErrClosed
 		}
 		ids, err := p.pruneRound(ctx, r)
@@ -994,11 +957,9 @@ FOR UPDATE SKIP LOCKED`, args...)
 
 // Close implements session.Store. It commits the writes already submitted first.
 func (p *Store) Close() error {
-	if p.closed.Swap(true) {
+	if !p.Stop() {
 		return nil
 	}
-	p.waiters.Close()
-	p.commits.Close()
 	p.stopListen()
 	<-p.listened
 	p.pool.Close()

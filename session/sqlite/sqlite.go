@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	driver "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -54,10 +53,10 @@ import (
 // Wait is woken in-process at once, and by other processes' appends through a
 // poll of PRAGMA data_version while anyone waits.
 type Store struct {
+	*session.Core // Submit, Append, CreateSession, Wait, WriteErr, Stats; closed state
+
 	db      *sql.DB
 	waiters *session.Waiters
-	closed  atomic.Bool
-	commits *session.Committer
 
 	writeMu sync.Mutex  // serializes this process's write transactions
 	stmts   sqliteStmts // Prepared on db; closed by Close
@@ -162,7 +161,7 @@ func Open(ctx context.Context, path string, opts ...session.Options) (*Store, er
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
 	}
-	s.commits = session.NewCommitter(s.commitBatch, s.committed)
+	s.Core = session.NewCore(s.waiters, s.commitBatch, s.committed, s.lastSeq)
 	return s, nil
 }
 
@@ -427,14 +426,9 @@ func (s *Store) poll(ctx context.Context, conn *sql.Conn) {
 	}
 }
 
-// CreateSession implements session.Store.
-func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
-	return session.CreateBySubmit(ctx, s, sess)
-}
-
 // GetSession implements session.Store.
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
-	if s.closed.Load() {
+	if s.Closed() {
 		return session.Session{}, session.ErrClosed
 	}
 	rows, err := s.stmts.session.QueryContext(ctx, id)
@@ -474,25 +468,6 @@ func scanSQLiteSessions(rows *sql.Rows) ([]session.Session, error) {
 	}
 	return out, rows.Err()
 }
-
-// Append implements session.Store.
-func (s *Store) Append(ctx context.Context, sessionID string, events ...session.Event) ([]session.Event, error) {
-	return session.AppendBySubmit(ctx, s, s.lastSeq, sessionID, events)
-}
-
-// Submit implements session.Store.
-func (s *Store) Submit(ctx context.Context, w session.Write) *session.Ticket {
-	if s.closed.Load() {
-		return session.FailedTicket(session.ErrClosed)
-	}
-	return s.commits.Submit(ctx, w)
-}
-
-// WriteErr implements session.WriteHealth.
-func (s *Store) WriteErr() error { return s.commits.WriteErr() }
-
-// Stats returns the store's group-commit counts.
-func (s *Store) Stats() session.CommitStats { return s.commits.Stats() }
 
 // sqliteSession is a session as a commit changes it.
 type sqliteSession struct {
@@ -718,10 +693,9 @@ func (s *Store) commitTx(batch []*session.Pending) error {
 	return nil
 }
 
-// committed wakes the waiters of every session a batch wrote and counts its
-// pages for the checkpointer.
+// committed counts a committed batch's pages for the checkpointer (the
+// Core has woken the waiters of the sessions it wrote).
 func (s *Store) committed(batch []*session.Pending) {
-	s.waiters.Committed(batch)
 	if s.checkpoints != nil {
 		s.checkpoints.wrote(batch)
 	}
@@ -736,7 +710,7 @@ func (s *Store) Events(ctx context.Context, sessionID string, after int64, limit
 // cut where the bound falls, so a read holds at most one row (256 KiB of
 // packed events, or one event) beyond maxBytes.
 func (s *Store) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]session.Event, error) {
-	if s.closed.Load() {
+	if s.Closed() {
 		return nil, session.ErrClosed
 	}
 	if limit <= 0 {
@@ -776,7 +750,7 @@ func (s *Store) EventsWithin(ctx context.Context, sessionID string, after int64,
 		counted = len(out)
 	}
 	if err := rows.Err(); err != nil {
-		if s.closed.Load() {
+		if s.Closed() {
 			return nil, session.ErrClosed
 		}
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
@@ -787,16 +761,8 @@ func (s *Store) EventsWithin(ctx context.Context, sessionID string, after int64,
 	return out, nil
 }
 
-// Wait implements session.Store.
-func (s *Store) Wait(ctx context.Context, sessionID string, after int64) error {
-	if s.closed.Load() {
-		return session.ErrClosed
-	}
-	return s.waiters.Wait(ctx, sessionID, after, s.lastSeq)
-}
-
 func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
-	if s.closed.Load() {
+	if s.Closed() {
 		return 0, session.ErrClosed
 	}
 	var last int64
@@ -805,7 +771,7 @@ func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
 		return 0, session.ErrNotFound
 	}
 	if err != nil {
-		if s.closed.Load() {
+		if s.Closed() {
 			return 0, session.ErrClosed // closed while querying
 		}
 		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
@@ -815,7 +781,7 @@ func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
 
 // LoadCheckpoint implements session.Store.
 func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (session.Checkpoint, error) {
-	if s.closed.Load() {
+	if s.Closed() {
 		return session.Checkpoint{}, session.ErrClosed
 	}
 	var seq sql.NullInt64
@@ -836,12 +802,12 @@ func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (session.C
 // leaseExec runs a lease statement on the writer with synchronous=NORMAL
 // (see Store), under writeMu.
 func (s *Store) leaseExec(ctx context.Context, f func(q sqliteConn) error) error {
-	if s.closed.Load() {
+	if s.Closed() {
 		return session.ErrClosed
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.closed.Load() {
+	if s.Closed() {
 		return session.ErrClosed
 	}
 	if s.broken != nil {
@@ -941,7 +907,7 @@ func (s *Store) ListSessions(ctx context.Context, f session.SessionFilter) (sess
 	if err != nil {
 		return session.SessionPage{}, err
 	}
-	if s.closed.Load() {
+	if s.Closed() {
 		return session.SessionPage{}, session.ErrClosed
 	}
 	var where []string
@@ -969,7 +935,7 @@ func (s *Store) ListSessions(ctx context.Context, f session.SessionFilter) (sess
 
 // DeleteSession implements session.Store.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	if s.closed.Load() {
+	if s.Closed() {
 		return session.ErrClosed
 	}
 	n, err := s.deleteSessions(ctx, []string{id})
@@ -1033,7 +999,7 @@ func (s *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
 	}
 	total := 0
 	for {
-		if s.closed.Load() {
+		if s.Closed() {
 			return total, session.ErrClosed
 		}
 		if err := ctx.Err(); err != nil {
@@ -1105,7 +1071,7 @@ WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
 
 // UsedCallIDs implements session.Store.
 func (s *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
-	if s.closed.Load() {
+	if s.Closed() {
 		return nil, session.ErrClosed
 	}
 	if _, err := s.GetSession(ctx, sessionID); err != nil {
@@ -1127,7 +1093,7 @@ func (s *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string)
 
 // OpenCalls implements session.Store.
 func (s *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
-	if s.closed.Load() {
+	if s.Closed() {
 		return nil, session.ErrClosed
 	}
 	rows, err := s.db.QueryContext(ctx, openCallsSQL+` ORDER BY c.session_id, c.seq`)
@@ -1154,11 +1120,9 @@ func (s *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
 
 // Close implements session.Store. It commits the writes already submitted first.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if !s.Stop() {
 		return nil
 	}
-	s.waiters.Close()
-	s.commits.Close()
 	s.stopBackground()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
