@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,14 +22,15 @@ type Migration struct {
 	SQL     string
 }
 
-// Migrations reads a backend's migrations from the root of fsys (its
-// embedded migrations directory), ordered by version; dialect names the
-// backend in errors. They must be numbered 1, 2, 3… A backend applies the
-// PendingMigrations at Open, in one transaction that also records them in
-// MigrationsTable, so that processes opening a database at once apply them
-// once.
+// Migrations reads a backend's migrations, the files
+// migrations/NNNN_name.sql of fsys (its embedded directory, numbered 1, 2,
+// 3…), ordered by version; dialect names the backend in errors. A backend
+// applies the PendingMigrations at Open, in one transaction that also
+// records them in MigrationsTable, so that processes opening a database at
+// once apply them once.
 func Migrations(fsys fs.FS, dialect string) ([]Migration, error) {
-	entries, err := fs.ReadDir(fsys, ".")
+	const dir = "migrations"
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("session: read %s migrations: %w", dialect, err)
 	}
@@ -40,7 +42,7 @@ func Migrations(fsys fs.FS, dialect string) ([]Migration, error) {
 		if !ok || err != nil || v <= 0 || !strings.HasSuffix(name, ".sql") {
 			return nil, fmt.Errorf("session: %s migration file %s is not named NNNN_name.sql", dialect, name)
 		}
-		body, err := fs.ReadFile(fsys, name)
+		body, err := fs.ReadFile(fsys, path.Join(dir, name))
 		if err != nil {
 			return nil, err
 		}

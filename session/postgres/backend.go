@@ -3,23 +3,15 @@ package postgres
 import (
 	"context"
 	"embed"
-	"io/fs"
 
 	"github.com/codemode/codemode/session"
 )
 
-//go:embed migrations/*.sql
-var embedded embed.FS
-
 // migrationFS holds the schema as numbered files, migrations/NNNN_name.sql,
 // applied in order at Open (see session.Migrations).
-var migrationFS = func() fs.FS {
-	sub, err := fs.Sub(embedded, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded above
-	}
-	return sub
-}()
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
 
 // Backend opens postgres:// and postgresql:// URLs (see Open). Replicas
 // share the database: Shared is true.

@@ -4,29 +4,22 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/codemode/codemode/session"
 )
 
-//go:embed migrations/*.sql
-var embedded embed.FS
-
 // migrationFS holds the schema as numbered files, migrations/NNNN_name.sql,
 // applied in order at Open (see session.Migrations).
-var migrationFS = func() fs.FS {
-	sub, err := fs.Sub(embedded, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded above
-	}
-	return sub
-}()
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
 
 // Backend opens sqlite://FILE URLs: FILE is a path, relative to the working
 // directory or absolute (sqlite:///var/lib/x.db), used verbatim, or
-// ":memory:". A file is used by this process alone, as far as the service
-// is concerned: Shared is false.
+// ":memory:". Shared is false: a file is the log of one service process
+// (others on the host may open it too, as codemode replay does, but no
+// replica steps its sessions).
 var Backend = session.Backend{Open: openURL}
 
 // Register registers Backend for the schemes sqlite and sqlite3.
