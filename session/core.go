@@ -5,12 +5,12 @@ import (
 	"sync/atomic"
 )
 
-// Core is the part of a store that a backend built on a Committer and
-// Waiters shares with every other: embedded in the backend's store, it
-// implements CreateSession, Append, Submit, Wait and WriteErr, and Stats,
-// from the backend's commit and its last seq, and keeps the store's closed
-// state, which the backend's own methods check first (Closed). The backend
-// implements the rest of Store, and calls Stop first in its Close.
+// Core is what every store built on a Committer and Waiters has in common.
+// Embedded in a backend's store, it implements CreateSession, Append,
+// Submit, Wait, WriteErr and Stats from the backend's commit and last seq,
+// and keeps the store's closed state, which the backend's own methods check
+// first (Closed). The backend implements the rest of Store, and calls Stop
+// first in its Close.
 type Core struct {
 	waiters *Waiters
 	commits *Committer
