@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,125 +112,6 @@ func typeName(s session.Store) string {
 	return "unknown"
 }
 
-func TestSQLiteMigrations(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "log.db")
-
-	// Opened at once by several instances, a new file is migrated once.
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := sqlite.Open(ctx, path)
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	// Reopening keeps the data and applies nothing twice.
-	s := openSQLite(t, path)
-	if err := s.CreateSession(ctx, session.Session{ID: "kept"}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s = openSQLite(t, path)
-	if _, err := s.GetSession(ctx, "kept"); err != nil {
-		t.Fatalf("after reopening: %v", err)
-	}
-	s.Close()
-
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if want := migrationFiles(t, "sqlite"); db.QueryRow(`SELECT count(*) FROM codemode_migrations`).Scan(&n) != nil || n != want {
-		t.Fatalf("codemode_migrations has %d rows, want %d", n, want)
-	}
-	var mode string
-	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
-		t.Fatalf("journal mode %q (%v), want wal", mode, err)
-	}
-
-	// A database from a newer binary is refused with a clear error.
-	if _, err := db.Exec(`INSERT INTO codemode_migrations (version, name, applied_at) VALUES (99, '0099_future.sql', 0)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sqlite.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
-		t.Fatalf("opening a newer schema: err = %v", err)
-	}
-}
-
-func TestPostgresMigrations(t *testing.T) {
-	u := postgresSchema(t)
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := postgres.Open(ctx, u)
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if want := migrationFiles(t, "postgres"); conn.QueryRow(ctx, `SELECT count(*) FROM codemode_migrations`).Scan(&n) != nil || n != want {
-		t.Fatalf("codemode_migrations has %d rows, want %d", n, want)
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO codemode_migrations (version, name) VALUES (99, '0099_future.sql')`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := postgres.Open(ctx, u); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
-		t.Fatalf("opening a newer schema: err = %v", err)
-	}
-}
-
-// migrationFiles counts a dialect's migrations.
-func migrationFiles(t *testing.T, dialect string) int {
-	entries, err := os.ReadDir(filepath.Join(dialect, "migrations"))
-	if err != nil || len(entries) == 0 {
-		t.Fatalf("%s/migrations: %d files, %v", dialect, len(entries), err)
-	}
-	return len(entries)
-}
-
-func TestPostgresSchemaMissing(t *testing.T) {
-	u := postgresSchema(t)
-	u = strings.Replace(u, "search_path=codemode_test_", "search_path=missing_", 1)
-	_, err := postgres.Open(context.Background(), u)
-	if err == nil || !strings.Contains(err.Error(), "no existing schema") {
-		t.Fatalf("OpenPostgres with a missing schema: err = %v", err)
-	}
-}
-
 func TestErrorsAreDistinct(t *testing.T) {
 	errs := []error{session.ErrNotFound, session.ErrExists, session.ErrClosed}
 	for i, a := range errs {
@@ -239,49 +119,6 @@ func TestErrorsAreDistinct(t *testing.T) {
 			if (i == j) != errors.Is(a, b) {
 				t.Errorf("errors.Is(%v, %v) = %v", a, b, errors.Is(a, b))
 			}
-		}
-	}
-}
-
-// TestPostgresListenerReconnect kills one replica's LISTEN connection; an
-// append on another replica still wakes that replica's waiters.
-func TestPostgresListenerReconnect(t *testing.T) {
-	u := postgresSchema(t)
-	a, b := openPostgres(t, u), openPostgres(t, u)
-	ctx := context.Background()
-	if err := a.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var schema string
-	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		t.Fatal(err)
-	}
-	var killed int
-	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'codemode-listener' AND query LIKE '%' || $1 || '%'`, schema).Scan(&killed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if killed != 2 {
-		t.Fatalf("terminated %d listener connections, want 2", killed)
-	}
-	for after := int64(0); after < 3; after++ {
-		done := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			done <- a.Wait(ctx, "s", after)
-		}()
-		if _, err := b.Append(ctx, "s", ctxEvent("x")); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-done; err != nil {
-			t.Fatalf("Wait(after %d) on a after its listener was killed: %v", after, err)
 		}
 	}
 }
@@ -368,43 +205,6 @@ func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) 
 	}
 }
 
-// TestPostgresWriterSurvivesEndedConnections: the server ends the store's
-// connections (a restart, a failover, pg_terminate_backend); the next
-// writes commit on new ones, once each.
-func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
-	u := postgresSchema(t) + "&application_name=codemode-test-ended"
-	s := openPostgres(t, u)
-	ctx := context.Background()
-	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, strings.Replace(u, "codemode-test-ended", "codemode-test-killer", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for round := 1; round <= 3; round++ {
-		var killed int
-		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE application_name = 'codemode-test-ended' AND datname = current_database()`).Scan(&killed); err != nil {
-			t.Fatal(err)
-		}
-		if killed == 0 {
-			t.Fatal("no connection of the store was found to end")
-		}
-		got, err := s.Append(ctx, "s", ctxEvent(fmt.Sprint(round)))
-		if err != nil {
-			t.Fatalf("round %d: append after the server ended %d connections: %v", round, killed, err)
-		}
-		if got[0].Seq != int64(round) {
-			t.Fatalf("round %d: seq %d", round, got[0].Seq)
-		}
-	}
-	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 3 {
-		t.Fatalf("the log has %d events (%v), want 3: each write once", len(evs), err)
-	}
-}
-
 // Every store bounds reads by bytes (see the backends' tests for theirs).
 var _ session.BoundedReader = (*session.Memory)(nil)
 
@@ -473,61 +273,5 @@ func TestPages(t *testing.T) {
 	}
 	if err := session.Pages(ctx, mem, "ghost", 0, 2, 0, func([]session.Event) bool { return true }); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
-	}
-}
-
-// A call id with a NUL byte, which PostgreSQL's text refuses, fails only its
-// own write: the other sessions' writes in the same group commit commit.
-// (The HTTP API refuses such ids; this is the store's second line.)
-func TestPostgresRefusedWriteFailsAlone(t *testing.T) {
-	s := openPostgres(t, postgresSchema(t))
-	ctx := context.Background()
-	const n = 40
-	for i := range n {
-		if err := s.CreateSession(ctx, session.Session{ID: fmt.Sprint("s", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	call := func(id string) session.Event {
-		return ctxEventOf(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: id, Name: "t", Arguments: "{}"})
-	}
-	for round := 0; ; round++ {
-		before := s.Stats()
-		var tickets []*session.Ticket
-		for i := range n {
-			id := fmt.Sprint("c", round, "-", i)
-			if i == n/2 {
-				id = "bad\x00id"
-			}
-			tickets = append(tickets, s.Submit(ctx, session.Write{SessionID: fmt.Sprint("s", i), Events: []session.Event{call(id)}}))
-		}
-		for i, tk := range tickets {
-			_, err := tk.Wait(ctx)
-			if i == n/2 {
-				if !errors.Is(err, session.ErrRefused) || errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), `"s20"`) {
-					t.Fatalf("the write with a NUL: err = %v, want ErrRefused naming its session", err)
-				}
-			} else if err != nil {
-				t.Fatalf("round %d: write to s%d, beside the refused one: %v", round, i, err)
-			}
-		}
-		for i := range n {
-			evs, err := s.Events(ctx, fmt.Sprint("s", i), 0, 0)
-			want := round + 1
-			if i == n/2 {
-				want = 0
-			}
-			if err != nil || len(evs) != want {
-				t.Fatalf("s%d has %d events (%v), want %d", i, len(evs), err, want)
-			}
-		}
-		// The refused write shared a transaction with others at least once
-		// (else the round proved nothing: try again).
-		if after := s.Stats(); after.Failed-before.Failed >= 2 {
-			break
-		}
-		if round == 4 {
-			t.Fatal("the write with a NUL never shared a batch")
-		}
 	}
 }
