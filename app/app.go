@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/codemode/codemode/agent"
@@ -27,6 +26,8 @@ import (
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/worker"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // App is one assembled service.
@@ -197,6 +198,7 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // openStore opens the configured store, creating a SQLite file's
 // directories (with their parents) first.
 func openStore(ctx context.Context, cfg config.Config) (session.Store, error) {
+	RegisterStores()
 	if p, ok := config.SQLitePath(cfg.Store); ok {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, &StoreError{p, err}
@@ -224,12 +226,25 @@ func RedactURL(s string) string {
 	return u.Redacted()
 }
 
-// sharedStore reports whether other processes may use the store at once.
-func (a *App) sharedStore() bool { return strings.HasPrefix(a.Config.Store, "postgres") }
+// sharedStore reports whether other processes may use the store at once
+// (its backend says so: session.Shared).
+func (a *App) sharedStore() bool {
+	RegisterStores()
+	return session.Shared(a.Config.Store)
+}
+
+// RegisterStores registers the session stores codemode ships for
+// session.Open, by scheme: sqlite:// (and sqlite3://), postgres:// (and
+// postgresql://); memory:// is session's own. It may be called any number
+// of times; New does, before it opens the configured store.
+func RegisterStores() {
+	sqlite.Register()
+	postgres.Register()
+}
 
 // RecoveryAge is how old an open call must be before start-up recovery
 // closes it: any age for a store only this process uses, and for a shared
-// PostgreSQL store only calls older than anything still running elsewhere
+// store (PostgreSQL) only calls older than anything still running elsewhere
 // could be (a run's timeout plus an approval's), so that a starting replica
 // never closes another replica's live call.
 func (a *App) RecoveryAge() time.Duration {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/internal/gopool"
-	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 var (
@@ -46,7 +46,7 @@ func TestLoad(t *testing.T) {
 	if !*loadTest {
 		t.Skip("a load test: run with go test ./http -run TestLoad -load -v")
 	}
-	store, err := session.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "load.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "load.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

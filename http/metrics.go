@@ -17,6 +17,7 @@ import (
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // The outcomes of a run (label "outcome" of codemode_runs_total).
@@ -185,7 +186,7 @@ func statCounter[S any](read func() S) func(name, help string, field func(S) flo
 // checkpointStatser is a store that checkpoints its WAL off the commit
 // path (SQLite).
 type checkpointStatser interface {
-	CheckpointStats() session.CheckpointStats
+	CheckpointStats() sqlite.CheckpointStats
 }
 
 // registerCheckpointStats adds the SQLite log's checkpoints to reg: how many
@@ -195,11 +196,11 @@ func registerCheckpointStats(reg *prometheus.Registry, st checkpointStatser) err
 	counter := statCounter(st.CheckpointStats)
 	return errors.Join(
 		reg.Register(counter("codemode_log_checkpoints_total", "WAL checkpoints of the SQLite session log, run off the commit path.",
-			func(s session.CheckpointStats) float64 { return float64(s.Checkpoints) })),
+			func(s sqlite.CheckpointStats) float64 { return float64(s.Checkpoints) })),
 		reg.Register(counter("codemode_log_checkpoint_failures_total", "WAL checkpoints of the SQLite session log that failed or found another running (retried later).",
-			func(s session.CheckpointStats) float64 { return float64(s.Failed) })),
+			func(s sqlite.CheckpointStats) float64 { return float64(s.Failed) })),
 		reg.Register(counter("codemode_log_checkpoint_seconds_total", "Time spent in WAL checkpoints of the SQLite session log, their flushes included.",
-			func(s session.CheckpointStats) float64 { return s.Busy.Seconds() })),
+			func(s sqlite.CheckpointStats) float64 { return s.Busy.Seconds() })),
 		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "codemode_log_checkpoint_pages_left",
 			Help: "WAL pages the last checkpoint of the SQLite session log found committed but could not copy (a reader or a commit held them).",

@@ -301,6 +301,7 @@ func TestTypeScriptClientStdio(t *testing.T) {
 	}
 	rep := runClient(t, node, dir, env, "stdio", exe, "-test.run=^$")
 	sid := checkClientReport(t, rep)
+	app.RegisterStores()
 	st, err := session.Open(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)

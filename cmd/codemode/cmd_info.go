@@ -194,6 +194,7 @@ func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 			return fmt.Errorf("no log at %s (set --config or --store, or the store key or CODEMODE_STORE, to the store serve or mcp wrote)", p)
 		}
 	}
+	app.RegisterStores()
 	st, err := session.Open(ctx, cfg.Store, session.Options{Durability: session.Durability(cfg.Durability)})
 	if err != nil {
 		return &app.StoreError{Store: app.RedactURL(cfg.Store), Err: err}

@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/codemode/codemode/session"
 )
 
 // Checkpoints off the commit path.
@@ -57,7 +59,7 @@ type checkpointer struct {
 
 // startCheckpointer raises the writer's own checkpoint threshold to the far
 // bound and starts the checkpointer on conn, which it closes when it stops.
-func (s *SQLite) startCheckpointer(ctx context.Context, writer sqliteConn, conn *sql.Conn) error {
+func (s *Store) startCheckpointer(ctx context.Context, writer sqliteConn, conn *sql.Conn) error {
 	if _, err := writer.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(sqliteInlineCheckpointPages)); err != nil {
 		conn.Close()
 		return err
@@ -71,11 +73,11 @@ func (s *SQLite) startCheckpointer(ctx context.Context, writer sqliteConn, conn 
 
 // wrote counts a committed batch's pages and wakes the checkpointer when
 // they pass sqliteCheckpointPages. It runs on the committer's goroutine.
-func (c *checkpointer) wrote(batch []*queued) {
+func (c *checkpointer) wrote(batch []*session.Pending) {
 	var data int64
 	for _, p := range batch {
-		for i := range p.events {
-			data += int64(len(p.events[i].Data))
+		for i := range p.Events {
+			data += int64(len(p.Events[i].Data))
 		}
 	}
 	n := sqliteCommitPages + (data+sqlitePageSize-1)/sqlitePageSize
@@ -136,7 +138,7 @@ type CheckpointStats struct {
 }
 
 // CheckpointStats reports the store's checkpoints; zero for ":memory:".
-func (s *SQLite) CheckpointStats() CheckpointStats {
+func (s *Store) CheckpointStats() CheckpointStats {
 	c := s.checkpoints
 	if c == nil {
 		return CheckpointStats{}
