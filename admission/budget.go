@@ -4,7 +4,8 @@
 // when it ends; what does not fit in what is left is refused at once
 // rather than queued, so that a burst of runs or large requests is turned
 // away with a clear error instead of taking the process, or the machine,
-// past its memory.
+// past its memory. A Pool shares a number of slots (MCP sessions, event
+// streams) fairly among API keys.
 package admission
 
 import (

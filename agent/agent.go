@@ -14,11 +14,9 @@ import (
 	"github.com/codemode/codemode/session"
 )
 
-// Defaults for the zero Options.
-const (
-	DefaultApprovalTimeout = 5 * time.Minute
-	DefaultMaxParallel     = 10
-)
+// DefaultApprovalTimeout is how long an ask waits for an answer when
+// Options.ApprovalTimeout is zero (approvals.timeout).
+const DefaultApprovalTimeout = 5 * time.Minute
 
 // Errors of the agent; test with errors.Is. A session that does not exist is
 // session.ErrNotFound.
@@ -36,10 +34,10 @@ var (
 // Options configure an Agent. The zero value works.
 type Options struct {
 	// ApprovalTimeout bounds how long an ask waits for an answer; then it is
-	// denied and logged as decision "timeout". Default 5m.
+	// denied and logged as decision "timeout". Default DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
 	// MaxParallel is the window for overlapping concurrency-safe calls of
-	// one step. Default 10.
+	// one step. Default runtime.DefaultWindow.
 	MaxParallel int
 	// Logger receives store failures the loop cannot return (nested events).
 	// Default slog.Default().
@@ -55,8 +53,9 @@ type Options struct {
 	// another holds it. Within one process steps of a session are
 	// serialized either way.
 	Leases bool
-	// LeaseTTL is how long a lease lasts without renewal (a crashed holder's
-	// lease frees after it). Default DefaultLeaseTTL.
+	// LeaseTTL is how long a lease lasts without renewal: a crashed holder's
+	// lease lapses after it, and RecoverLapsed closes the calls it left.
+	// Default DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Approver, when set, is asked every ask as soon as it is logged and may
 	// answer it at once (see Approver). Nil: asks wait in the log for
@@ -90,7 +89,7 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if opts.MaxParallel <= 0 {
-		opts.MaxParallel = DefaultMaxParallel
+		opts.MaxParallel = runtime.DefaultWindow
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -124,27 +123,44 @@ type sessionLock struct {
 
 // lock serializes steps of one session in this process.
 func (a *Agent) lock(ctx context.Context, sessionID string) (unlock func(), err error) {
-	a.mu.Lock()
-	l := a.steps[sessionID]
-	if l == nil {
-		l = &sessionLock{ch: make(chan struct{}, 1)}
-		a.steps[sessionID] = l
-	}
-	l.refs++
-	a.mu.Unlock()
-	release := func() {
-		a.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(a.steps, sessionID)
-		}
-		a.mu.Unlock()
-	}
+	l, release := a.sessionLock(sessionID)
 	select {
 	case l.ch <- struct{}{}:
 		return func() { <-l.ch; release() }, nil
 	case <-ctx.Done():
 		release()
 		return nil, ctx.Err()
+	}
+}
+
+// tryLock is lock without waiting: ok is false when the session is locked.
+func (a *Agent) tryLock(sessionID string) (unlock func(), ok bool) {
+	l, release := a.sessionLock(sessionID)
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, true
+	default:
+		release()
+		return nil, false
+	}
+}
+
+// sessionLock returns the session's lock, referenced until release.
+func (a *Agent) sessionLock(sessionID string) (l *sessionLock, release func()) {
+	a.mu.Lock()
+	l = a.steps[sessionID]
+	if l == nil {
+		l = &sessionLock{ch: make(chan struct{}, 1)}
+		a.steps[sessionID] = l
+	}
+	l.refs++
+	a.mu.Unlock()
+	return l, func() {
+		a.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(a.steps, sessionID)
+		}
+		a.mu.Unlock()
 	}
 }
 
@@ -158,6 +174,12 @@ type entry struct {
 // appendEvents appends entries to the session log in one atomic Append,
 // wrapping failures with what was being logged.
 func (a *Agent) appendEvents(ctx context.Context, sessionID, what string, entries ...entry) ([]session.Event, error) {
+	return a.appendFenced(ctx, sessionID, what, nil, entries...)
+}
+
+// appendFenced is appendEvents fenced by lease (nil: none): it fails with
+// session.ErrLeaseLost once the lease is no longer the session's.
+func (a *Agent) appendFenced(ctx context.Context, sessionID, what string, lease *session.Lease, entries ...entry) ([]session.Event, error) {
 	events := make([]session.Event, len(entries))
 	for i, en := range entries {
 		e, err := session.NewEvent(en.typ, en.payload)
@@ -166,7 +188,13 @@ func (a *Agent) appendEvents(ctx context.Context, sessionID, what string, entrie
 		}
 		events[i] = e
 	}
-	out, err := a.store.Append(ctx, sessionID, events...)
+	var out []session.Event
+	var err error
+	if lease == nil {
+		out, err = a.store.Append(ctx, sessionID, events...)
+	} else {
+		out, err = a.store.Submit(ctx, session.Write{SessionID: sessionID, Events: events, Lease: lease}).Wait(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("agent: append %s to session %q: %w", what, sessionID, err)
 	}

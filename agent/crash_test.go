@@ -12,12 +12,17 @@ import (
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // crashEnv makes the test binary the process that crashes (see TestMain).
 const crashEnv = "CODEMODE_AGENT_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
+	// The stores of this module, for session.Open (as app registers them).
+	sqlite.Register()
+	postgres.Register()
 	if url := os.Getenv(gateCrashEnv); url != "" {
 		fmt.Fprintln(os.Stderr, "child:", gateCrashChild(url))
 		os.Exit(1)

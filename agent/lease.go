@@ -12,11 +12,13 @@ import (
 // Leases keep replicas that share a store from interleaving one session's
 // steps: a step holds the session's lease from the store (Options.Leases),
 // and its writes are fenced by it, so a step that stalled past the lease's
-// ttl cannot write after another replica took over.
+// ttl cannot write after another replica took over. The lease of a step
+// whose process stopped lapses after the ttl: RecoverLapsed, which a
+// replica runs every few seconds, takes it over and closes the calls left.
 
 // Defaults for lease timing.
 const (
-	DefaultLeaseTTL = 30 * time.Second
+	DefaultLeaseTTL = 10 * time.Second
 	leaseRetryFirst = 10 * time.Millisecond
 	leaseRetryMax   = 250 * time.Millisecond
 )
@@ -31,7 +33,8 @@ type heldLease struct {
 
 // takeLease acquires the session's lease for this agent, waiting while
 // another holder has it, as long as ctx allows. It returns nil when leases
-// are off, and for a session the step creates (nobody else can know it).
+// are off, and for a session the step creates with its first write (nobody
+// else can know it; with leases, steps create theirs first).
 func (a *Agent) takeLease(ctx context.Context, sessionID string, creating bool) (*session.Lease, error) {
 	if !a.opts.Leases || creating {
 		return nil, nil

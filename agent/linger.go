@@ -15,7 +15,7 @@ const lingerTick = time.Millisecond
 // all while flushes are pending, and it ends at the first tick that finds
 // none: holding an event costs a slice append, where a timer of its own per
 // step (what it replaced) cost each run with a nested call a wake-up of the
-// network poller, about 15 µs at one connection.
+// network poller (BENCHMARKS.md, "Figures behind the code's choices").
 type lingerer struct {
 	mu      sync.Mutex
 	queue   []lingering // in the order held, so in the order due; guarded by mu

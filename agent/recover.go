@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,8 @@ const reasonStopped = "process stopped"
 //
 // Run it at start, before serving, or with an olderThan longer than any call
 // can take: a call still running in another process would be closed under
-// it (its late result then follows the interrupted one).
+// it (its late result then follows the interrupted one). With leases, the
+// calls of a process that stopped are closed sooner by RecoverLapsed.
 func (a *Agent) Recover(ctx context.Context, olderThan time.Duration) (int, error) {
 	open, err := a.store.OpenCalls(ctx)
 	if err != nil {
@@ -46,7 +48,7 @@ func (a *Agent) Recover(ctx context.Context, olderThan time.Duration) (int, erro
 		for n < len(open) && open[n].SessionID == open[0].SessionID {
 			n++
 		}
-		c, err := a.recoverSession(ctx, open[0].SessionID, open[:n], olderThan > 0, cutoff)
+		c, err := a.recoverSession(ctx, open[0].SessionID, open[:n], olderThan > 0, cutoff, nil)
 		closed += c
 		if err != nil {
 			errs = append(errs, err)
@@ -56,8 +58,90 @@ func (a *Agent) Recover(ctx context.Context, olderThan time.Duration) (int, erro
 	return closed, errors.Join(errs...)
 }
 
-// recoverSession closes one session's open calls in one atomic append.
-func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []session.OpenCall, useCutoff bool, cutoff time.Time) (int, error) {
+// RecoverLapsed closes, as Recover does, the open calls of the sessions
+// whose lease lapsed: the process that held it stopped renewing it (it
+// crashed, or lost the store) while its step had calls open. It takes each
+// such lease over first, so that the holder, if it comes back, can write
+// nothing more, and two processes never close the same calls; it leaves a
+// session alone whose lease another process took meanwhile, or whose step
+// still runs in this one. It releases the leases it took, open calls or
+// none, and returns how many calls it closed. It does nothing without
+// Options.Leases or with a store that is no session.LeaseSweeper.
+func (a *Agent) RecoverLapsed(ctx context.Context) (int, error) {
+	sw, ok := a.store.(session.LeaseSweeper)
+	if !a.opts.Leases || !ok {
+		return 0, nil
+	}
+	ids, open, err := sw.LapsedLeases(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("agent: list lapsed leases: %w", err)
+	}
+	closed := 0
+	var errs []error
+	for _, id := range ids {
+		n := 0
+		for n < len(open) && open[n].SessionID == id {
+			n++
+		}
+		c, err := a.takeOver(ctx, id, open[:n])
+		closed += c
+		if err != nil {
+			errs = append(errs, err)
+		}
+		open = open[n:]
+	}
+	return closed, errors.Join(errs...)
+}
+
+// closeLeft closes, as Recover does, the calls a session's log has open
+// when a step starts under its lease: no other step of the session runs,
+// elsewhere (the lease) or here (the lock), so the step that made them is
+// gone (its process stopped, or its lease lapsed and its writes are
+// fenced), and the new step's calls must not follow calls without results.
+// It reports whether it closed any. Without a lease it does nothing: agents
+// sharing a store without leases may step one session at once.
+func (a *Agent) closeLeft(ctx context.Context, sessionID string, st *logState, lease *session.Lease) (bool, error) {
+	if lease == nil || len(st.Open) == 0 {
+		return false, nil
+	}
+	open := make([]session.OpenCall, 0, len(st.Open))
+	for id, seq := range st.Open {
+		open = append(open, session.OpenCall{SessionID: sessionID, Seq: seq, Call: session.ToolCall{CallID: id}})
+	}
+	slices.SortFunc(open, func(x, y session.OpenCall) int { return cmp.Compare(x.Seq, y.Seq) })
+	n, err := a.recoverSession(ctx, sessionID, open, false, time.Time{}, lease)
+	return n > 0, err
+}
+
+// takeOver takes a lapsed lease, closes the session's open calls under it,
+// and releases it.
+func (a *Agent) takeOver(ctx context.Context, sessionID string, open []session.OpenCall) (int, error) {
+	unlock, ok := a.tryLock(sessionID)
+	if !ok {
+		return 0, nil // a step of this process runs it
+	}
+	defer unlock()
+	l, err := a.store.AcquireLease(ctx, sessionID, a.owner, a.opts.LeaseTTL)
+	if errors.Is(err, session.ErrLeased) || errors.Is(err, session.ErrNotFound) {
+		return 0, nil // taken meanwhile, or deleted
+	}
+	if err != nil {
+		return 0, fmt.Errorf("agent: take over the lease of session %q: %w", sessionID, err)
+	}
+	closed := 0
+	if len(open) > 0 {
+		closed, err = a.recoverSession(ctx, sessionID, open, false, time.Time{}, &l)
+	}
+	if rerr := a.store.ReleaseLease(ctx, l); rerr != nil && !errors.Is(rerr, session.ErrLeaseLost) && err == nil {
+		err = fmt.Errorf("agent: release the lease of session %q: %w", sessionID, rerr)
+	}
+	return closed, err
+}
+
+// recoverSession closes one session's open calls in one atomic append,
+// fenced by lease when it is not nil. A call closed by a tool/result found
+// on the way (its holder wrote it after the calls were listed) is left.
+func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []session.OpenCall, useCutoff bool, cutoff time.Time, lease *session.Lease) (int, error) {
 	// Everything an open call left (its nested calls, its approvals) follows
 	// its tool/call: the log is read from the first open call on, a page at
 	// a time, not from its start.
@@ -76,7 +160,7 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 	var entries []entry
 	closed := 0
 	for _, oc := range open {
-		if useCutoff && lg.times[oc.Seq].After(cutoff) {
+		if useCutoff && lg.times[oc.Seq].After(cutoff) || lg.closed[oc.Call.CallID] {
 			continue
 		}
 		id := oc.Call.CallID
@@ -107,7 +191,7 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 	if closed == 0 {
 		return 0, nil
 	}
-	if _, err := a.appendEvents(ctx, sessionID, "recovery", entries...); err != nil {
+	if _, err := a.appendFenced(ctx, sessionID, "recovery", lease, entries...); err != nil {
 		return 0, err
 	}
 	a.opts.Logger.Info("agent: closed interrupted calls", "session", sessionID, "calls", closed)
@@ -120,6 +204,7 @@ const recoverPage = 1000
 // openLog is what recovery needs from a session's events.
 type openLog struct {
 	times      map[int64]time.Time     // open tool/call seq → its time
+	closed     map[string]bool         // open call id → a later tool/result closed it
 	dispatches []openDispatch          // started, never settled, in start order
 	approvals  []session.ApprovalAsked // asked, never answered, in ask order
 
@@ -133,9 +218,10 @@ type openDispatch struct {
 }
 
 func newOpenLog(open []session.OpenCall) *openLog {
-	lg := &openLog{times: map[int64]time.Time{}, settled: map[string]bool{}, answered: map[string]bool{}}
+	lg := &openLog{times: map[int64]time.Time{}, closed: map[string]bool{}, settled: map[string]bool{}, answered: map[string]bool{}}
 	for _, oc := range open {
 		lg.times[oc.Seq] = time.Time{}
+		lg.closed[oc.Call.CallID] = false
 	}
 	return lg
 }
@@ -149,6 +235,12 @@ func (lg *openLog) scan(events []session.Event) {
 		case session.TypeToolCall:
 			if _, ok := lg.times[e.Seq]; ok {
 				lg.times[e.Seq] = e.Time
+			}
+		case session.TypeToolResult:
+			if p, ok := e.Payload().(*session.ToolResult); ok {
+				if _, open := lg.closed[p.CallID]; open {
+					lg.closed[p.CallID] = true
+				}
 			}
 		case session.TypeCodeDispatchStart, session.TypeCodeDispatch, session.TypeApprovalAsked, session.TypeApprovalAnswered:
 			switch p := e.Payload().(type) {

@@ -199,3 +199,75 @@ func TestRecoverReadsFromTheOpenCall(t *testing.T) {
 	}
 	checkClosed(t, all)
 }
+
+// RecoverLapsed closes the open calls of a session whose lease lapsed,
+// whatever their age, and no other's: not one whose lease lives, nor one
+// held by no lease; it releases the leases it took.
+func TestRecoverLapsed(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Leases: true})
+	open := func(sid, callID string) {
+		appendRaw(t, e.store, sid, [2]any{session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: callID, Name: "math_add", Arguments: `{}`}})
+	}
+	for _, sid := range []string{"lapsed", "live", "free"} {
+		if err := e.store.CreateSession(ctx, session.Session{ID: sid, Scope: scope}); err != nil {
+			t.Fatal(err)
+		}
+		open(sid, sid+"-call")
+	}
+	if _, err := e.store.AcquireLease(ctx, "lapsed", "gone", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.AcquireLease(ctx, "live", "alive", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	n, err := e.agent.RecoverLapsed(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("RecoverLapsed = %d, %v; want 1", n, err)
+	}
+	left, err := e.store.OpenCalls(ctx)
+	if err != nil || len(left) != 2 || left[0].SessionID != "free" || left[1].SessionID != "live" {
+		t.Fatalf("open calls left %+v, %v", left, err)
+	}
+	if _, err := e.store.AcquireLease(ctx, "lapsed", "next", time.Hour); err != nil {
+		t.Fatalf("the lease taken over was not released: %v", err)
+	}
+	if ids, _, err := e.store.(session.LeaseSweeper).LapsedLeases(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("lapsed leases after the sweep: %v, %v", ids, err)
+	}
+	if n, err := e.agent.RecoverLapsed(ctx); err != nil || n != 0 {
+		t.Fatalf("a second RecoverLapsed = %d, %v", n, err)
+	}
+	// Without leases the agent leaves them all alone.
+	if n, err := agent.New(e.rt, e.store, agent.Options{}).RecoverLapsed(ctx); err != nil || n != 0 {
+		t.Fatalf("RecoverLapsed without leases = %d, %v", n, err)
+	}
+}
+
+// With leases, a step that takes a session whose log has calls without
+// results (their step is gone: its process stopped, or lost its lease)
+// closes them as interrupted before its own calls, so that the calls of the
+// session never follow one without a result; without leases it leaves them.
+func TestStepClosesCallsLeftOpen(t *testing.T) {
+	for _, leases := range []bool{true, false} {
+		e := newEnv(t, nil, registry.ModeBoth, agent.Options{Leases: leases})
+		e.step(t, call("c1", "math_add", `{"a":1,"b":2}`))
+		appendRaw(t, e.store, e.sid, [2]any{session.TypeToolCall, session.ToolCall{Turn: 1, Step: 2, CallID: "left", Name: "math_add", Arguments: `{}`}})
+		e.step(t, call("c2", "math_add", `{"a":1,"b":2}`))
+		got := logged(t, e.events(t))
+		want := []string{"tool/call c1", "tool/result c1", "tool/call left", "tool/result left", "tool/call c2", "tool/result c2"}
+		if !leases {
+			want = slices.Delete(want, 3, 4)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("leases %v: logged %v, want %v", leases, got, want)
+		}
+		if leases {
+			r := decode[session.ToolResult](t, e.events(t)[3])
+			if !r.IsError || r.Error == nil || r.Error.Code != registry.CodeAborted || r.Error.Message != agent.Interrupted {
+				t.Fatalf("closed as %+v", r)
+			}
+		}
+	}
+}

@@ -22,9 +22,13 @@ type logState struct {
 	Step      int              `json:"step"`      // likewise
 	Concluded bool             `json:"concluded"` // a result of that step concluded the turn
 	Pending   []pendingContext `json:"pending"`   // contexts no user/context has committed yet
-	Complete  bool             `json:"-"`         // callIDs holds every tool/call id of the log
-	callIDs   map[string]bool  // tool/call ids folded in (all of them when Complete), at most maxCallIDs
-	saved     int64            // the Seq of the last checkpoint saved
+	// Open are the tool/calls without a tool/result yet: call id → seq.
+	// At a step's start, with leases, they are calls their step left (see
+	// closeLeft).
+	Open     map[string]int64 `json:"open,omitempty"`
+	Complete bool             `json:"-"` // callIDs holds every tool/call id of the log
+	callIDs  map[string]bool  // tool/call ids folded in (all of them when Complete), at most maxCallIDs
+	saved    int64            // the Seq of the last checkpoint saved
 }
 
 // pendingContext is a context a tool/result carried that no user/context has
@@ -36,9 +40,9 @@ type pendingContext struct {
 
 // checkpointEvery is how many events may follow a session's checkpoint before
 // the agent saves a new one, with the next step's first write: the first step
-// after a restart folds at most this many events and one step's (measured: at
-// 256 that step cost 1.6× a new session's first; at 64, 1.16×; at 32 no
-// better than at 64).
+// after a restart folds at most this many events and one step's. Larger, that
+// step cost markedly more than a new session's first; smaller was no cheaper
+// (BENCHMARKS.md, "Figures behind the code's choices").
 const checkpointEvery = 64
 
 // maxCallIDs bounds the call ids a session's cached state remembers, so that
@@ -82,6 +86,10 @@ func (st *logState) apply(events []session.Event) {
 				st.Complete = false
 			}
 			st.callIDs[p.CallID] = true
+			if st.Open == nil {
+				st.Open = map[string]int64{}
+			}
+			st.Open[p.CallID] = e.Seq
 			if p.Turn != st.Turn || p.Step != st.Step {
 				st.Turn, st.Step, st.Concluded = p.Turn, p.Step, false
 			}
@@ -94,6 +102,7 @@ func (st *logState) apply(events []session.Event) {
 			if e.Decode(&p) != nil {
 				continue
 			}
+			delete(st.Open, p.CallID)
 			for _, c := range p.Contexts {
 				st.Pending = append(st.Pending, pendingContext{CallID: p.CallID, Ctx: c})
 			}

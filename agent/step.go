@@ -89,6 +89,7 @@ func waitGate(ctx context.Context, g *Gate, err error) error {
 // stepOptions are what Run adds to a step.
 type stepOptions struct {
 	codeEntry bool             // the calls may be run_code in any scope
+	timeout   time.Duration    // run_code's wall-clock limit; zero keeps the bridge's
 	also      bridge.EventSink // also receives the nested events
 	create    *session.Session // the session to create with the step's first write
 	minted    bool             // the calls' ids come from Options.NewID: unique, so unused
@@ -103,7 +104,8 @@ type RunOptions struct {
 	// Create, when set, is a new session (ID and Scope) that Run creates in
 	// the transaction of its first events instead of using sessionID's: a
 	// run in a new session costs no write of its own. Its ID must be
-	// sessionID.
+	// sessionID. With Options.Leases the session is created first, in a
+	// write of its own, so that the run holds its lease like any step.
 	Create *session.Session
 	// MaxCallsBytes bounds the arguments and content of the sub-calls Run
 	// hands back (the log keeps them whole): past it, calls are trimmed, then
@@ -151,7 +153,6 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if id == "" {
 		id, minted = "run_"+a.opts.NewID(), true
 	}
-	ctx = bridge.WithTimeout(ctx, opts.Timeout)
 	calls := collector{budget: opts.MaxCallsBytes}
 	if calls.budget <= 0 {
 		calls.budget = DefaultMaxCallsBytes
@@ -159,7 +160,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if opts.Create != nil && opts.Create.ID != sessionID {
 		return nil, fmt.Errorf("agent: Create names session %q, not %q", opts.Create.ID, sessionID)
 	}
-	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, also: &calls, create: opts.Create, minted: minted})
+	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, timeout: opts.Timeout, also: &calls, create: opts.Create, minted: minted})
 	if !opts.Gated {
 		err, gate = waitGate(ctx, gate, err), nil
 	}
@@ -181,12 +182,29 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	if err != nil {
 		return StepResult{}, nil, err
 	}
-	lease, err := a.takeLease(ctx, sessionID, o.create != nil)
+	createInWrite := o.create
+	if a.opts.Leases && o.create != nil {
+		// Created first, so that the step holds the session's lease while
+		// its calls are open, as every other does: if this process stops,
+		// the lease lapses and another closes them (RecoverLapsed).
+		if err := a.store.CreateSession(ctx, *o.create); err != nil {
+			unlock()
+			return StepResult{}, nil, fmt.Errorf("agent: create session %q: %w", sessionID, err)
+		}
+		createInWrite = nil
+	}
+	lease, err := a.takeLease(ctx, sessionID, createInWrite != nil)
 	if err != nil {
 		unlock()
 		return StepResult{}, nil, err
 	}
 	st, err := a.stepState(ctx, sessionID, calls, o)
+	if err == nil {
+		var closed bool
+		if closed, err = a.closeLeft(ctx, sessionID, st, lease); closed && err == nil {
+			st, err = a.stepState(ctx, sessionID, calls, o) // fold what recovery wrote
+		}
+	}
 	if err != nil {
 		a.endLease(lease, unlock)
 		return StepResult{}, nil, err
@@ -194,9 +212,9 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	// From here on the log must stay consistent whatever the caller does.
 	logCtx := context.WithoutCancel(ctx)
 	r := &stepRun{
-		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, logCtx: logCtx,
+		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, timeout: o.timeout, logCtx: logCtx,
 		requestID: requestid.From(ctx),
-		w:         newLogWriter(a.store, sessionID, o.create, lease, a.checkpoint(sessionID, st)),
+		w:         newLogWriter(a.store, sessionID, createInWrite, lease, a.checkpoint(sessionID, st)),
 		done:      make([]chan struct{}, len(calls)),
 		results:   make([]*runtime.Result, len(calls)),
 		logged:    make([]bool, len(calls)),
@@ -293,6 +311,7 @@ type stepRun struct {
 	turn, step int
 	calls      []ToolCall
 	codeEntry  bool
+	timeout    time.Duration      // stepOptions.timeout
 	logCtx     context.Context    // appends outlive the caller's cancellation
 	requestID  string             // recorded in every tool/call (requestid.From the caller's context)
 	abort      context.CancelFunc // cancels every call after a store failure
@@ -317,7 +336,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 	// goes away, Close first abandons the calls not yet started and only
 	// then cancels the ones in flight, so no call slips from "queued" to
 	// "started" because an earlier one was cancelled.
-	bctx, abort := context.WithCancel(bridge.WithEventSink(context.WithoutCancel(ctx), sink))
+	bctx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	r.abort = abort
 	b := r.a.rt.NewBatch(bctx, runtime.BatchOptions{Window: r.a.opts.MaxParallel, InOrder: true})
 	// The calls start together once submitted; a step of one call (a run)
@@ -338,6 +357,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 			CallID: c.ID, Name: c.Name, Arguments: c.Arguments,
 			Scope: r.scope, SessionID: r.sessionID,
 			Approver: approver, CodeEntry: r.codeEntry,
+			Run: runtime.RunOptions{Timeout: r.timeout, Events: sink},
 		}, runtime.Hooks{
 			Start: func(_ int, call runtime.Call, safe bool) { r.start(i, call, safe) },
 			Done:  func(_ int, res *runtime.Result) { r.finish(i, res) },

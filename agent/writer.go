@@ -34,9 +34,9 @@ type logWriter struct {
 
 // lingerFor is how long a lingering event waits for a write to go with: a
 // run's nested events join its result's commit when the run is that short,
-// and reach live streams within that time when it is not. (At 2 ms the
-// 20-call program of make bench-table, 2.5 ms long, paid a second flush on
-// its critical path: its result's commit queued behind its events'.)
+// and reach live streams within that time when it is not. (Shorter, a
+// program of many quick calls paid a second flush on its critical path: its
+// result's commit queued behind its events'; BENCHMARKS.md, "Figures behind the code's choices".)
 const lingerFor = 5 * time.Millisecond
 
 func newLogWriter(store session.Store, sessionID string, create *session.Session, lease *session.Lease, cp *session.Checkpoint) *logWriter {

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/codemode/codemode/agent"
@@ -27,6 +26,8 @@ import (
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/worker"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // App is one assembled service.
@@ -41,6 +42,8 @@ type App struct {
 	Logger   *slog.Logger
 	// Workers runs the programs with isolation "process"; nil with "inproc".
 	Workers *worker.Pool
+
+	stopSweep func() // stops the sweep of lapsed leases and waits for it; nil without one
 }
 
 // Options adjust New. The zero value works.
@@ -58,6 +61,11 @@ type Options struct {
 	// Approver answers asks in Go as they are made (agent.Approver); nil
 	// leaves them to the log (Agent.Answer, the HTTP approvals API).
 	Approver agent.Approver
+	// LeaseTTL is how long a step's lease on a shared (PostgreSQL) store
+	// lasts without renewal: the calls of a replica that stopped are closed
+	// within it and a sweep's interval (a fifth of it). Default
+	// agent.DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // New builds the service described by cfg. The configuration must be valid
@@ -121,6 +129,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		// Replicas share a PostgreSQL log: their steps of one session must
 		// not interleave.
 		Leases:   a.sharedStore(),
+		LeaseTTL: opts.LeaseTTL,
 		Approver: opts.Approver,
 	})
 	if !opts.SkipRecovery {
@@ -133,8 +142,44 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		if n > 0 {
 			log.Warn("closed calls left open by a stopped process", "calls", n)
 		}
+		if a.sharedStore() {
+			a.sweepLapsed(opts.LeaseTTL)
+		}
 	}
 	return a, nil
+}
+
+// sweepLapsed closes, every fifth of a lease's ttl until Close, the calls
+// of the replicas that stopped while they held them (Agent.RecoverLapsed):
+// recovery of a shared store does not wait for a restart. Start-up recovery
+// (Recover, at RecoveryAge) still closes calls left by a version of
+// codemode whose steps held no lease.
+func (a *App) sweepLapsed(ttl time.Duration) {
+	if ttl <= 0 {
+		ttl = agent.DefaultLeaseTTL
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	a.stopSweep = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(ttl / 5)
+		defer tick.Stop()
+		for {
+			n, err := a.Agent.RecoverLapsed(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				a.Logger.Warn("recovery of lapsed leases failed; retrying", "err", err)
+			case n > 0:
+				a.Logger.Warn("closed calls left open by a replica that stopped", "calls", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 }
 
 // StoreError is a store that could not be opened: one line naming the
@@ -153,6 +198,7 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // openStore opens the configured store, creating a SQLite file's
 // directories (with their parents) first.
 func openStore(ctx context.Context, cfg config.Config) (session.Store, error) {
+	RegisterStores()
 	if p, ok := config.SQLitePath(cfg.Store); ok {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, &StoreError{p, err}
@@ -180,12 +226,25 @@ func RedactURL(s string) string {
 	return u.Redacted()
 }
 
-// sharedStore reports whether other processes may use the store at once.
-func (a *App) sharedStore() bool { return strings.HasPrefix(a.Config.Store, "postgres") }
+// sharedStore reports whether other processes may use the store at once
+// (its backend says so: session.Shared).
+func (a *App) sharedStore() bool {
+	RegisterStores()
+	return session.Shared(a.Config.Store)
+}
+
+// RegisterStores registers the session stores codemode ships for
+// session.Open, by scheme: sqlite:// (and sqlite3://), postgres:// (and
+// postgresql://); memory:// is session's own. It may be called any number
+// of times; New does, before it opens the configured store.
+func RegisterStores() {
+	sqlite.Register()
+	postgres.Register()
+}
 
 // RecoveryAge is how old an open call must be before start-up recovery
 // closes it: any age for a store only this process uses, and for a shared
-// PostgreSQL store only calls older than anything still running elsewhere
+// store (PostgreSQL) only calls older than anything still running elsewhere
 // could be (a run's timeout plus an approval's), so that a starting replica
 // never closes another replica's live call.
 func (a *App) RecoveryAge() time.Duration {
@@ -356,6 +415,9 @@ func (a *App) ModelTools(scope string) ([]registry.ModelSchema, error) {
 
 // Close stops the worker processes (a run still in one fails) and closes the store.
 func (a *App) Close() error {
+	if a.stopSweep != nil {
+		a.stopSweep()
+	}
 	a.closeWorkers()
 	return a.Store.Close()
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/examples/tools"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
 )
 
 func parse(t *testing.T, yml string) config.Config {
@@ -160,5 +162,18 @@ func TestSubCallArgsBytesIsConfigured(t *testing.T) {
 	}
 	if !res.IsError || res.Error == nil || res.Error.Kind != "limit" || !strings.Contains(res.Error.Message, "more than 1024 bytes of arguments") {
 		t.Fatalf("a run past max_sub_call_args_bytes: %+v", res.Error)
+	}
+}
+
+// TestDefaultsAreTheOwners: a configuration that sets nothing gives the
+// sandbox and the demo pack exactly what they apply to zero options, so
+// that configuring a default and leaving it out are the same.
+func TestDefaultsAreTheOwners(t *testing.T) {
+	d := config.Default()
+	if got, want := app.Limits(d.Limits).WithDefaults(), (sandbox.Options{}).WithDefaults(); got != want {
+		t.Errorf("the default limits give the sandbox %+v, its own defaults are %+v", got, want)
+	}
+	if got, want := app.DemoQuotas(d.DemoState), tools.DefaultQuotas(); got != want {
+		t.Errorf("the default demo_state gives quotas %+v, the pack's own are %+v", got, want)
 	}
 }

@@ -69,11 +69,19 @@ func (a *App) toolsUnder(scope string) []string {
 }
 
 // upstreamMayMatch reports whether glob may name a tool of a configured
-// mcp_server: its literal prefix and "<server>." agree as far as both go.
+// mcp_server or openapi_source (registered after New): its literal prefix
+// and "<name>." agree as far as both go.
 func (a *App) upstreamMayMatch(glob string) bool {
 	lit := literalPrefix(glob)
+	var names []string
 	for _, m := range a.Config.MCPServers {
-		p := m.Name + "."
+		names = append(names, m.Name)
+	}
+	for _, o := range a.Config.OpenAPISources {
+		names = append(names, o.Name)
+	}
+	for _, n := range names {
+		p := n + "."
 		if strings.HasPrefix(lit, p) || strings.HasPrefix(p, lit) {
 			return true
 		}

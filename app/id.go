@@ -11,8 +11,8 @@ import (
 // are, 48 bits of Unix milliseconds then 80 random bits. Ids minted later
 // sort later, so a log's indexes take new sessions at their ends: with
 // random ids, each new session's rows went to a different page of every
-// index (measured: 38 KB written per 2-call run at 16 concurrent runs,
-// 21 KB with these). The random bits keep ids unguessable.
+// index, and a run wrote nearly twice the bytes it does with these
+// (BENCHMARKS.md, "Figures behind the code's choices"). The random bits keep ids unguessable.
 func NewID() string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
@@ -14,9 +13,6 @@ import (
 
 // Defaults for Options fields left zero.
 const (
-	// DefaultMaxParallelSubCalls is the overlap window for concurrency-safe
-	// sub-calls.
-	DefaultMaxParallelSubCalls = 10
 	// DefaultMaxContentBytes bounds what a model sees of one run (and what a
 	// settlement event keeps of a sub-call's content).
 	DefaultMaxContentBytes = 32 << 10
@@ -27,7 +23,7 @@ const (
 // Options configure the run_code tool. The zero value works.
 type Options struct {
 	Limits              sandbox.Options // per run; zero fields take the sandbox defaults
-	MaxParallelSubCalls int             // default DefaultMaxParallelSubCalls
+	MaxParallelSubCalls int             // overlapping concurrency-safe sub-calls; default runtime.DefaultWindow
 	// MaxContentBytes bounds the content of a run_code result, which is what
 	// the model sees: logs and result beyond it are cut with a marker saying
 	// how much was cut and how to return less. The value is not cut. It also
@@ -59,7 +55,7 @@ type Bridge struct {
 // to the registry's SetCodeTransport.
 func New(rt *runtime.Runtime, opts Options) *Bridge {
 	if opts.MaxParallelSubCalls <= 0 {
-		opts.MaxParallelSubCalls = DefaultMaxParallelSubCalls
+		opts.MaxParallelSubCalls = runtime.DefaultWindow
 	}
 	if opts.MaxContentBytes <= 0 {
 		opts.MaxContentBytes = DefaultMaxContentBytes
@@ -72,6 +68,7 @@ func New(rt *runtime.Runtime, opts Options) *Bridge {
 	}
 	b := &Bridge{rt: rt, opts: opts}
 	b.tool = registry.MustDefine(b.definition())
+	rt.SetNestingBody(b.run)
 	return b
 }
 
@@ -116,38 +113,34 @@ func (b *Bridge) definition() registry.Definition {
 			}}},
 		}},
 		Behavior: registry.Behavior{
-			Execute:     b.run,
+			// The runtime runs b.run instead (SetNestingBody), with the
+			// call's Nesting; this body is reached only outside a runtime.
+			Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+				return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code was executed outside the runtime"}
+			},
 			Render:      b.render,
 			PresentCall: presentCall,
 			// The sandbox's own wall-clock limit fires first; this is the backstop.
-			Timeout: timeout + 10*time.Second,
+			Timeout: timeout + runtime.RunBackstop,
 		},
 	}
 }
 
-type timeoutKey struct{}
-
-// WithTimeout returns a context whose run_code executions have wall-clock
-// limit d instead of the bridge's (d <= 0 keeps the bridge's).
-func WithTimeout(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, timeoutKey{}, d)
-}
-
-// run is the run_code body.
-func (b *Bridge) run(ctx context.Context, exec registry.Exec, args frozen.Value) (any, error) {
+// run is the run_code body: the runtime gives it the call's Nesting.
+func (b *Bridge) run(ctx context.Context, n *runtime.Nesting, args frozen.Value) (any, error) {
 	var in struct{ Code, Description string }
 	if err := args.Unmarshal(&in); err != nil {
 		return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: err.Error()}
 	}
-	view := runtime.ViewOf(exec)
-	if view == nil {
-		return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code was executed outside the runtime"}
+	if n.View == nil {
+		return nil, &registry.Error{Code: registry.CodeInternal, Message: "run_code has no view to run in"}
 	}
+	exec := n.Exec
 	limits := b.opts.Limits
-	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
-		limits.Timeout = d
+	if n.Run.Timeout > 0 {
+		limits.Timeout = n.Run.Timeout
 	}
-	r := b.newRun(ctx, exec, view)
+	r := b.newRun(ctx, n)
 	res := b.opts.Runner.Run(ctx, in.Code, r, limits)
 	left := r.unfinished() // as the program settled, before settle stops them
 	r.settle()

@@ -93,7 +93,7 @@ func (e *env) tool(name string, safe bool, body registry.ExecuteFunc) func() {
 func (e *env) run(ctx context.Context, code string) *runtime.Result {
 	e.t.Helper()
 	args, _ := json.Marshal(map[string]string{"code": code, "description": "test program"})
-	return e.rt.Execute(bridge.WithEventSink(ctx, e.sink), runtime.Request{CallID: "call_1", Name: registry.RunCode, Arguments: string(args), Scope: "s"})
+	return e.rt.Execute(ctx, runtime.Request{CallID: "call_1", Name: registry.RunCode, Arguments: string(args), Scope: "s", Run: runtime.RunOptions{Events: e.sink}})
 }
 
 func value(t *testing.T, r *runtime.Result) (logs []string, result string) {
@@ -530,16 +530,30 @@ func TestPrePolicyNeverOverlaps(t *testing.T) {
 	}
 }
 
-func TestToolUnregisteredBetweenListingAndDispatch(t *testing.T) {
+// TestOneViewPerRun: a program's calls resolve in the view it was shown,
+// whatever the registry does meanwhile: a tool unregistered mid-run still
+// answers that run, one registered mid-run is not reached, and the next
+// run sees the registry as it is.
+func TestOneViewPerRun(t *testing.T) {
 	e := newEnv(t, bridge.Options{})
 	var un func()
-	e.tool("first", false, func(context.Context, registry.Exec, frozen.Value) (any, error) { un(); return 1, nil })
+	e.tool("first", false, func(context.Context, registry.Exec, frozen.Value) (any, error) {
+		un()
+		e.tool("late", false, echo)
+		return 1, nil
+	})
 	un = e.tool("gone", false, echo)
 	_, result := value(t, e.run(context.Background(), `
 		await tools.first({})
+		const late = await tools.late({}).then(() => "reached", e => e.message)
+		return JSON.stringify([await tools.gone({x: 1}), late])`))
+	if !strings.Contains(result, `{\"x\":1}`) || !strings.Contains(result, "unknown tool") {
+		t.Fatal(result)
+	}
+	_, result = value(t, e.run(context.Background(), `
 		try { await tools.gone({}) } catch (e) { return e.message }`))
 	if !strings.Contains(result, "unknown tool") {
-		t.Fatal(result)
+		t.Fatalf("the next run: %s", result)
 	}
 }
 
@@ -716,7 +730,7 @@ func TestNoticesReachTheLogAndTheRunLogs(t *testing.T) {
 	})
 	sink := &noticeRecorder{}
 	args, _ := json.Marshal(map[string]string{"code": `console.log("mine"); return await tools.count({})`})
-	r := e.rt.Execute(bridge.WithEventSink(context.Background(), sink), runtime.Request{CallID: "call_1", Name: registry.RunCode, Arguments: string(args), Scope: "s"})
+	r := e.rt.Execute(context.Background(), runtime.Request{CallID: "call_1", Name: registry.RunCode, Arguments: string(args), Scope: "s", Run: runtime.RunOptions{Events: sink}})
 	logs, result := value(t, r)
 	want := []string{"mine", "[count progress 1/2] counting", "[count progress 2/2] counting", "[count warning] almost out"}
 	if result != "2" || strings.Join(logs, "|") != strings.Join(want, "|") {

@@ -1,13 +1,18 @@
 // Package bridge is the run_code tool: it connects the SDK calls of a
 // program running in the sandbox to runtime.Execute.
 //
-// Every binding call becomes a sub-call with id "<parent>:code:<n>" and the
-// run_code execution's token as parent, and runs the whole pipeline. Calls
+// The runtime runs run_code's body with a runtime.Nesting (the bridge is
+// the runtime's nesting body): the call's token, approver and view, and the
+// caller's runtime.RunOptions (the program's timeout, and the EventSink its
+// nested events go to). Every binding call becomes a sub-call with id
+// "<parent>:code:<n>", the run_code call's token as parent, resolved in the
+// run's one view (the tools the program was shown, whatever the registry
+// does meanwhile), and runs the whole pipeline. Calls
 // start in submission order; consecutive concurrency-safe calls overlap up
 // to MaxParallelSubCalls while pre-policy and post-policy keep submission
 // order; an exclusive call drains the window, runs alone, and holds later
 // calls back until it has settled. Each sub-call writes two log-only events
-// to the EventSink found in the context (start at pipeline entry, settlement
+// to the run's EventSink (start at pipeline entry, settlement
 // with content and times). When the program settles, in-flight sub-calls are
 // cancelled, queued ones are abandoned (they log nothing), and run_code
 // returns only after the in-flight ones drained, so every nested event lands

@@ -7,7 +7,8 @@ import (
 )
 
 // EventSink receives the nested dispatch events of run_code programs, in
-// the log's own payload types. The agent loop supplies one that queues them
+// the log's own payload types: the caller of a run_code call passes one as
+// its runtime.Request.Run.Events. The agent loop supplies one that queues them
 // for the session log without waiting; calls for one run arrive in order per
 // sub-call (start before settlement) and may come from several goroutines at
 // once.
@@ -29,20 +30,6 @@ type EventSink interface {
 type NoticeSink interface {
 	EventSink
 	Noticed(ctx context.Context, n session.ToolNotice)
-}
-
-type sinkKey struct{}
-
-// WithEventSink returns a context whose run_code executions log their
-// nested events to sink. Without one, programs still run and nothing is
-// logged.
-func WithEventSink(ctx context.Context, sink EventSink) context.Context {
-	return context.WithValue(ctx, sinkKey{}, sink)
-}
-
-func sinkFrom(ctx context.Context) EventSink {
-	s, _ := ctx.Value(sinkKey{}).(EventSink)
-	return s
 }
 
 // Tee returns a sink that forwards every event to each non-nil sink in order.

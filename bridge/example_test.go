@@ -45,9 +45,9 @@ func Example() {
 console.log("sums", x, y)
 return {total: x + y}`
 	args, _ := json.Marshal(map[string]string{"code": code})
-	ctx := bridge.WithEventSink(context.Background(), printSink{})
-	// Executed like any call: the model's raw argument string, its call id, its scope.
-	r := rt.Execute(ctx, runtime.Request{CallID: "c1", Name: registry.RunCode, Arguments: string(args), Scope: "agent"})
+	// Executed like any call: the model's raw argument string, its call id, its
+	// scope, and where its nested events go.
+	r := rt.Execute(context.Background(), runtime.Request{CallID: "c1", Name: registry.RunCode, Arguments: string(args), Scope: "agent", Run: runtime.RunOptions{Events: printSink{}}})
 	fmt.Println(r.Value())
 	fmt.Println(r.Content()[0].Text)
 	// Unordered output:

@@ -59,19 +59,20 @@ type subCall struct {
 	startedAt time.Time
 }
 
-func (b *Bridge) newRun(ctx context.Context, exec registry.Exec, view *registry.View) *run {
+func (b *Bridge) newRun(ctx context.Context, n *runtime.Nesting) *run {
+	exec := n.Exec
+	sink, _ := n.Run.Events.(EventSink)
 	logCtx := context.WithoutCancel(ctx)
 	ctx, abort := context.WithCancelCause(ctx)
 	r := &run{
 		abort:  abort,
 		logCtx: logCtx,
-		exec:   exec, approver: runtime.ApproverOf(exec), sink: sinkFrom(ctx), view: view,
+		exec:   exec, approver: n.Approver, sink: sink, view: n.View, parent: n.Parent,
 		maxValueBytes: b.opts.MaxSubCallBytes, maxContentBytes: b.opts.MaxContentBytes,
 		notices: notices{limit: max(b.opts.Limits.WithDefaults().MaxLogBytes/4, 1<<10)},
 	}
 	prefix := exec.CallID() + ":code:"
 	r.subID = func(n int) string { return prefix + strconv.Itoa(n) }
-	r.parent, _ = runtime.TokenOf(exec)
 	// Sub-calls run under the batch's context: their notices reach the run.
 	r.batch = b.rt.NewBatch(registry.WithNotifier(ctx, r), runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls})
 	return r
@@ -205,6 +206,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		SessionID: r.exec.SessionID(),
 		Parent:    r.parent,
 		Approver:  r.approver,
+		View:      r.view,
 	}, runtime.Hooks{
 		CallID: r.subID,
 		Start: func(n int, call runtime.Call, _ bool) {

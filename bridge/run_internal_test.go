@@ -37,8 +37,12 @@ func TestCallAfterCancellationDispatchesNothing(t *testing.T) {
 	outer := registry.MustDefine(registry.Definition{Name: "outer", Output: &schema.Node{Type: "json"}, Behavior: registry.Behavior{
 		Execute: func(ctx context.Context, exec registry.Exec, _ frozen.Value) (any, error) {
 			sink := &countingSink{}
-			cctx, cancel := context.WithCancel(WithEventSink(ctx, sink))
-			host = b.newRun(cctx, exec, runtime.ViewOf(exec))
+			view, err := reg.View(registry.Global)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			host = b.newRun(cctx, &runtime.Nesting{Exec: exec, View: view, Run: runtime.RunOptions{Events: sink}})
 			cancel()
 			var got sandbox.Settlement
 			host.Call(sandbox.Call{Seq: 1, Name: "t", Args: []byte(`{}`)}, func(s sandbox.Settlement) { got = s })

@@ -261,3 +261,13 @@ func TestDeprecatedRanksLower(t *testing.T) {
 		}
 	}
 }
+
+// TestSDKStatesTheSearchBounds: the SDK text that tells a model how to call
+// tools.$search states this package's bounds on limit (sdkgen, which this
+// package imports, cannot refer to them).
+func TestSDKStatesTheSearchBounds(t *testing.T) {
+	want := fmt.Sprintf("limit 1–%d, default %d", MaxLimit, DefaultLimit)
+	if js := string(sdkgen.JavaScript(sdkgen.NewSet(nil))); !strings.Contains(js, want) {
+		t.Errorf("the SDK's $search doc does not say %q:\n%s", want, js)
+	}
+}

@@ -17,6 +17,14 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/codemode/codemode/admission"
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sdkgen"
 )
 
 // Config is the whole configuration.
@@ -36,9 +44,11 @@ type Config struct {
 	Policies   []Policy               `yaml:"policies"`
 	Guards     []Guard                `yaml:"guards"`
 	MCPServers []MCPServer            `yaml:"mcp_servers"`
-	APIKeys    []APIKey               `yaml:"api_keys"`
-	Log        Log                    `yaml:"log"`
-	Sessions   Sessions               `yaml:"sessions"`
+	// OpenAPISources are HTTP APIs whose operations join a scope as tools.
+	OpenAPISources []OpenAPISource `yaml:"openapi_sources"`
+	APIKeys        []APIKey        `yaml:"api_keys"`
+	Log            Log             `yaml:"log"`
+	Sessions       Sessions        `yaml:"sessions"`
 }
 
 // Log configures the process's log (standard error).
@@ -172,9 +182,9 @@ type MCPServer struct {
 	URL     string            `yaml:"url"`
 	Scope   string            `yaml:"scope"`
 	Env     map[string]string `yaml:"env"`
-	Timeout Duration          `yaml:"timeout"` // one call; default 60s
+	Timeout Duration          `yaml:"timeout"` // one call; default DefaultMCPTimeout
 	// ConnectTimeout bounds one connection attempt (start, handshake, first
-	// tools/list); default: timeout when set, else 30s.
+	// tools/list); default: timeout when set, else DefaultMCPConnectTimeout.
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// Transport of a url upstream: "auto" (the default: streamable HTTP, then
 	// the legacy HTTP+SSE transport when the server refuses it with a 4xx),
@@ -186,9 +196,10 @@ type MCPServer struct {
 	Auth    *MCPAuth          `yaml:"auth"`
 	// Liveness watches the connection while calls to it wait.
 	Liveness Liveness `yaml:"liveness"`
-	// MaxMessageBytes bounds one message read from a stdio server (url
-	// servers: not yet); zero: DefaultMaxMessageBytes. A reply over it (or nested deeper than
-	// MaxMessageDepth) fails the call it answers at once.
+	// MaxMessageBytes bounds one message read from the server (a stdio
+	// line, an HTTP reply's JSON body or event); zero: DefaultMaxMessageBytes.
+	// A reply over it (or nested deeper than MaxMessageDepth) fails the call
+	// it answers at once.
 	MaxMessageBytes Size `yaml:"max_message_bytes"`
 	// MaxTools bounds the tools registered from the server: beyond it, the
 	// first MaxTools in the server's order are. MaxListPages and
@@ -199,12 +210,29 @@ type MCPServer struct {
 	MaxListBytes Size `yaml:"max_list_bytes"`
 }
 
-// The bounds of what an upstream may send. A message is bounded at 16 MiB:
-// four times limits.max_sub_call_bytes (4 MiB), room for a result that
-// carries its value twice (content and structuredContent) and JSON's
-// escaping, while ten such replies in flight stay under 200 MiB.
+// The defaults of an upstream MCP server's timeouts, and of
+// server.max_mcp_sessions. Package mcp applies them; they are written here
+// because mcp imports config.
 const (
-	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMCPTimeout bounds one upstream call when MCPServer.Timeout is
+	// zero.
+	DefaultMCPTimeout = 60 * time.Second
+	// DefaultMCPConnectTimeout bounds one connection attempt (start,
+	// handshake, first listing) when neither connect_timeout nor timeout is
+	// set.
+	DefaultMCPConnectTimeout = 30 * time.Second
+	// DefaultMaxMCPSessions bounds the MCP sessions open at once over /mcp:
+	// an idle one holds little (BENCHMARKS.md, "Figures behind the code's
+	// choices") until it ends (DELETE, or mcp.DefaultSessionTimeout).
+	DefaultMaxMCPSessions = 1024
+)
+
+// The bounds of what an upstream may send. A message is bounded at four
+// times limits.max_sub_call_bytes' default, room for a result that carries
+// its value twice (content and structuredContent) and JSON's escaping,
+// while ten such replies in flight stay under 200 MiB.
+const (
+	DefaultMaxMessageBytes = 4 * bridge.DefaultMaxSubCallBytes
 	// MaxMessageDepth bounds the nesting of one message, far below what a
 	// decoder refuses (Go's encoding/json: 10,000).
 	MaxMessageDepth = 512
@@ -259,8 +287,9 @@ type Liveness struct {
 // The liveness defaults. A healthy server answers a ping in milliseconds,
 // even while a long call runs, so 5s of silence is worth a ping and 5s more
 // without an answer is unresponsive; 20s fails the calls before the default
-// run timeout (limits.timeout, 30s) would, leaving two more pings the
-// chance to wake the server.
+// run timeout (limits.timeout, sandbox.DefaultTimeout) would
+// (TestLivenessFailsBeforeTheRunTimeout), leaving two more pings the chance
+// to wake the server.
 const (
 	DefaultLivenessIdle        = 5 * time.Second
 	DefaultLivenessPingTimeout = 5 * time.Second
@@ -288,6 +317,112 @@ func (l Liveness) Resolved() Liveness {
 // expand ${VAR} from the environment.
 type MCPAuth struct {
 	Bearer       string   `yaml:"bearer"`
+	ClientID     string   `yaml:"client_id"`
+	ClientSecret string   `yaml:"client_secret"`
+	TokenURL     string   `yaml:"token_url"`
+	Scopes       []string `yaml:"scopes"`
+}
+
+// OpenAPISource is an HTTP API described by an OpenAPI 3.0 or 3.1 document
+// (JSON or YAML): each operation it selects joins the scope as the tool
+// "<name>.<operation>". Requests go only to BaseURL's scheme, host and
+// port; headers and auth are added by the host and never reach programs
+// or the log. Values of headers and auth expand ${VAR} from the
+// environment.
+type OpenAPISource struct {
+	Name string `yaml:"name"`
+	// File or URL is the document. A URL document is fetched at start with
+	// the headers and auth only when it is on BaseURL's origin.
+	File string `yaml:"file"`
+	URL  string `yaml:"url"`
+	// BaseURL is where operations' paths are requested; default: the
+	// document's first server (resolved against URL when relative).
+	BaseURL string            `yaml:"base_url"`
+	Scope   string            `yaml:"scope"`
+	Headers map[string]string `yaml:"headers"`
+	Auth    *OpenAPIAuth      `yaml:"auth"`
+	// Include and Exclude select operations: each entry is an operationId
+	// glob, or "tag:GLOB", "path:GLOB", "method:GET" (globs: * matches any
+	// run of characters, / included). No include selects every operation;
+	// exclude applies after include.
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+	// Timeout bounds one request, retries included; default
+	// DefaultOpenAPITimeout.
+	Timeout Duration `yaml:"timeout"`
+	// MaxResponseBytes bounds one response body; default
+	// DefaultOpenAPIMaxResponseBytes. A larger one fails the call without
+	// being read further.
+	MaxResponseBytes Size `yaml:"max_response_bytes"`
+	// MaxConcurrency bounds the requests in flight to the API; default
+	// DefaultOpenAPIMaxConcurrency. A call past it waits (within its
+	// timeout).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// Retries is how many times an idempotent operation (GET, HEAD, PUT,
+	// DELETE, OPTIONS) is retried after a connection failure or a 429, 502,
+	// 503 or 504; default DefaultOpenAPIRetries, -1 for none. Other
+	// operations are never retried.
+	Retries int `yaml:"retries"`
+	// MaxDocumentBytes bounds the document; default
+	// DefaultOpenAPIMaxDocumentBytes. MaxOperations bounds the operations
+	// registered; default DefaultMaxTools (max_tools'): past it, the first
+	// ones in document order are.
+	MaxDocumentBytes Size `yaml:"max_document_bytes"`
+	MaxOperations    int  `yaml:"max_operations"`
+}
+
+// The OpenAPI source defaults.
+const (
+	DefaultOpenAPITimeout          = 30 * time.Second
+	DefaultOpenAPIMaxResponseBytes = 4 << 20
+	DefaultOpenAPIMaxConcurrency   = 8
+	DefaultOpenAPIRetries          = 2
+	DefaultOpenAPIMaxDocumentBytes = 64 << 20
+)
+
+// Resolved is s with its zero values set to the defaults (Retries -1
+// becomes 0).
+func (s OpenAPISource) Resolved() OpenAPISource {
+	if s.Timeout <= 0 {
+		s.Timeout = Duration(DefaultOpenAPITimeout)
+	}
+	if s.MaxResponseBytes <= 0 {
+		s.MaxResponseBytes = DefaultOpenAPIMaxResponseBytes
+	}
+	if s.MaxConcurrency <= 0 {
+		s.MaxConcurrency = DefaultOpenAPIMaxConcurrency
+	}
+	switch {
+	case s.Retries == 0:
+		s.Retries = DefaultOpenAPIRetries
+	case s.Retries < 0:
+		s.Retries = 0
+	}
+	if s.MaxDocumentBytes <= 0 {
+		s.MaxDocumentBytes = DefaultOpenAPIMaxDocumentBytes
+	}
+	if s.MaxOperations <= 0 {
+		s.MaxOperations = DefaultMaxTools
+	}
+	if s.Scope == "" {
+		s.Scope = DefaultScope
+	}
+	return s
+}
+
+// OpenAPIAuth authenticates codemode to an HTTP API: a bearer token, an
+// API key (in a header or a query parameter), or the OAuth 2.1 client
+// credentials grant. Exactly one of bearer, api_key and client_id is given.
+type OpenAPIAuth struct {
+	Bearer string `yaml:"bearer"`
+	APIKey string `yaml:"api_key"`
+	// In ("header" or "query") and Name place the API key; defaults: the
+	// document's first apiKey security scheme, else header X-API-Key.
+	In   string `yaml:"in"`
+	Name string `yaml:"name"`
+	// ClientID, ClientSecret, TokenURL and Scopes are the client
+	// credentials grant; TokenURL defaults to the document's OAuth 2
+	// clientCredentials flow.
 	ClientID     string   `yaml:"client_id"`
 	ClientSecret string   `yaml:"client_secret"`
 	TokenURL     string   `yaml:"token_url"`
@@ -336,17 +471,20 @@ func Default() Config {
 		Durability: "full",
 		Mode:       "both",
 		Isolation:  "process",
+		// Each limit's default is its owner's: the package that applies it.
 		Limits: Limits{
-			Timeout:             Duration(30 * time.Second),
-			MaxSubCalls:         1000,
-			MaxSubCallArgsBytes: 64 << 20,
-			MaxParallelSubCalls: 10,
-			MaxLogBytes:         1 << 20,
-			MaxResultBytes:      4 << 20,
-			MaxContentBytes:     32 << 10,
-			MaxSubCallBytes:     4 << 20,
-			Memory:              512 << 20,
+			Timeout:             Duration(sandbox.DefaultTimeout),
+			MaxSubCalls:         sandbox.DefaultMaxCalls,
+			MaxSubCallArgsBytes: sandbox.DefaultMaxCallBytes,
+			MaxParallelSubCalls: runtime.DefaultWindow,
+			MaxLogBytes:         sandbox.DefaultMaxLogBytes,
+			MaxResultBytes:      sandbox.DefaultMaxResultBytes,
+			MaxContentBytes:     bridge.DefaultMaxContentBytes,
+			MaxSubCallBytes:     bridge.DefaultMaxSubCallBytes,
+			Memory:              sandbox.DefaultMemory,
 		},
+		// The server's limits are applied only by package http, which
+		// imports config: they are written here.
 		Server: Server{
 			MaxBodyBytes:         1 << 20,
 			MaxInflightRuns:      16,
@@ -359,18 +497,18 @@ func Default() Config {
 			MaxStreamsPerSession: 8,
 			StreamWriteTimeout:   Duration(10 * time.Second),
 			WriteTimeout:         Duration(30 * time.Second),
-			MaxMCPSessions:       1024,
+			MaxMCPSessions:       DefaultMaxMCPSessions,
 		},
 		DemoState: DemoState{
-			MaxSessions:     1000,
-			MaxTotalBytes:   256 << 20,
-			MaxSessionBytes: 8 << 20,
-			MaxEntries:      1000,
-			MaxValueBytes:   1 << 20,
-			IdleTTL:         Duration(24 * time.Hour),
+			MaxSessions:     tools.DefaultMaxSessions,
+			MaxTotalBytes:   tools.DefaultMaxTotalBytes,
+			MaxSessionBytes: tools.DefaultMaxSessionBytes,
+			MaxEntries:      tools.DefaultMaxEntries,
+			MaxValueBytes:   tools.DefaultMaxValueBytes,
+			IdleTTL:         Duration(tools.DefaultIdleTTL),
 		},
-		Approvals: Approvals{Timeout: Duration(5 * time.Minute)},
-		SDK:       SDK{PromptBudget: 2000},
+		Approvals: Approvals{Timeout: Duration(agent.DefaultApprovalTimeout)},
+		SDK:       SDK{PromptBudget: sdkgen.DefaultPromptBudget},
 		Log:       Log{Format: "text", Level: "info"},
 		Sessions:  Sessions{Retention: Retention{Interval: Duration(10 * time.Minute)}},
 	}
@@ -567,7 +705,7 @@ func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateTop, c.validateLimits, c.validateServer, c.validateDemoState,
 		c.validateLog, c.validateSessions, c.validateScopes, c.validatePolicies,
-		c.validateMCPServers, c.validateAPIKeys,
+		c.validateMCPServers, c.validateOpenAPISources, c.validateAPIKeys,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -645,6 +783,9 @@ func (c *Config) validateServer() error {
 		return bad("server.shutdown_grace", "must not be negative")
 	case s.MemoryBudget < 0:
 		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
+	case s.MemoryBudget > 0 && s.MemoryBudget < c.Limits.Memory+s.MaxBodyBytes:
+		return bad("server.memory_budget", "%s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
+			admission.Bytes(int64(s.MemoryBudget)), admission.Bytes(int64(c.Limits.Memory)), admission.Bytes(int64(s.MaxBodyBytes)))
 	case s.MaxStreams <= 0:
 		return bad("server.max_streams", "must be positive")
 	case s.MaxStreamsPerSession <= 0:
@@ -811,6 +952,118 @@ func (c *Config) validateMCPServers() error {
 			return err
 		}
 		seen[m.Name] = true
+	}
+	return nil
+}
+
+func (c *Config) validateOpenAPISources() error {
+	seen := map[string]bool{}
+	for _, m := range c.MCPServers {
+		seen[m.Name] = true
+	}
+	for i, o := range c.OpenAPISources {
+		key := fmt.Sprintf("openapi_sources[%d]", i)
+		switch {
+		case !serverNameRE.MatchString(o.Name):
+			return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", o.Name)
+		case seen[o.Name]:
+			return bad(key+".name", "duplicate name %q (names are shared with mcp_servers: they prefix tool names)", o.Name)
+		case (o.File == "") == (o.URL == ""):
+			return bad(key, "give exactly one of file and url (the OpenAPI document)")
+		case o.URL != "" && !isHTTPURL(o.URL):
+			return bad(key+".url", "want an http(s) URL, got %q", o.URL)
+		case o.BaseURL != "" && !isHTTPURL(o.BaseURL):
+			return bad(key+".base_url", "want an http(s) URL, got %q", o.BaseURL)
+		case o.Scope != "" && !c.HasScope(o.Scope):
+			return bad(key+".scope", "unknown scope %q", o.Scope)
+		case o.Timeout < 0:
+			return bad(key+".timeout", "must not be negative")
+		case o.MaxResponseBytes < 0, o.MaxDocumentBytes < 0, o.MaxConcurrency < 0, o.MaxOperations < 0:
+			return bad(key, "max_response_bytes, max_document_bytes, max_concurrency and max_operations must not be negative")
+		case o.Retries < -1 || o.Retries > 10:
+			return bad(key+".retries", "want -1 (none) to 10, got %d", o.Retries)
+		}
+		if o.BaseURL != "" {
+			if u, err := url.Parse(o.BaseURL); err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				return bad(key+".base_url", "want scheme://host[:port][/path] without credentials, query or fragment, got %q", o.BaseURL)
+			}
+		}
+		for j, sel := range append(append([]string(nil), o.Include...), o.Exclude...) {
+			list, n := "include", j
+			if j >= len(o.Include) {
+				list, n = "exclude", j-len(o.Include)
+			}
+			if err := checkSelector(sel); err != nil {
+				return bad(fmt.Sprintf("%s.%s[%d]", key, list, n), "%v", err)
+			}
+		}
+		for _, h := range sortedKeys(o.Headers) {
+			if !headerNameRE.MatchString(h) {
+				return bad(key+".headers", "invalid header name %q", h)
+			}
+		}
+		if err := checkOpenAPIAuth(key, o); err != nil {
+			return err
+		}
+		seen[o.Name] = true
+	}
+	return nil
+}
+
+// checkSelector accepts an include or exclude entry of an OpenAPI source.
+func checkSelector(sel string) error {
+	kind, value, found := strings.Cut(sel, ":")
+	if !found {
+		kind, value = "", sel
+	}
+	switch kind {
+	case "", "tag", "path":
+		if value == "" {
+			return errors.New("an empty selector selects nothing")
+		}
+	case "method":
+		switch strings.ToUpper(value) {
+		case "GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE":
+		default:
+			return fmt.Errorf("unknown method %q", value)
+		}
+	default:
+		return fmt.Errorf("want an operationId glob, tag:GLOB, path:GLOB or method:NAME, got %q", sel)
+	}
+	return nil
+}
+
+func checkOpenAPIAuth(key string, o OpenAPISource) error {
+	a := o.Auth
+	if a == nil {
+		return nil
+	}
+	given := 0
+	for _, v := range []string{a.Bearer, a.APIKey, a.ClientID} {
+		if v != "" {
+			given++
+		}
+	}
+	switch {
+	case given != 1:
+		return bad(key+".auth", "give exactly one of bearer, api_key and client_id (with client_secret)")
+	case a.APIKey == "" && (a.In != "" || a.Name != ""):
+		return bad(key+".auth", "in and name place an api_key")
+	case a.In != "" && a.In != "header" && a.In != "query":
+		return bad(key+".auth.in", "want header or query, got %q", a.In)
+	case a.Name != "" && a.In != "query" && !headerNameRE.MatchString(a.Name):
+		return bad(key+".auth.name", "invalid header name %q", a.Name)
+	case a.ClientID == "" && (a.ClientSecret != "" || a.TokenURL != "" || len(a.Scopes) > 0):
+		return bad(key+".auth", "client_secret, token_url and scopes belong to client_id")
+	case a.ClientID != "" && a.ClientSecret == "":
+		return bad(key+".auth.client_secret", "the client credentials grant needs a client secret")
+	case a.TokenURL != "" && !isHTTPURL(a.TokenURL):
+		return bad(key+".auth.token_url", "want an http(s) URL, got %q", a.TokenURL)
+	}
+	for _, h := range sortedKeys(o.Headers) {
+		if (a.Bearer != "" || a.ClientID != "") && strings.EqualFold(h, "Authorization") {
+			return bad(key+".headers."+h, "conflicts with auth")
+		}
 	}
 	return nil
 }

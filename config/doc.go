@@ -37,7 +37,7 @@
 //	  max_result_bytes: 4MiB       the program's value
 //	  max_content_bytes: 32KiB     what a model sees of the run (at least 1KiB)
 //	  max_sub_call_bytes: 4MiB     the value one tool call hands the program
-//	  memory: 512MiB               heap of a worker process (0: no limit)
+//	  memory: 512MiB               a run's memory: built-in caps, heap watchdog, a worker's limits (0: 512MiB)
 //	sdk:                           what a model reads of the tools
 //	  prompt_budget: 2000          run_code's description in o200k tokens: the whole SDK while it fits, else a catalog (-1: no bound)
 //	server:                        the HTTP service
@@ -52,11 +52,12 @@
 //	  memory_budget: 0             memory of admitted runs and bodies (0: 3/4 of the machine's)
 //	  allowed_origins: []          other origins whose pages may send writes
 //	  allowed_hosts: []            Host names beyond loopback ones (a proxy's name)
-//	  max_streams: 256             open event streams in all
+//	  max_streams: 256             open event streams in all, shared fairly among API keys
 //	  max_streams_per_session: 8   open event streams of one session
 //	  stream_write_timeout: 10s    one write to a stream; a slower reader is dropped
 //	  write_timeout: 30s           one write (64 KiB at most) of any other reply; a slower reader is cut off
-//	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes
+//	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes, shared
+//	                               fairly among API keys
 //	approvals:
 //	  timeout: 5m                  an ask nobody answers is denied
 //	scopes: {}                     NAME: {parent, mode, restrict: {allow | deny: [globs]}}
@@ -66,6 +67,11 @@
 //	                                transport, headers, auth: {bearer | client_id, client_secret,
 //	                                token_url, scopes}, liveness, max_message_bytes (16MiB),
 //	                                max_tools (5000), max_list_pages (100), max_list_bytes (64MiB)}
+//	openapi_sources: []            {name, file | url, base_url, scope, headers, auth: {bearer |
+//	                                api_key, in, name | client_id, client_secret, token_url, scopes},
+//	                                include, exclude, timeout (30s), max_response_bytes (4MiB),
+//	                                max_concurrency (8), retries (2), max_document_bytes (64MiB),
+//	                                max_operations (5000)}
 //	api_keys: []                   {sha256, scopes}
 //	log:
 //	  format: text                 text or json (standard error)

@@ -89,6 +89,16 @@ func ScopeAllowed(ctx context.Context, scope string) bool {
 	return id.key.scopes[scope]
 }
 
+// tenant is whose a request is for the pools shared among API keys (MCP
+// sessions, event streams): its key's name, or "" for every request of a
+// server without keys.
+func tenant(ctx context.Context) string {
+	if id, _ := ctx.Value(identityKey{}).(*identity); id != nil && id.key != nil {
+		return id.key.name
+	}
+	return ""
+}
+
 // allowedScopes reports the scopes the request may use: all of them (any
 // is true) when the server has no API keys, else exactly its key's, sorted.
 func allowedScopes(ctx context.Context) (scopes []string, any bool) {

@@ -10,6 +10,7 @@
 //	*      /mcp                                  MCP over streamable HTTP (when mounted)
 //	GET    /v1/scopes                            the scopes the caller may use
 //	GET    /v1/upstreams                         each upstream MCP server's state
+//	GET    /v1/openapi_sources                   each OpenAPI source's state
 //	GET    /v1/tools?scope=                      what the scope's model is offered
 //	GET    /v1/tools/search?scope=&q=&limit=&group=  the scope's SDK tools ranked for q, as tools.$search
 //	GET    /v1/sdk?scope=&format=ts|js|prompt    the generated SDK text, with an ETag
@@ -29,16 +30,20 @@
 // A request passes, in order: naming (X-Request-Id, honoured when a client
 // sends a valid one, else minted; echoed, carried in the request's context
 // into its log lines, error bodies and the tool/call events it starts), the
-// Server header, metrics, the access log line and panic recovery; for /v1
+// Server header, metrics, the access log line and panic recovery; the write
+// deadlines (server.write_timeout); the Host check while the server listens
+// on loopback; for /v1 (and /mcp) the cross-origin and content-type checks,
 // the body limit, API-key identification, per-key rate limiting and
-// authentication; then its handler. Runs (POST /v1/run and POST
-// /v1/sessions/{id}/steps) also take a slot from a bounded FIFO queue before
-// they reach the agent loop, which executes them through the runtime
-// pipeline and logs them in the session store. Event streams
-// (text/event-stream) follow the store with Store.Wait, so events appended
-// by other replicas arrive too.
+// authentication; for every /v1 route but event streams the request timeout
+// (server.request_timeout); then its handler. Runs (POST /v1/run and POST
+// /v1/sessions/{id}/steps) also take a slot from a bounded FIFO queue and
+// their memory from the service's budget before they reach the agent loop,
+// which executes them through the runtime pipeline and logs them in the
+// session store. Event streams (text/event-stream) follow the store with
+// Store.Wait, so events appended by other replicas arrive too.
 //
-// The service holds no state between requests beyond counters and the
-// limiter: every session lives in the log, so several replicas can share a
-// PostgreSQL store behind any load balancer.
+// The service holds no state between requests beyond counters, limiters and
+// the reservations of requests in flight: every session lives in the log,
+// so several replicas can share a PostgreSQL store behind any load balancer.
+// New trusts its App's configuration to be valid (config.Validate).
 package httpapi

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/session"
 )
 
@@ -230,8 +231,8 @@ func seqParam(name, v string) (int64, *apiError) {
 // (see pager); every write must finish within server.stream_write_timeout,
 // or the reader is taken to have stalled and the stream is dropped (the
 // client resumes with Last-Event-ID); and at most server.max_streams are
-// open, server.max_streams_per_session of them for one session (beyond:
-// 503 and 429).
+// open, shared fairly among API keys, server.max_streams_per_session of
+// them for one session (beyond: 503 and 429; see streamSlots).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
@@ -249,17 +250,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	release, e := s.streamSlots.acquire(sess.ID)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	evicted := make(chan struct{})
+	release, e := s.streamSlots.acquire(sess.ID, tenant(r.Context()), sync.OnceFunc(func() { close(evicted); cancel() }))
 	if e != nil {
 		w.Header().Set("Retry-After", "5")
 		s.writeError(w, e)
 		return
 	}
 	defer release()
-
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 	defer context.AfterFunc(s.stopCtx, cancel)()
+	defer func() {
+		select {
+		case <-evicted:
+			s.log.Info("event stream ended for another API key's (server.max_streams is full; it can resume with Last-Event-ID)", "session", sess.ID)
+		default:
+		}
+	}()
 
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -376,40 +384,43 @@ func (sw *streamWriter) fail(err error) {
 	sw.stalled = errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// streamSlots counts the open event streams, in all and per session.
+// streamSlots counts the open event streams: in all, in a pool shared
+// fairly among API keys (admission.Pool: when all are open, a key under its
+// share ends the oldest stream of the key most over its share, whose client
+// resumes with Last-Event-ID), and per session.
 type streamSlots struct {
-	max, perSession int
+	pool       *admission.Pool
+	perSession int
 
 	mu        sync.Mutex
-	total     int            // guarded by mu
 	bySession map[string]int // guarded by mu
 }
 
 func newStreamSlots(max, perSession int) *streamSlots {
-	return &streamSlots{max: max, perSession: perSession, bySession: map[string]int{}}
+	return &streamSlots{pool: admission.NewPool("server.max_streams", max), perSession: perSession, bySession: map[string]int{}}
 }
 
-// acquire takes a stream slot for a session, or refuses: 429 when the
-// session has its share open, 503 when the server has all it allows.
-func (l *streamSlots) acquire(id string) (release func(), e *apiError) {
+// acquire takes a stream slot for a session of tenant, or refuses: 429
+// when the session has its share open, 503 when the pool has no room for
+// the tenant. evict ends the stream when another key takes its slot.
+func (l *streamSlots) acquire(id, tenant string, evict func()) (release func(), e *apiError) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case l.bySession[id] >= l.perSession:
+	if l.bySession[id] >= l.perSession {
 		return nil, errorf(http.StatusTooManyRequests, CodeTooManyStreams,
 			"session %q already has %d event streams open (server.max_streams_per_session); close one, or resume it with Last-Event-ID", id, l.perSession)
-	case l.total >= l.max:
-		return nil, errorf(http.StatusServiceUnavailable, CodeOverloaded,
-			"the server has %d event streams open, its limit (server.max_streams); retry later", l.max)
 	}
-	l.total++
+	slot, err := l.pool.Take(tenant, evict)
+	if err != nil {
+		return nil, errorf(http.StatusServiceUnavailable, CodeOverloaded, "event streams: %v; retry later", err)
+	}
 	l.bySession[id]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			slot.Release()
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			l.total--
 			if l.bySession[id]--; l.bySession[id] == 0 {
 				delete(l.bySession, id)
 			}

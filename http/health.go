@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"github.com/codemode/codemode/httpsource"
 	"net/http"
 	"time"
 
@@ -64,6 +65,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 				c.Detail += ": " + st.LastError
 			}
 			checks["upstream:"+st.Name] = c
+		}
+	}
+	if s.sources != nil {
+		for _, st := range s.sources.States() {
+			c := Check{OK: st.State == httpsource.StateReady, Detail: st.State}
+			if !c.OK && st.LastError != "" {
+				c.Detail += ": " + st.LastError
+			}
+			checks["openapi:"+st.Name] = c
 		}
 	}
 	status, code := "ready", http.StatusOK

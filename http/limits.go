@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -71,19 +70,14 @@ type memoryBudget interface {
 }
 
 // memoryBudgetFor makes the budget of server.memory_budget (0: three
-// quarters of the machine's memory), which must hold at least one run
-// (limits.memory) with a full request body.
-func memoryBudgetFor(cfg config.Config) (*admission.Budget, error) {
+// quarters of the machine's memory, and at least one run with a full request
+// body); config.Validate refuses a set budget smaller than that.
+func memoryBudgetFor(cfg config.Config) *admission.Budget {
 	limit := int64(cfg.Server.MemoryBudget)
-	need := int64(cfg.Limits.Memory) + int64(cfg.Server.MaxBodyBytes)
-	switch {
-	case limit == 0:
-		limit = max(admission.DefaultLimit(), need)
-	case limit < need:
-		return nil, fmt.Errorf("config: server.memory_budget: %s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
-			admission.Bytes(limit), admission.Bytes(int64(cfg.Limits.Memory)), admission.Bytes(int64(cfg.Server.MaxBodyBytes)))
+	if limit == 0 {
+		limit = max(admission.DefaultLimit(), int64(cfg.Limits.Memory)+int64(cfg.Server.MaxBodyBytes))
 	}
-	return admission.NewBudget(limit), nil
+	return admission.NewBudget(limit)
 }
 
 // refuseMemory writes the 503 of a reservation the memory budget refused.

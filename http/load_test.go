@@ -13,31 +13,40 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/internal/gopool"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 var (
 	loadTest     = flag.Bool("load", false, "run TestLoad: concurrent clients of mixed runs against a loopback server")
 	loadClients  = flag.Int("load.clients", 64, "TestLoad: concurrent clients")
 	loadDuration = flag.Duration("load.duration", 30*time.Second, "TestLoad: how long the clients run")
+	loadStalled  = flag.Int("load.stalled", 16, "TestLoad: readers that stop reading a large reply, beside the clients")
+	loadFlood    = flag.Int("load.flood", 4, "TestLoad: clients of the flooding upstream, beside the clients")
 )
 
 // TestLoad runs -load.clients clients for -load.duration of mixed runs,
-// steps and reads against a server on loopback with a SQLite store. It fails
-// on any error other than a deliberate 429 or 503, and when memory or
+// steps and reads against a server on loopback with a SQLite store, and
+// beside them -load.stalled readers that stop reading an 8 MiB page of events
+// or an event stream (reconnecting every few seconds), and -load.flood
+// clients of an upstream (a process of its own, stdio) whose calls flood
+// progress and log notifications or answer 20 MB, over max_message_bytes.
+// It fails on any error other than a deliberate 429 or 503, when the heap
+// grows past 512 MiB over its start at any time, and when memory or
 // goroutines are not back near their start afterwards; it prints
-// requests/s and latency percentiles. It is not a timed unit test: run it
-// with
+// requests/s, latency percentiles and the heap. It is not a timed unit
+// test: run it with
 //
 //	go test ./http -run TestLoad -load -v -timeout 10m
 func TestLoad(t *testing.T) {
 	if !*loadTest {
 		t.Skip("a load test: run with go test ./http -run TestLoad -load -v")
 	}
-	store, err := session.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "load.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "load.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,18 +55,34 @@ func TestLoad(t *testing.T) {
 		su.opts.Logger = discardLogger()
 	})
 	ts.srv.log = discardLogger()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *loadClients, MaxConnsPerHost: *loadClients}}
+	conns := *loadClients + *loadFlood
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
 	defer client.CloseIdleConnections()
+	ups := startFlood(t, ts)
 
 	lc := &loadClient{ts: ts, client: client}
 	lc.session() // warm up: compile paths, open the store
+	big := lc.session()
+	appendBlobs(t, ts, big, 150, 64<<10) // 9.6 MB of events: a JSON page of 8 MiB
 	heapBefore, goroutinesBefore := settle(client)
+	peak := sampleHeap()
 
 	var wg sync.WaitGroup
-	results := make([]loadStats, *loadClients)
+	results := make([]loadStats, *loadClients+*loadFlood+*loadStalled)
 	deadline := time.Now().Add(*loadDuration)
 	start := time.Now()
-	for i := range results {
+	for i := range *loadStalled {
+		wg.Go(func() { stallReads(ts, big, i%2 == 1, deadline, &results[*loadClients+*loadFlood+i]) })
+	}
+	for i := range *loadFlood {
+		wg.Go(func() {
+			c := &loadClient{ts: ts, client: client, stats: &results[*loadClients+i]}
+			for n := 0; time.Now().Before(deadline); n++ {
+				c.flood(n)
+			}
+		})
+	}
+	for i := range results[:*loadClients] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -70,11 +95,18 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	heapPeak := peak()
 
-	var all loadStats
+	// Latencies are the clients' (a flooding call takes its upstream's
+	// time); errors and statuses, everyone's.
+	var all, flood loadStats
 	all.statuses = map[int]int{}
-	for _, r := range results {
-		all.latencies = append(all.latencies, r.latencies...)
+	for i, r := range results {
+		if i < *loadClients {
+			all.latencies = append(all.latencies, r.latencies...)
+		} else {
+			flood.latencies = append(flood.latencies, r.latencies...)
+		}
 		all.errors = append(all.errors, r.errors...)
 		for k, v := range r.statuses {
 			all.statuses[k] += v
@@ -86,11 +118,21 @@ func TestLoad(t *testing.T) {
 	t.Logf("%d clients, %s: %d requests, %.0f requests/s; latency p50 %s, p99 %s, max %s",
 		*loadClients, elapsed.Round(time.Millisecond), len(all.latencies), float64(len(all.latencies))/elapsed.Seconds(),
 		pct(0.50), pct(0.99), all.latencies[len(all.latencies)-1])
-	t.Logf("statuses %v; heap %d MiB → %d MiB; goroutines %d → %d",
-		all.statuses, heapBefore>>20, heapAfter>>20, goroutinesBefore, goroutinesAfter)
+	var stalls int
+	for _, r := range results {
+		stalls += r.stalls
+	}
+	st := ups.States()[0]
+	t.Logf("statuses %v; heap %d MiB, at most %d MiB, then %d MiB; goroutines %d → %d",
+		all.statuses, heapBefore>>20, heapPeak>>20, heapAfter>>20, goroutinesBefore, goroutinesAfter)
+	t.Logf("stalled readers: %d stalls of 5 s; flooding upstream: %d runs, %d progress notifications coalesced away, %d log messages dropped, %d restarts",
+		stalls, len(flood.latencies), st.ProgressDropped, st.LogsDropped, st.Restarts)
 
 	if len(all.errors) > 0 {
 		t.Errorf("%d errors; the first: %v", len(all.errors), all.errors[:min(5, len(all.errors))])
+	}
+	if heapPeak > heapBefore+512<<20 {
+		t.Errorf("the heap grew from %d MiB to %d MiB under load", heapBefore>>20, heapPeak>>20)
 	}
 	if heapAfter > max(2*heapBefore, heapBefore+64<<20) {
 		t.Errorf("heap did not come back: %d MiB before, %d MiB after", heapBefore>>20, heapAfter>>20)
@@ -101,7 +143,7 @@ func TestLoad(t *testing.T) {
 }
 
 // settle drops idle connections, collects garbage and reports the heap in
-// use and the goroutine count once they are quiet.
+// use and the goroutine count, less gopool's idle ones, once they are quiet.
 func settle(client *http.Client) (heap uint64, goroutines int) {
 	client.CloseIdleConnections()
 	time.Sleep(200 * time.Millisecond)
@@ -109,13 +151,42 @@ func settle(client *http.Client) (heap uint64, goroutines int) {
 	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse, runtime.NumGoroutine()
+	return ms.HeapInuse, runtime.NumGoroutine() - gopool.Idle()
+}
+
+// sampleHeap samples the heap in use every 20ms until the returned func
+// is called, which returns the largest sample.
+func sampleHeap() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-sampled
+		return peak.Load()
+	}
 }
 
 type loadStats struct {
 	latencies []time.Duration
 	statuses  map[int]int
 	errors    []error
+	stalls    int // stalled reads begun
 }
 
 type loadClient struct {

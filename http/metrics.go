@@ -11,11 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // The outcomes of a run (label "outcome" of codemode_runs_total).
@@ -184,7 +186,7 @@ func statCounter[S any](read func() S) func(name, help string, field func(S) flo
 // checkpointStatser is a store that checkpoints its WAL off the commit
 // path (SQLite).
 type checkpointStatser interface {
-	CheckpointStats() session.CheckpointStats
+	CheckpointStats() sqlite.CheckpointStats
 }
 
 // registerCheckpointStats adds the SQLite log's checkpoints to reg: how many
@@ -194,11 +196,11 @@ func registerCheckpointStats(reg *prometheus.Registry, st checkpointStatser) err
 	counter := statCounter(st.CheckpointStats)
 	return errors.Join(
 		reg.Register(counter("codemode_log_checkpoints_total", "WAL checkpoints of the SQLite session log, run off the commit path.",
-			func(s session.CheckpointStats) float64 { return float64(s.Checkpoints) })),
+			func(s sqlite.CheckpointStats) float64 { return float64(s.Checkpoints) })),
 		reg.Register(counter("codemode_log_checkpoint_failures_total", "WAL checkpoints of the SQLite session log that failed or found another running (retried later).",
-			func(s session.CheckpointStats) float64 { return float64(s.Failed) })),
+			func(s sqlite.CheckpointStats) float64 { return float64(s.Failed) })),
 		reg.Register(counter("codemode_log_checkpoint_seconds_total", "Time spent in WAL checkpoints of the SQLite session log, their flushes included.",
-			func(s session.CheckpointStats) float64 { return s.Busy.Seconds() })),
+			func(s sqlite.CheckpointStats) float64 { return s.Busy.Seconds() })),
 		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "codemode_log_checkpoint_pages_left",
 			Help: "WAL pages the last checkpoint of the SQLite session log found committed but could not copy (a reader or a commit held them).",
@@ -287,4 +289,51 @@ func (m *metrics) observe(c runtime.Call, r *runtime.Result) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// poolCollector exports the pools shared among API keys (admission.Pool),
+// read at each scrape: label pool is "mcp_sessions" or "event_streams";
+// label key is an API key's name ("key:" and 16 hex digits of its digest),
+// or "" on a server without keys.
+type poolCollector []namedPool
+
+type namedPool struct {
+	name string
+	pool *admission.Pool
+}
+
+var (
+	poolHeldDesc = prometheus.NewDesc("codemode_pool_held",
+		"Slots of a pool held by an API key: MCP sessions (server.max_mcp_sessions) or event streams (server.max_streams).",
+		[]string{"pool", "key"}, nil)
+	poolShareDesc = prometheus.NewDesc("codemode_pool_share",
+		"The share of a pool each key holding slots may keep when the pool is full: its size divided among those keys. A key under it takes the idle slot of the key most over it.",
+		[]string{"pool"}, nil)
+	poolSizeDesc = prometheus.NewDesc("codemode_pool_size",
+		"The size of a pool shared among API keys.", []string{"pool"}, nil)
+	poolEvictionsDesc = prometheus.NewDesc("codemode_pool_evictions_total",
+		"Slots of a full pool given from a key over its share to one under it (the MCP session closed, the event stream ended).",
+		[]string{"pool"}, nil)
+	poolRefusalsDesc = prometheus.NewDesc("codemode_pool_refusals_total",
+		"Slots of a pool refused: it was full, and the key held its share or no key over its share had an idle slot.",
+		[]string{"pool"}, nil)
+)
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolHeldDesc, poolShareDesc, poolSizeDesc, poolEvictionsDesc, poolRefusalsDesc} {
+		ch <- d
+	}
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c {
+		st := p.pool.Stats()
+		for key, n := range st.Held {
+			ch <- prometheus.MustNewConstMetric(poolHeldDesc, prometheus.GaugeValue, float64(n), p.name, key)
+		}
+		ch <- prometheus.MustNewConstMetric(poolShareDesc, prometheus.GaugeValue, float64(st.Share), p.name)
+		ch <- prometheus.MustNewConstMetric(poolSizeDesc, prometheus.GaugeValue, float64(st.Max), p.name)
+		ch <- prometheus.MustNewConstMetric(poolEvictionsDesc, prometheus.CounterValue, float64(st.Evictions), p.name)
+		ch <- prometheus.MustNewConstMetric(poolRefusalsDesc, prometheus.CounterValue, float64(st.Refusals), p.name)
+	}
 }

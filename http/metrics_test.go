@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/internal/version"
-	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 func TestMetrics(t *testing.T) {
@@ -88,7 +88,7 @@ func TestLogMetrics(t *testing.T) {
 	if _, body := mem.get("/metrics"); strings.Contains(string(body), "codemode_log_commits_total") || strings.Contains(string(body), "codemode_log_checkpoints_total") {
 		t.Error("the memory store shows group commits or checkpoints")
 	}
-	st, err := session.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "log.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "log.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ func (s *Server) Pending() (runs, streams int) {
 	s.runs.mu.Lock()
 	runs = s.runs.inflight
 	s.runs.mu.Unlock()
-	s.streamSlots.mu.Lock()
-	streams = s.streamSlots.total
-	s.streamSlots.mu.Unlock()
+	for _, n := range s.streamSlots.pool.Stats().Held {
+		streams += n
+	}
 	return runs, streams
 }

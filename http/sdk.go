@@ -124,7 +124,7 @@ type sdkTokensKey struct{}
 
 // sdkTokenCounts serves GET /v1/sdk/tokens?scope=S: the token counts of the
 // scope's SDK texts, in total and per tool, with a real tokenizer. Counting
-// costs about a millisecond per 10 KB, so it is done once per tool set
+// is slow next to serving the text, so it is done once per tool set
 // version; the ETag is the version's, and a matching If-None-Match gets a
 // 304.
 func (s *Server) sdkTokenCounts(w http.ResponseWriter, r *http.Request) {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/app"
 )
 
@@ -48,9 +48,12 @@ type Options struct {
 	// Upstreams, when set, is what GET /v1/upstreams reports; GET /readyz
 	// waits for each to be ready.
 	Upstreams Upstreams
+	// OpenAPISources, when set, is what GET /v1/openapi_sources reports;
+	// GET /readyz waits for each to be ready.
+	OpenAPISources OpenAPISources
 }
 
-// limits are the server.* settings New checked.
+// limits are the server.* settings, from a validated configuration.
 type limits struct {
 	MaxBodyBytes   int64
 	MaxInflight    int
@@ -78,8 +81,9 @@ type Server struct {
 	metrics     *metrics
 	heartbeat   time.Duration
 	router      http.Handler
-	crossSite   *crossSite // immutable
-	upstreams   Upstreams  // may be nil
+	crossSite   *crossSite     // immutable
+	upstreams   Upstreams      // may be nil
+	sources     OpenAPISources // may be nil
 	// loopback is set by Serve when its listener is on loopback: every
 	// request must then name a loopback host (see checkHost).
 	loopback atomic.Bool
@@ -91,8 +95,9 @@ type Server struct {
 }
 
 // New returns the service for a. Its collectors count every execution of
-// a's runtime (one Server per App). It fails when a's configuration is not
-// usable (New re-checks what config.Load validates).
+// a's runtime (one Server per App). a.Config must be valid (config.Validate):
+// New trusts it, and fails only when an API key's digest, an allowed origin
+// or a metrics collector cannot be set up.
 func New(a *app.App, opts Options) (*Server, error) {
 	sc := a.Config.Server
 	cfg := limits{
@@ -107,30 +112,6 @@ func New(a *app.App, opts Options) (*Server, error) {
 		StreamWriteTimeout: sc.StreamWriteTimeout.Std(),
 		WriteTimeout:       sc.WriteTimeout.Std(),
 	}
-	switch {
-	case cfg.MaxBodyBytes <= 0:
-		return nil, errors.New("config: server.max_body_bytes: must be positive")
-	case cfg.MaxInflight <= 0:
-		return nil, errors.New("config: server.max_inflight_runs: must be positive")
-	case cfg.MaxQueued < 0:
-		return nil, errors.New("config: server.max_queued_runs: must not be negative")
-	case cfg.RateLimit < 0:
-		return nil, errors.New("config: server.rate_limit: must not be negative")
-	case cfg.RateLimit > 0 && cfg.RateWindow <= 0:
-		return nil, errors.New("config: server.rate_window: must be positive")
-	case cfg.RequestTimeout <= 0:
-		return nil, errors.New("config: server.request_timeout: must be positive")
-	case cfg.ShutdownGrace < 0:
-		return nil, errors.New("config: server.shutdown_grace: must not be negative")
-	case sc.MaxStreams <= 0:
-		return nil, errors.New("config: server.max_streams: must be positive")
-	case sc.MaxStreamsPerSession <= 0:
-		return nil, errors.New("config: server.max_streams_per_session: must be positive")
-	case cfg.StreamWriteTimeout <= 0:
-		return nil, errors.New("config: server.stream_write_timeout: must be positive")
-	case cfg.WriteTimeout <= 0:
-		return nil, errors.New("config: server.write_timeout: must be positive")
-	}
 	keys, err := newKeyring(a.Config.APIKeys)
 	if err != nil {
 		return nil, err
@@ -139,10 +120,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	budget, err := memoryBudgetFor(a.Config)
-	if err != nil {
-		return nil, err
-	}
+	budget := memoryBudgetFor(a.Config)
 	reg := opts.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -154,6 +132,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	}
 	if opts.Upstreams != nil && err == nil {
 		err = reg.Register(upstreamCollector{opts.Upstreams})
+	}
+	if opts.OpenAPISources != nil && err == nil {
+		err = reg.Register(sourceCollector{opts.OpenAPISources})
 	}
 	if st, ok := a.Store.(commitStatser); ok && err == nil {
 		err = registerLogStats(reg, st)
@@ -175,6 +156,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		heartbeat:   opts.Heartbeat,
 		crossSite:   cross,
 		upstreams:   opts.Upstreams,
+		sources:     opts.OpenAPISources,
 		budget:      budget,
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
@@ -186,6 +168,18 @@ func New(a *app.App, opts Options) (*Server, error) {
 	}
 	if s.heartbeat <= 0 {
 		s.heartbeat = DefaultHeartbeat
+	}
+	pools := poolCollector{{"event_streams", s.streamSlots.pool}}
+	// An MCP handler whose sessions are a pool shares it among the keys.
+	if mh, ok := opts.MCP.(interface {
+		SetTenant(func(*http.Request) string)
+		Sessions() *admission.Pool
+	}); ok {
+		mh.SetTenant(func(r *http.Request) string { return tenant(r.Context()) })
+		pools = append(pools, namedPool{"mcp_sessions", mh.Sessions()})
+	}
+	if err := reg.Register(pools); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	a.Runtime.AddObserver(m.observe)
 	s.router = s.routes(opts)
@@ -248,6 +242,7 @@ func (s *Server) routes(opts Options) http.Handler {
 			r.Use(s.withTimeout)
 			r.Get("/scopes", s.scopes)
 			r.Get("/upstreams", upstreams(opts.Upstreams))
+			r.Get("/openapi_sources", openAPISources(opts.OpenAPISources))
 			r.Get("/tools", s.tools)
 			r.Get("/tools/search", s.searchTools)
 			r.Get("/sdk", s.sdk)

@@ -79,12 +79,9 @@ func TestPlaygroundAndMCPMounts(t *testing.T) {
 	wantError(t, resp, body, http.StatusNotFound, CodeNotFound)
 }
 
-func TestNewRejectsBadLimits(t *testing.T) {
-	a, _ := newTestApp(t, "", nil)
-	a.Config.Server.MaxInflightRuns = 0
-	if _, err := New(a, Options{}); err == nil || !strings.Contains(err.Error(), "server.max_inflight_runs") {
-		t.Fatalf("New with max_inflight_runs 0: %v", err)
-	}
+// TestNewRejectsBadKeyDigest: a digest New cannot decode fails New rather
+// than leaving a key no secret matches (config.Validate refuses it first).
+func TestNewRejectsBadKeyDigest(t *testing.T) {
 	b, _ := newTestApp(t, "", nil)
 	b.Config.APIKeys = []config.APIKey{{SHA256: "zz", Scopes: []string{"default"}}}
 	if _, err := New(b, Options{}); err == nil || !strings.Contains(err.Error(), "api_keys[0].sha256") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // TestSQLiteReplicas: two servers over one SQLite file behave as replicas: a
@@ -15,7 +16,7 @@ import (
 func TestSQLiteReplicas(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "codemode.db")
 	open := func() session.Store {
-		st, err := session.OpenSQLite(context.Background(), file)
+		st, err := sqlite.Open(context.Background(), file)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemode/codemode/httpsource"
 	"github.com/codemode/codemode/mcp"
 )
 
@@ -77,5 +78,66 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(upstreamCallsDesc, prometheus.GaugeValue, float64(st.Calls), st.Name)
 		ch <- prometheus.MustNewConstMetric(upstreamProgressDroppedDesc, prometheus.CounterValue, float64(st.ProgressDropped), st.Name)
 		ch <- prometheus.MustNewConstMetric(upstreamLogsDroppedDesc, prometheus.CounterValue, float64(st.LogsDropped), st.Name)
+	}
+}
+
+// OpenAPISources reports the HTTP APIs configured as tool sources;
+// *httpsource.Sources implements it.
+type OpenAPISources interface {
+	States() []httpsource.State
+}
+
+// openAPISources serves GET /v1/openapi_sources: {"openapi_sources":[...]},
+// each source with its state (loading, ready, failed, stopped), base URL,
+// operations registered, excluded and over the limit, the operations left
+// out with their JSON pointer and reason, and its request counters, in
+// configuration order. A key sees only the sources of scopes it may use.
+func openAPISources(src OpenAPISources) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out := []httpsource.State{}
+		if src != nil {
+			for _, st := range src.States() {
+				if ScopeAllowed(r.Context(), st.Scope) {
+					out = append(out, st)
+				}
+			}
+		}
+		writeJSON(w, http.StatusOK, struct {
+			Sources []httpsource.State `json:"openapi_sources"`
+		}{out})
+	}
+}
+
+// sourceCollector exports each OpenAPI source's requests, failed calls and
+// requests in flight.
+type sourceCollector struct{ src OpenAPISources }
+
+var (
+	sourceRequestsDesc = prometheus.NewDesc("codemode_openapi_requests_total",
+		"HTTP requests sent to the OpenAPI source's API, retries included.", []string{"source"}, nil)
+	sourceFailuresDesc = prometheus.NewDesc("codemode_openapi_failed_calls_total",
+		"Calls of the OpenAPI source's operations that failed (an HTTP error status, a timeout, a refused redirect, a response past max_response_bytes).", []string{"source"}, nil)
+	sourceInFlightDesc = prometheus.NewDesc("codemode_openapi_calls_in_flight",
+		"Calls of the OpenAPI source's operations waiting on its API.", []string{"source"}, nil)
+	sourceReadyDesc = prometheus.NewDesc("codemode_openapi_source_ready",
+		"1 while the OpenAPI source's operations are registered.", []string{"source"}, nil)
+)
+
+func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{sourceRequestsDesc, sourceFailuresDesc, sourceInFlightDesc, sourceReadyDesc} {
+		ch <- d
+	}
+}
+
+func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.src.States() {
+		ready := 0.0
+		if st.State == httpsource.StateReady {
+			ready = 1
+		}
+		ch <- prometheus.MustNewConstMetric(sourceRequestsDesc, prometheus.CounterValue, float64(st.Requests), st.Name)
+		ch <- prometheus.MustNewConstMetric(sourceFailuresDesc, prometheus.CounterValue, float64(st.Failures), st.Name)
+		ch <- prometheus.MustNewConstMetric(sourceInFlightDesc, prometheus.GaugeValue, float64(st.Calls), st.Name)
+		ch <- prometheus.MustNewConstMetric(sourceReadyDesc, prometheus.GaugeValue, ready, st.Name)
 	}
 }

@@ -35,7 +35,8 @@ import (
 // added to this process's environment) and speaks newline-delimited JSON-RPC
 // on its stdin and stdout, as the TypeScript SDK does: a stdout line that is
 // not a JSON-RPC message (a stray debug print) is logged and skipped, never
-// a failed call or a restart. stderr is logged a line at a time.
+// a failed call or a restart; a reply that does not decode fails the call it
+// answers at once (limit.go). stderr is logged a line at a time.
 //
 // url: streamable HTTP, or the legacy HTTP+SSE transport. With transport
 // "auto" (the default) a connection attempt that the server refuses with a
@@ -59,12 +60,14 @@ type httpAttempt struct {
 }
 
 // authTransport adds headers and a bearer token (static or from a token
-// source) to every request, and records response statuses for the attempt.
+// source) to every request, records response statuses for the attempt, and
+// bounds the messages of every response body (limit.go).
 type authTransport struct {
 	next    http.RoundTripper
 	headers map[string]string
 	token   oauth2.TokenSource // nil: none
 	attempt *httpAttempt
+	bound   *replyBound
 }
 
 func (rt *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -80,10 +83,14 @@ func (rt *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		tok.SetAuthHeader(r)
 	}
 	resp, err := rt.next.RoundTrip(r)
-	if err == nil && rt.attempt != nil {
+	if err != nil {
+		return nil, err
+	}
+	if rt.attempt != nil {
 		rt.attempt.status.Store(int32(resp.StatusCode))
 	}
-	return resp, err
+	rt.bound.wrap(r, resp)
+	return resp, nil
 }
 
 // httpSetup is what every connection attempt to a url upstream shares:
@@ -92,13 +99,14 @@ type httpSetup struct {
 	headers map[string]string
 	static  oauth2.TokenSource // bearer or token_url client credentials; nil: none
 	oauth   auth.OAuthHandler  // discovery-based client credentials; nil: none
+	bound   *replyBound
 
 	mu        sync.Mutex
 	preferSSE bool // the last attempt that worked used HTTP+SSE; guarded by mu
 }
 
-func newHTTPSetup(s config.MCPServer) (*httpSetup, error) {
-	h := &httpSetup{headers: map[string]string{}}
+func newHTTPSetup(s config.MCPServer, log *slog.Logger) (*httpSetup, error) {
+	h := &httpSetup{headers: map[string]string{}, bound: &replyBound{server: s.Name, limit: s.MessageBytes(), log: log}}
 	for k, v := range s.Headers {
 		x, err := config.ExpandEnv(v)
 		if err != nil {
@@ -168,7 +176,7 @@ func (l *lockedOAuth) Authorize(ctx context.Context, r *http.Request, resp *http
 }
 
 func (h *httpSetup) client(attempt *httpAttempt) *http.Client {
-	return &http.Client{Transport: &authTransport{next: http.DefaultTransport, headers: h.headers, token: h.static, attempt: attempt}}
+	return &http.Client{Transport: &authTransport{next: http.DefaultTransport, headers: h.headers, token: h.static, attempt: attempt, bound: h.bound}}
 }
 
 // transports lists the transports to try, in order, for a url upstream.
@@ -192,10 +200,13 @@ func (h *httpSetup) worked(transport string) {
 }
 
 func (h *httpSetup) transport(kind, url string, attempt *httpAttempt) sdk.Transport {
+	// The bodies are bounded before the go-sdk reads them; its own bound on
+	// an event, which fails the whole connection, stays out of the way.
+	maxEvent := int(h.bound.limit + 2*sseSlack)
 	if kind == config.TransportSSE {
-		return &sdk.SSEClientTransport{Endpoint: url, HTTPClient: h.client(attempt)}
+		return &sdk.SSEClientTransport{Endpoint: url, HTTPClient: h.client(attempt), MaxEventSize: maxEvent}
 	}
-	return &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: h.client(attempt), OAuthHandler: h.oauth, MaxRetries: 2}
+	return &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: h.client(attempt), OAuthHandler: h.oauth, MaxRetries: 2, MaxEventSize: maxEvent}
 }
 
 // fallbackStatus reports whether a failed streamable-HTTP attempt that saw
@@ -285,10 +296,11 @@ type stdioRead struct {
 }
 
 // readLoop reads lines until stdout ends, handing decoded messages to Read.
-// A line that is not JSON-RPC is logged and skipped. A line over the
-// message bound (or nested too deep) is read on without being kept and
-// dropped; when it answered a request, that request gets an error saying
-// so (limit.go).
+// A line that is not JSON-RPC is logged and skipped, unless it was a reply
+// (a "jsonrpc" key and an id) that did not decode: that request gets an
+// error saying so. A line over the message bound (or nested too deep) is
+// read on without being kept and dropped; when it answered a request, that
+// request gets an error saying so (limit.go).
 func (c *stdioConn) readLoop(stdout io.Reader) {
 	stopReading := func() { c.doneOnce.Do(func() { close(c.readDone) }) }
 	defer stopReading()
@@ -303,24 +315,41 @@ func (c *stdioConn) readLoop(stdout io.Reader) {
 	}
 	for {
 		scan := &msgScan{}
-		line, err := readLine(r, c.limit, scan)
-		if errors.Is(err, errLineTooLong) || (err == nil && scan.tooDeep()) {
-			if resp := scan.refusal(c.server, c.limit); resp != nil {
-				c.log.Warn("upstream reply dropped", "error", resp.Error)
-				if !send(stdioRead{msgs: []jsonrpc.Message{resp}}) {
-					return
-				}
-			} else {
+		answered, closed := false, false // the refusal of an over-bound reply was sent; Close was called
+		refuse := func() bool {
+			resp := scan.refusal(c.server, c.limit)
+			if resp == nil {
+				return true
+			}
+			answered = true
+			c.log.Warn("upstream reply dropped", "error", resp.Error)
+			closed = !send(stdioRead{msgs: []jsonrpc.Message{resp}})
+			return !closed
+		}
+		line, err := readLine(r, c.limit, scan, refuse)
+		if errors.Is(err, errOverBounds) {
+			if !answered && refuse() && !answered {
 				c.log.Warn("upstream wrote a stdout line over the message bounds; skipped", "bytes", scan.n, "limit", c.limit, "max_depth", config.MaxMessageDepth)
+			}
+			if closed {
+				return
 			}
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			msgs, derr := decodeLine(line)
-			if derr != nil {
+			switch resp := scan.undecodable(c.server, derr); {
+			case derr == nil:
+				if !send(stdioRead{msgs: msgs}) {
+					return
+				}
+			case resp != nil:
+				c.log.Warn("upstream reply dropped", "error", resp.Error, "line", clip(string(line), 200))
+				if !send(stdioRead{msgs: []jsonrpc.Message{resp}}) {
+					return
+				}
+			default:
 				c.log.Warn("upstream wrote a stdout line that is not JSON-RPC; skipped", "line", clip(string(line), 200), "error", derr)
-			} else if !send(stdioRead{msgs: msgs}) {
-				return
 			}
 		}
 		if err != nil {
@@ -338,29 +367,34 @@ func (c *stdioConn) readLoop(stdout io.Reader) {
 	}
 }
 
-var errLineTooLong = errors.New("line too long")
+// errOverBounds reports a line over the message bounds (limit.go).
+var errOverBounds = errors.New("message over the bounds")
 
 // errExited fails a write to a stdio server that had already exited: the
 // request never reached it.
 var errExited = errors.New("the server had exited")
 
 // readLine reads one line without its newline, feeding every byte of it to
-// scan. A line over limit is consumed without being kept and reported as
-// errLineTooLong.
-func readLine(r *bufio.Reader, limit int64, scan *msgScan) ([]byte, error) {
+// scan. A line over the bounds (limit bytes, or too deep) is consumed
+// without being kept and reported as errOverBounds; crossed is called as
+// soon as it is over them, before the rest is read, and reading goes on
+// only while it returns true.
+func readLine(r *bufio.Reader, limit int64, scan *msgScan, crossed func() bool) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
 		scan.Write(chunk)
-		if int64(len(line)+len(chunk)) > limit {
-			for errors.Is(err, bufio.ErrBufferFull) {
+		if scan.over(limit) {
+			line = nil
+			goOn := crossed()
+			for goOn && errors.Is(err, bufio.ErrBufferFull) {
 				chunk, err = r.ReadSlice('\n')
 				scan.Write(chunk)
 			}
 			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 				return nil, err
 			}
-			return nil, errLineTooLong
+			return nil, errOverBounds
 		}
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 )
@@ -55,9 +56,10 @@ type HandlerOptions struct {
 	// get the rest, result included, from the event store. It keeps long
 	// runs alive behind proxies that cut idle streams. Default 0: never.
 	StreamPollAfter time.Duration
-	// MaxSessions bounds the MCP sessions open at once, in all scopes: an
-	// initialize beyond it is answered 503 with a JSON-RPC error and
-	// Retry-After. Default DefaultMaxSessions; negative: no bound.
+	// MaxSessions bounds the MCP sessions open at once, in all scopes,
+	// shared among tenants (SetTenant): an initialize refused is answered
+	// 503 with a JSON-RPC error and Retry-After. Default config.DefaultMaxMCPSessions;
+	// negative: no bound.
 	MaxSessions int
 }
 
@@ -78,9 +80,10 @@ type HTTPHandler struct {
 	h    *sdk.StreamableHTTPHandler
 
 	mu        sync.Mutex
-	servers   map[string]*Server // by scope; guarded by mu
-	closed    bool               // guarded by mu
-	admission Admission          // guarded by mu
+	servers   map[string]*Server           // by scope; guarded by mu
+	closed    bool                         // guarded by mu
+	admission Admission                    // guarded by mu
+	tenant    func(r *http.Request) string // guarded by mu
 	sessions  *sessionCap
 }
 
@@ -103,6 +106,19 @@ func (h *HTTPHandler) SetAdmission(a Admission) {
 	h.admission = a
 }
 
+// SetTenant makes the MCP sessions of each tenant (the HTTP service passes
+// its API key's name) share server.max_mcp_sessions fairly with the others
+// (see admission.Pool); without it, all sessions are one tenant's. Call it
+// before h serves its first request.
+func (h *HTTPHandler) SetTenant(tenant func(r *http.Request) string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.tenant = tenant
+}
+
+// Sessions is the pool of h's MCP sessions, for metrics.
+func (h *HTTPHandler) Sessions() *admission.Pool { return h.sessions.pool }
+
 // Handler returns the streamable-HTTP MCP handler over the app. Close it
 // when the service stops.
 func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
@@ -114,7 +130,7 @@ func Handler(a *app.App, opts HandlerOptions) *HTTPHandler {
 		log = slog.Default()
 	}
 	if opts.MaxSessions == 0 {
-		opts.MaxSessions = DefaultMaxSessions
+		opts.MaxSessions = config.DefaultMaxMCPSessions
 	}
 	h := &HTTPHandler{app: a, opts: opts, log: log, servers: map[string]*Server{},
 		sessions: newSessionCap(opts.MaxSessions)} // negative: no bound
@@ -173,6 +189,13 @@ func RequestScope(r *http.Request) string {
 
 // ServeHTTP routes a request to its scope's server.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(tenantHeader) // only h says whose a request is
+	h.mu.Lock()
+	tenant := h.tenant
+	h.mu.Unlock()
+	if tenant != nil {
+		r.Header.Set(tenantHeader, tenant(r))
+	}
 	scope := RequestScope(r)
 	if id := r.Header.Get(sessionHeader); id != "" {
 		sessScope, ok := sessionScope(id)
@@ -226,9 +249,9 @@ func (h *HTTPHandler) precheck(w http.ResponseWriter, r *http.Request) bool {
 			writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
 			return false
 		}
-		if h.sessions.full() {
+		if !h.sessions.admissible(r.Header.Get(tenantHeader)) {
 			w.Header().Set("Retry-After", sessionRetryAfter)
-			e := tooManySessions()
+			e := tooManySessions(nil)
 			writeRPCError(w, http.StatusServiceUnavailable, id, e.Code, e.Message)
 			return false
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -21,10 +23,18 @@ import (
 )
 
 // serveAdd is the stdio upstream of the liveness tests (TestMain runs it
-// when peerServerEnv is "add"): the official go-sdk on stdio, with add,
-// slow (sleeps ms milliseconds), big, deep and pid (so that a test can stop the
-// process, which then neither reads nor answers).
+// when peerServerEnv is "add"): the official go-sdk on stdio, with the
+// tools of addTools.
 func serveAdd() error {
+	return addTools().Run(context.Background(), &sdk.IOTransport{Reader: os.Stdin, Writer: trickler{os.Stdout}})
+}
+
+// addTools is the go-sdk server of the test upstreams: add, slow (sleeps
+// ms milliseconds), pid (so that a test can stop the process, which then
+// neither reads nor answers), big (n bytes of text), deep (a value nested d
+// levels), trickle (a reply that never ends) and garbled (a reply that does
+// not decode), the replies of big, trickle and garbled written by trickler.
+func addTools() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "adder", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "add"}, func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
@@ -45,19 +55,126 @@ func serveAdd() error {
 			PID int `json:"pid"`
 		}{os.Getpid()}, nil
 	})
-	// big answers n bytes of text; deep, a value nested d levels (limit_test.go).
 	s.AddTool(&sdk.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in struct{ N int }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", in.N)}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(bigMark, in.N)}}}, nil
 	})
 	s.AddTool(&sdk.Tool{Name: "deep", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in struct{ D int }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: json.RawMessage(strings.Repeat("[", in.D) + strings.Repeat("]", in.D))}, nil
 	})
-	return s.Run(context.Background(), &sdk.StdioTransport{})
+	s.AddTool(&sdk.Tool{Name: "trickle", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: trickleMark}}}, nil
+	})
+	s.AddTool(&sdk.Tool{Name: "garbled", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: garbleMark}}}, nil
+	})
+	return s
 }
+
+// bigMark is the text of big's result, which trickler writes as that many
+// bytes of text (no JSON encoder copies them: the upstream answers tens of
+// megabytes at once cheaply).
+const bigMark = "BIG-REPLY-%d-END"
+
+// garbleMark is the text of garbled's result, whose reply trickler writes
+// with a version tag no decoder accepts.
+const garbleMark = "GARBLE-THIS-REPLY"
+
+// trickleMark is the text of trickle's result, which trickler never ends.
+const trickleMark = "TRICKLE-FOREVER"
+
+// trickler writes what the go-sdk writes, but a write carrying trickleMark
+// only up to the mark, and then text, 64 KiB every 10ms, until the write
+// fails (the reader is gone), one carrying bigMark with that many bytes in
+// its place, and one carrying garbleMark with a version tag of "9.9". Its
+// Flush passes on to w's, for HTTP.
+type trickler struct{ w io.Writer }
+
+func (t trickler) Write(p []byte) (int, error) {
+	if i := bytes.Index(p, []byte("BIG-REPLY-")); i >= 0 {
+		var n int
+		if _, err := fmt.Sscanf(string(p[i:min(len(p), i+40)]), bigMark, &n); err == nil {
+			end := i + len(fmt.Sprintf(bigMark, n))
+			if _, err := t.w.Write(p[:i]); err != nil {
+				return 0, err
+			}
+			chunk := bytes.Repeat([]byte("x"), 64<<10)
+			for n > 0 {
+				if _, err := t.w.Write(chunk[:min(n, len(chunk))]); err != nil {
+					return 0, err
+				}
+				n -= min(n, len(chunk))
+			}
+			if _, err := t.w.Write(p[end:]); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	if bytes.Contains(p, []byte(garbleMark)) {
+		return t.w.Write(bytes.Replace(p, []byte(`"jsonrpc":"2.0"`), []byte(`"jsonrpc":"9.9"`), 1))
+	}
+	i := bytes.Index(p, []byte(trickleMark))
+	if i < 0 {
+		return t.w.Write(p)
+	}
+	if _, err := t.w.Write(p[:i]); err != nil {
+		return 0, err
+	}
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for {
+		t.Flush()
+		time.Sleep(10 * time.Millisecond)
+		if _, err := t.w.Write(chunk); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (t trickler) Flush() {
+	if f, ok := t.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (t trickler) Close() error {
+	if c, ok := t.w.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// serveAddHTTP serves addTools over HTTP on a port of its own (TestMain runs
+// it when peerServerEnv is "add-http", "add-json" or "add-sse"): streamable
+// HTTP replying in event streams, streamable HTTP replying in JSON, or the
+// legacy HTTP+SSE transport. Its first line on stdout is its URL.
+func serveAddHTTP(kind string) error {
+	s := addTools()
+	var h http.Handler
+	switch kind {
+	case "add-sse":
+		h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	default:
+		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: kind == "add-json"})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(trickleResponse{w}, r)
+	}))
+}
+
+// trickleResponse is a ResponseWriter that writes through a trickler.
+type trickleResponse struct{ http.ResponseWriter }
+
+func (t trickleResponse) Write(p []byte) (int, error) { return trickler{t.ResponseWriter}.Write(p) }
+func (t trickleResponse) Flush()                      { t.ResponseWriter.(http.Flusher).Flush() }
 
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 

@@ -32,11 +32,15 @@ import (
 
 // peerServerEnv makes the test binary, re-executed, serve MCP on stdio
 // (see TestMain): "stdio" for a TypeScript client to drive, "add" as an
-// upstream (serveAdd).
+// upstream (serveAdd); or serve an upstream over HTTP ("add-http",
+// "add-json", "add-sse": serveAddHTTP).
 const peerServerEnv = "CODEMODE_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	serve := map[string]func() error{"stdio": servePeer, "add": serveAdd}[os.Getenv(peerServerEnv)]
+	kind := os.Getenv(peerServerEnv)
+	serve := map[string]func() error{"stdio": servePeer, "add": serveAdd,
+		"add-http": func() error { return serveAddHTTP(kind) }, "add-json": func() error { return serveAddHTTP(kind) },
+		"add-sse": func() error { return serveAddHTTP(kind) }}[kind]
 	if serve != nil {
 		if err := serve(); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
@@ -297,6 +301,7 @@ func TestTypeScriptClientStdio(t *testing.T) {
 	}
 	rep := runClient(t, node, dir, env, "stdio", exe, "-test.run=^$")
 	sid := checkClientReport(t, rep)
+	app.RegisterStores()
 	st, err := session.Open(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)

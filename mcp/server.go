@@ -135,9 +135,18 @@ func NewServer(a *app.App, scope string, opts Options) (*Server, error) {
 	// as UNKNOWN_TOOL results that name the way back.
 	s.mcp.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if ss, ok := req.GetSession().(*sdk.ServerSession); ok && method == "initialize" && s.sessions != nil && !s.sessions.take(ss) {
-				go ss.Close() // not while its own request is being handled
-				return nil, tooManySessions()
+			if ss, ok := req.GetSession().(*sdk.ServerSession); ok && s.sessions != nil {
+				if method == "initialize" {
+					tenant := ""
+					if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+						tenant = extra.Header.Get(tenantHeader)
+					}
+					if err := s.sessions.take(ss, tenant); err != nil {
+						go ss.Close() // not while its own request is being handled
+						return nil, tooManySessions(err)
+					}
+				}
+				defer s.sessions.busy(ss)()
 			}
 			if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil && !s.isListed(r.Params.Name) {
 				res, err := s.call(ctx, r)

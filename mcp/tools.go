@@ -468,6 +468,11 @@ func hintsOf(t *sdk.Tool) registry.Hints {
 	return h
 }
 
+// IdempotencyKeyMeta is the _meta key of a tools/call that carries the
+// call's registry.Exec.IdempotencyKey: the same on every attempt of one
+// call, so a server can make its effect happen once.
+const IdempotencyKeyMeta = "io.codemode/idempotency-key"
+
 // execute is the body of an upstream tool: one tools/call on the current
 // session, under the caller's context, with a progress token that routes
 // the server's progress to the caller's notifiers.
@@ -479,6 +484,12 @@ func (u *upstream) execute(name, tool string, structured bool) registry.ExecuteF
 		res, err := u.callUpstream(ctx, name, exec.CallID(), func(ctx context.Context, c *connection, token string) (*sdk.CallToolResult, error) {
 			p := &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(args.Bytes())}
 			p.SetProgressToken(token)
+			if key := exec.IdempotencyKey(); key != "" {
+				if p.Meta == nil {
+					p.Meta = sdk.Meta{}
+				}
+				p.Meta[IdempotencyKeyMeta] = key
+			}
 			return c.cs.CallTool(ctx, p)
 		})
 		if err != nil {

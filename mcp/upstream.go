@@ -20,14 +20,10 @@ import (
 	"github.com/codemode/codemode/registry"
 )
 
-// Defaults of the upstream side.
+// Constants of the upstream side. The defaults of the mcp_servers[] keys are
+// config's (config.DefaultMCPTimeout, config.Liveness.Resolved, …): config
+// cannot import this package.
 const (
-	// DefaultUpstreamTimeout bounds one upstream call when MCPServer.Timeout
-	// is zero.
-	DefaultUpstreamTimeout = 60 * time.Second
-	// DefaultConnectTimeout bounds one connection attempt (start, handshake,
-	// first listing) when neither connect_timeout nor timeout is set.
-	DefaultConnectTimeout = 30 * time.Second
 	// upstreamProtocol is the protocol version offered to upstream servers:
 	// the newest one with the initialize handshake, which every SDK speaks.
 	upstreamProtocol = "2025-11-25"
@@ -380,17 +376,17 @@ func newUpstream(reg *registry.Registry, s config.MCPServer, opts UpstreamOption
 		tools:          map[string]*registration{},
 	}
 	if u.callTimeout <= 0 {
-		u.callTimeout = DefaultUpstreamTimeout
+		u.callTimeout = config.DefaultMCPTimeout
 	}
 	if u.connectTimeout <= 0 {
-		u.connectTimeout = DefaultConnectTimeout
+		u.connectTimeout = config.DefaultMCPConnectTimeout
 		if s.Timeout > 0 {
 			u.connectTimeout = s.Timeout.Std()
 		}
 	}
 	u.st = UpstreamState{Name: s.Name, Scope: scope, State: StateConnecting, Since: time.Now(), Transport: "stdio"}
 	if s.URL != "" {
-		h, err := newHTTPSetup(s)
+		h, err := newHTTPSetup(s, u.log)
 		if err != nil {
 			return nil, err
 		}

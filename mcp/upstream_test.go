@@ -172,7 +172,7 @@ func TestUpstreamRegistration(t *testing.T) {
 		t.Errorf("server info %+v", st.Server)
 	}
 	add, _ := v.Get("up.add")
-	if add.Description() != "Adds two numbers." || !add.ValidatesArgs() || add.Timeout() != DefaultUpstreamTimeout || !add.Hints().ReadOnly {
+	if add.Description() != "Adds two numbers." || !add.ValidatesArgs() || add.Timeout() != config.DefaultMCPTimeout || !add.Hints().ReadOnly {
 		t.Errorf("up.add: description %q, validates %v, timeout %v, hints %+v", add.Description(), add.ValidatesArgs(), add.Timeout(), add.Hints())
 	}
 	if !strings.Contains(string(add.Parameters()), `"a":{"type":"number"}`) || !strings.Contains(string(add.OutputSchema()), `"sum":{"type":"number"}`) {

@@ -30,10 +30,17 @@ type Document struct {
 	paths   []string       // the keys of /paths, in document order
 }
 
-// Parse decodes a JSON OpenAPI 3.0 or 3.1 document. It checks the shape
-// Operations relies on (an "openapi" version 3.0.x or 3.1.x and a "paths"
-// object); operations themselves are checked by Operations.
+// Parse decodes an OpenAPI 3.0 or 3.1 document written in JSON or YAML. It
+// checks the shape Operations relies on (an "openapi" version 3.0.x or
+// 3.1.x and a "paths" object); operations themselves are checked by
+// Operations.
 func Parse(doc []byte) (*Document, error) {
+	if !isJSON(doc) {
+		var err error
+		if doc, err = yamlToJSON(doc); err != nil {
+			return nil, err
+		}
+	}
 	var root map[string]any
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
@@ -164,4 +171,61 @@ func pointerJoin(base string, tokens ...string) string {
 		b.WriteString(escapeToken.Replace(t))
 	}
 	return b.String()
+}
+
+// Servers lists the URLs of the document's top-level servers, in order,
+// with each server variable replaced by its default. They may be relative
+// (to the document's own URL).
+func (d *Document) Servers() []string {
+	list, _ := d.root["servers"].([]any)
+	var out []string
+	for _, s := range list {
+		m, _ := s.(map[string]any)
+		u, _ := m["url"].(string)
+		if u == "" {
+			continue
+		}
+		vars, _ := m["variables"].(map[string]any)
+		for name, v := range vars {
+			def, _ := v.(map[string]any)["default"].(string)
+			u = strings.ReplaceAll(u, "{"+name+"}", def)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Security is what a document's security schemes say of credentials a
+// host may configure without repeating the document.
+type Security struct {
+	// APIKeyName and APIKeyIn name the first apiKey scheme's parameter
+	// ("header" or "query"; "" when there is none).
+	APIKeyName, APIKeyIn string
+	// TokenURL is the first OAuth 2 scheme's client credentials token URL.
+	TokenURL string
+}
+
+// Security reads the document's components.securitySchemes, in name order.
+func (d *Document) Security() Security {
+	var out Security
+	comps, _ := d.root["components"].(map[string]any)
+	schemes, _ := comps["securitySchemes"].(map[string]any)
+	for _, name := range sortedKeys(schemes) {
+		s, _ := schemes[name].(map[string]any)
+		switch s["type"] {
+		case "apiKey":
+			in, _ := s["in"].(string)
+			key, _ := s["name"].(string)
+			if out.APIKeyIn == "" && key != "" && (in == "header" || in == "query") {
+				out.APIKeyName, out.APIKeyIn = key, in
+			}
+		case "oauth2":
+			flows, _ := s["flows"].(map[string]any)
+			cc, _ := flows["clientCredentials"].(map[string]any)
+			if u, _ := cc["tokenUrl"].(string); out.TokenURL == "" && u != "" {
+				out.TokenURL = u
+			}
+		}
+	}
+	return out
 }

@@ -19,6 +19,9 @@ func FuzzParse(f *testing.F) {
 		`{"openapi": "3.0.0", "paths": {"/a": {"$ref": "#/paths/~1a"}}}`,
 		`{"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "x"}}, "/b": {"get": {"operationId": "x"}}}}`,
 		`{"openapi": "3.1"}`,
+		"openapi: 3.0.3\npaths:\n  /a:\n    get:\n      operationId: a\n      responses:\n        200: {description: ok}\n",
+		"openapi: 3.1.0\nx: &a [1, 2]\ny: &b [*a, *a]\npaths: {}\n",
+		"openapi: 3.1.0\npaths:\n  /a: &p {get: {}}\n  /b: *p\n",
 		`[]`,
 	} {
 		f.Add([]byte(seed))

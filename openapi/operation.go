@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"mime"
 	"slices"
 	"strconv"
@@ -53,6 +54,12 @@ type Operation struct {
 type Input struct {
 	Name string
 	In   Location
+	// Style and Explode say how a path, query or header parameter's value
+	// is serialized (OpenAPI's style and explode, defaults applied: form
+	// and exploded for queries, simple and not exploded for path and
+	// header); empty for body inputs.
+	Style   string
+	Explode bool
 }
 
 // Location is where an input goes in a request.
@@ -62,7 +69,7 @@ const (
 	InPath  Location = "path"   // substituted into the path template
 	InQuery Location = "query"  // a query parameter
 	InHead  Location = "header" // a request header
-	InField Location = "field"  // a property of the JSON object request body
+	InField Location = "field"  // a property of the object request body (JSON or form)
 	InBody  Location = "body"   // the whole request body
 )
 
@@ -73,14 +80,43 @@ var methods = []string{"get", "put", "post", "delete", "options", "head", "patch
 // Operations returns the document's operations in path order, then method
 // order. It fails on the first malformed operation, naming its pointer.
 func (d *Document) Operations() ([]Operation, error) {
+	var first error
+	ops := d.walk(func(err *Error) bool { first = err; return false })
+	if first != nil {
+		return nil, first
+	}
+	return ops, nil
+}
+
+// Usable returns the operations that convert, in the order of Operations,
+// and an error naming the pointer of each path or operation left out. A
+// left-out operation does not claim its name.
+func (d *Document) Usable() (ops []Operation, leftOut []*Error) {
+	ops = d.walk(func(err *Error) bool { leftOut = append(leftOut, err); return true })
+	return ops, leftOut
+}
+
+// walk converts each operation, reporting each failure to fail; it stops
+// when fail returns false.
+func (d *Document) walk(fail func(*Error) bool) []Operation {
 	paths, _ := d.root["paths"].(map[string]any)
 	var ops []Operation
 	used := map[string]bool{}
+	report := func(err error) bool {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Reason: err.Error()}
+		}
+		return fail(e)
+	}
 	for _, path := range d.paths {
 		at := pointerJoin("/paths", path)
 		item, itemAt, err := d.follow(paths[path], at)
 		if err != nil {
-			return nil, err
+			if !report(err) {
+				return nil
+			}
+			continue
 		}
 		for _, method := range methods {
 			raw, ok := item[method]
@@ -90,17 +126,23 @@ func (d *Document) Operations() ([]Operation, error) {
 			opAt := pointerJoin(itemAt, method)
 			spec, ok := raw.(map[string]any)
 			if !ok {
-				return nil, errorAt(opAt, "operation is not an object")
+				if !report(errorAt(opAt, "operation is not an object")) {
+					return nil
+				}
+				continue
 			}
 			op, err := d.operation(path, method, item, itemAt, spec, opAt)
 			if err != nil {
-				return nil, err
+				if !report(err) {
+					return nil
+				}
+				continue
 			}
 			op.Name = unique(op.Name, used)
 			ops = append(ops, op)
 		}
 	}
-	return ops, nil
+	return ops
 }
 
 func (d *Document) operation(path, method string, item map[string]any, itemAt string, spec map[string]any, at string) (Operation, error) {
@@ -253,7 +295,7 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 			return nil, nil, "", err
 		}
 		props.set(p.name, pschema)
-		inputs = append(inputs, Input{p.name, Location(p.in)})
+		inputs = append(inputs, paramInput(p.name, p.in, p.spec))
 		if req, _ := p.spec["required"].(bool); req || p.in == "path" {
 			required = append(required, p.name)
 		}
@@ -266,6 +308,7 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 		}
 		bodyRequired, _ := body["required"].(bool)
 		media, mat, isJSON, mediaType, err := d.pickMedia(body["content"], pointerJoin(bat, "content"))
+		isForm := strings.HasPrefix(mediaType, "application/x-www-form-urlencoded")
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -277,10 +320,10 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 					return nil, nil, "", err
 				}
 			}
-			if obj, ok := mergeable(bschema, props, isJSON); ok {
+			if obj, ok := mergeable(bschema, props, isJSON || isForm); ok {
 				for _, name := range sortedKeys(obj.properties) {
 					props.set(name, obj.properties[name])
-					inputs = append(inputs, Input{name, InField})
+					inputs = append(inputs, Input{Name: name, In: InField})
 				}
 				if bodyRequired {
 					required = append(required, obj.required...)
@@ -290,7 +333,7 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 					return nil, nil, "", errorAt(bat, `a parameter is named "body", the name of a non-object request body`)
 				}
 				props.set("body", bschema)
-				inputs = append(inputs, Input{"body", InBody})
+				inputs = append(inputs, Input{Name: "body", In: InBody})
 				if bodyRequired {
 					required = append(required, "body")
 				}
@@ -309,6 +352,22 @@ func (d *Document) input(item map[string]any, itemAt string, spec map[string]any
 		return nil, nil, "", err
 	}
 	return schema, inputs, contentType, nil
+}
+
+// paramInput is where a parameter goes, with its serialization.
+func paramInput(name, in string, spec map[string]any) Input {
+	style, _ := spec["style"].(string)
+	explode, set := spec["explode"].(bool)
+	if style == "" {
+		style = "simple"
+		if in == "query" {
+			style = "form"
+		}
+	}
+	if !set {
+		explode = style == "form"
+	}
+	return Input{Name: name, In: Location(in), Style: style, Explode: explode}
 }
 
 // parameterSchema is the parameter's schema (or that of its first content
@@ -354,12 +413,13 @@ type bodyObject struct {
 	required   []string
 }
 
-// mergeable reports whether a body schema is a plain JSON object (an object
+// mergeable reports whether a body schema is a plain object (an object
 // type, possibly nullable, its properties and nothing else that constrains
-// it) whose property names do not clash with the parameters.
-func mergeable(schema any, params *object, isJSON bool) (bodyObject, bool) {
+// it) of a media type made of fields (JSON or a form) whose property names
+// do not clash with the parameters.
+func mergeable(schema any, params *object, fields bool) (bodyObject, bool) {
 	s, ok := schema.(map[string]any)
-	if !isJSON || !ok {
+	if !fields || !ok {
 		return bodyObject{}, false
 	}
 	props, ok := s["properties"].(map[string]any)

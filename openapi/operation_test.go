@@ -96,7 +96,7 @@ func TestParametersAndBodyMerge(t *testing.T) {
 		t.Errorf("parameters out of order: %s", op.InputSchema)
 	}
 	equalJSON(t, "output", op.OutputSchema, `{"type": "object", "properties": {"number": {"type": "integer"}}}`)
-	wantInputs := []Input{{"owner", InPath}, {"repo", InPath}, {"dry_run", InQuery}, {"labels", InField}, {"title", InField}}
+	wantInputs := []Input{{"owner", InPath, "simple", false}, {"repo", InPath, "simple", false}, {"dry_run", InQuery, "form", true}, {Name: "labels", In: InField}, {Name: "title", In: InField}}
 	if !reflect.DeepEqual(op.Inputs, wantInputs) || op.ContentType != "application/json" {
 		t.Errorf("inputs = %v, content type %q; want %v, application/json", op.Inputs, op.ContentType, wantInputs)
 	}
@@ -127,7 +127,7 @@ func TestBodyUnderBody(t *testing.T) {
 			if !op.Idempotent || op.ReadOnly || op.OutputSchema != nil {
 				t.Errorf("operation = %+v", op)
 			}
-			if last := op.Inputs[len(op.Inputs)-1]; last.In != tc.in || op.Inputs[0] != (Input{"id", InPath}) {
+			if last := op.Inputs[len(op.Inputs)-1]; last.In != tc.in || op.Inputs[0] != (Input{"id", InPath, "simple", false}) {
 				t.Errorf("inputs = %v, want id in path and the body's last input in %s", op.Inputs, tc.in)
 			}
 		})

@@ -259,3 +259,53 @@ func sortedKeys(m map[string]any) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// valueConstraints are the keywords that constrain a value's content
+// rather than its shape: patterns, lengths, ranges and counts.
+var valueConstraints = set("pattern", "format", "minLength", "maxLength", "minimum", "maximum",
+	"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "uniqueItems",
+	"minProperties", "maxProperties", "minContains", "maxContains", "contentEncoding", "contentMediaType")
+
+// ShapeOnly returns schema without its value constraints (patterns,
+// lengths, ranges and counts), keeping types, properties, required, enums
+// and combinators. An API's answers stray from the value constraints its
+// document declares far more often than from its shapes, and a program can
+// do nothing about either: validating a response against its shape keeps
+// the types a program relies on without failing calls over a pattern.
+func ShapeOnly(schema json.RawMessage) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal(schema, &v); err != nil {
+		return nil, err
+	}
+	return marshal(shapeOnly(v))
+}
+
+func shapeOnly(v any) any {
+	s, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	for k, sub := range s {
+		switch {
+		case valueConstraints[k]:
+			delete(s, k)
+		case schemaKeywords[k] && !isList(sub):
+			s[k] = shapeOnly(sub)
+		case schemaMapKeywords[k] || k == "$defs" || k == "definitions":
+			if m, ok := sub.(map[string]any); ok {
+				for name, x := range m {
+					m[name] = shapeOnly(x)
+				}
+			}
+		case schemaListKeywords[k] || k == "items": // items: a 2019 list of schemas
+			if list, ok := sub.([]any); ok {
+				for i, x := range list {
+					list[i] = shapeOnly(x)
+				}
+			}
+		}
+	}
+	return s
+}
+
+func isList(v any) bool { _, ok := v.([]any); return ok }

@@ -18,6 +18,7 @@ func (e stubExec) CallID() string       { return e.callID }
 func (stubExec) SessionID() string      { return "" }
 func (stubExec) Scope() string          { return registry.Global }
 func (stubExec) Nested() bool           { return false }
+func (stubExec) IdempotencyKey() string { return "" }
 func (stubExec) DeferContext(string)    {}
 func (stubExec) Defer(registry.Context) {}
 func (stubExec) ConcludeTurn()          {}

@@ -29,6 +29,13 @@ type Exec interface {
 	Scope() string
 	// Nested reports whether the call is an SDK sub-call of a run_code program.
 	Nested() bool
+	// IdempotencyKey is the call's stable key: the same for the same call
+	// id in the same session however often the call is made (a transport's
+	// retry, or a program's sub-call run again), different for every other
+	// call; "" for a call without an id. A tool whose effect must happen
+	// once passes it on (MCP upstreams in _meta, HTTP sources as the
+	// Idempotency-Key header) or keys its own store by it.
+	IdempotencyKey() string
 	// DeferContext queues a message for the agent loop to commit as a
 	// user/context event after this call's result. Safe for concurrent use.
 	DeferContext(text string)
@@ -89,8 +96,13 @@ type Behavior struct {
 	// IsConcurrencySafe classifies a call: only an exact true lets it overlap
 	// with others. Nil, false or a panic mean exclusive.
 	IsConcurrencySafe func(args frozen.Value) bool
-	// Timeout is enforced by the runtime's timeout wrapper; 0 means none.
-	// It is never shown to a model.
+	// Timeout bounds one call of the tool, its body past it failing as
+	// TOOL_TIMEOUT. The registry does not enforce it: the runtime's timeout
+	// wrapper (runtime.Timeout) does, where one is mounted, and 0 means that
+	// wrapper's default (limits.timeout in a service that package app
+	// assembles; none in a runtime without the wrapper). A caller's own
+	// deadline (a program's run) still ends the call first. It is never
+	// shown to a model.
 	Timeout time.Duration
 	// Hints describe the tool's effects (MCP's tool annotations).
 	Hints Hints

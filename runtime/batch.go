@@ -39,6 +39,12 @@ type Batch struct {
 	held      []func()     // calls submitted and not yet released; guarded by mu
 }
 
+// DefaultWindow is the overlap window of concurrency-safe calls that the
+// batch's users take when their options leave it zero: a program's
+// sub-calls (bridge) and a model step's calls (agent), both set by
+// limits.max_parallel_sub_calls.
+const DefaultWindow = 10
+
 // BatchOptions configure NewBatch. The zero value works.
 type BatchOptions struct {
 	// Window bounds how many concurrency-safe calls overlap (< 1 means 1).
@@ -87,8 +93,8 @@ type Hooks struct {
 // starts on a goroutine of its own, or, in a batch that holds its calls,
 // when Release lets it. It reports false (and runs nothing) once the batch
 // is closed. A call that has not started when the batch is closed or its
-// context cancelled is abandoned: its hooks never run. req.Sequencer is set
-// by the batch.
+// context cancelled is abandoned: its hooks never run. The batch orders
+// the call's policy stages against its siblings (turns).
 func (b *Batch) Go(req Request, h Hooks) (n int, ok bool) {
 	b.mu.Lock()
 	if b.closed {

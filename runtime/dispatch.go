@@ -77,6 +77,10 @@ func (rt *Runtime) body(e *execution) Next {
 		e.started = true
 		e.mu.Unlock()
 		rt.traceStage(StageBody, e)
+		if body := rt.nestingBody(e); body != nil {
+			v, err := body(ctx, &Nesting{Exec: e, Parent: e.call.Token, Approver: e.approver, View: e.view, Run: e.run}, e.call.Args)
+			return Outcome{Value: v, Err: err}
+		}
 		v, err := e.call.Tool.Body(ctx, e, e.call.Args)
 		return Outcome{Value: v, Err: err}
 	}
@@ -337,4 +341,14 @@ func (rt *Runtime) observe(e *execution, p hookSet, r *Result) {
 			o(e.call, r)
 		}()
 	}
+}
+
+// nestingBody is the nesting body when e's tool is the code transport.
+func (rt *Runtime) nestingBody(e *execution) NestingBody {
+	if e.call.Name != registry.RunCode || e.call.Tool != rt.reg.CodeTransport() {
+		return nil
+	}
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return rt.nesting
 }

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +30,7 @@ type Runtime struct {
 	around    []scoped[Around]
 	post      []scoped[PostPolicy]
 	observers []scoped[Observer]
+	nesting   NestingBody // SetNestingBody
 }
 
 type scoped[T any] struct {
@@ -144,14 +147,57 @@ type Request struct {
 	// run_code call resolves even in a scope whose mode does not offer
 	// run_code to its model.
 	CodeEntry bool
-	// Sequencer orders this call's stages against sibling calls (the
-	// bridge's SDK sub-calls); nil for independent calls.
-	Sequencer Sequencer
+	// View, when set, is the view the call resolves in instead of the
+	// scope's live one: a nesting body's calls pass the view their parent
+	// resolved in (Nesting.View), so a program calls the tools it was shown
+	// even when the registry changes while it runs.
+	View *registry.View
+	// Run is the caller's options for a nesting body (run_code), handed to
+	// it in Nesting.Run; other bodies never see them.
+	Run RunOptions
 }
 
-// Sequencer lets a scheduler of sibling calls keep policy in submission
-// order while bodies overlap.
-type Sequencer interface {
+// RunOptions are what the caller of a run_code call asks of the run.
+type RunOptions struct {
+	// Timeout replaces the body's own wall-clock limit when positive.
+	Timeout time.Duration
+	// Events receives the run's nested dispatch events, in the body's own
+	// sink type (run_code's: bridge.EventSink); nil logs nothing.
+	Events any
+}
+
+// Nesting is the handle the runtime gives a nesting body (SetNestingBody):
+// what the calls it issues need from the call it runs in.
+type Nesting struct {
+	// Exec is the body's own call, as every body sees it.
+	Exec registry.Exec
+	// Parent is the call's token: the Parent of every call the body issues.
+	Parent Token
+	// Approver is where the call's asks go, and so its calls' asks.
+	Approver Approver
+	// View is the view the call resolved in: the one the body's calls
+	// resolve in (Request.View), one view for the whole run.
+	View *registry.View
+	// Run is the caller's Request.Run.
+	Run RunOptions
+}
+
+// NestingBody is the body of the tool that issues calls of its own (the
+// registry's code transport, run_code).
+type NestingBody func(ctx context.Context, n *Nesting, args frozen.Value) (any, error)
+
+// SetNestingBody makes body the code transport's body: when a call
+// resolves to the registry's CodeTransport tool, the runtime runs body with
+// the call's Nesting instead of the tool's own Execute.
+func (rt *Runtime) SetNestingBody(body NestingBody) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.nesting = body
+}
+
+// turns lets a scheduler of sibling calls (Batch) keep policy in
+// submission order while bodies overlap.
+type turns interface {
 	// Dispatched is called exactly once per execution, when the call has
 	// passed (or failed) pre-policy and guards: the next sibling may begin
 	// its own pre-policy.
@@ -192,14 +238,15 @@ type execution struct {
 	call      Call
 	token     tokenState // what call.Token points at
 	approver  Approver   // Request.Approver
-	sequencer Sequencer  // Request.Sequencer
+	run       RunOptions // Request.Run
+	sequencer turns      // set by a Batch
 	callerCtx context.Context
 	view      *registry.View        // resolved once, at identity; nil when the scope is unknown
 	viewErr   error                 // why view is nil
 	finalize  registry.FinalizeFunc // captured at identity
 	argsErr   error                 // the arguments' parse or validation failure, found once at identity
 	safe      bool                  // the concurrency verdict, decided once at identity
-	sequenced bool                  // Sequencer.Dispatched was called
+	sequenced bool                  // sequencer.Dispatched was called
 	ran       bool                  // Run was called
 
 	mu        sync.Mutex
@@ -212,6 +259,17 @@ func (e *execution) CallID() string    { return e.call.CallID }
 func (e *execution) SessionID() string { return e.call.SessionID }
 func (e *execution) Scope() string     { return e.call.Scope }
 func (e *execution) Nested() bool      { return e.call.Nested() }
+
+// IdempotencyKey is "cm1-" and the first 128 bits of the SHA-256 of the
+// session and call ids, in hex: stable for a call id, and telling nothing
+// of either id.
+func (e *execution) IdempotencyKey() string {
+	if e.call.CallID == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(e.call.SessionID + "\x00" + e.call.CallID))
+	return "cm1-" + hex.EncodeToString(sum[:16])
+}
 
 func (e *execution) DeferContext(text string) {
 	e.mu.Lock()
@@ -236,35 +294,6 @@ func (e *execution) deferred() ([]registry.Context, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.contexts), e.concludes
-}
-
-// TokenOf returns the token of the execution behind a body's Exec; the
-// bridge uses it as the parent of SDK sub-calls.
-func TokenOf(exec registry.Exec) (Token, bool) {
-	e, ok := exec.(*execution)
-	if !ok {
-		return Token{}, false
-	}
-	return e.call.Token, true
-}
-
-// ApproverOf returns the approver of the execution behind a body's Exec, so
-// that SDK sub-calls route asks the way their parent would.
-func ApproverOf(exec registry.Exec) Approver {
-	if e, ok := exec.(*execution); ok {
-		return e.approver
-	}
-	return nil
-}
-
-// ViewOf returns the registry view the execution behind a body's Exec was
-// resolved in (nil when exec is not the runtime's), so that a composite
-// tool's sub-calls see the tool set its own call saw.
-func ViewOf(exec registry.Exec) *registry.View {
-	if e, ok := exec.(*execution); ok {
-		return e.view
-	}
-	return nil
 }
 
 // Execute runs one call through the whole pipeline and returns its frozen
@@ -295,7 +324,7 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 	*e = execution{
 		rt:        rt,
 		approver:  req.Approver,
-		sequencer: req.Sequencer,
+		run:       req.Run,
 		callerCtx: ctx,
 		call: Call{
 			Parent:    req.Parent,
@@ -308,7 +337,11 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 	}
 	e.token.e = e
 	e.call.Token = Token{p: &e.token}
-	e.view, e.viewErr = rt.resolve(req.Scope)
+	if req.View != nil {
+		e.view = req.View
+	} else {
+		e.view, e.viewErr = rt.resolve(req.Scope)
+	}
 	if e.view != nil {
 		t, ok := e.view.Get(req.Name)
 		if !ok && req.CodeEntry && req.Name == registry.RunCode && req.Parent.IsZero() {

@@ -116,11 +116,11 @@ func TestOneTokenAndFrozenArgsSharedByEveryStage(t *testing.T) {
 		args[stage] = c.Args.String()
 	}
 	mustRegister(t, reg, registry.Global, anyTool(t, "t", registry.Behavior{Execute: func(_ context.Context, exec registry.Exec, a frozen.Value) (any, error) {
-		tok, ok := TokenOf(exec)
+		e, ok := exec.(*execution)
 		if !ok {
 			return nil, errors.New("no token")
 		}
-		see("body", Call{Token: tok, Args: a})
+		see("body", Call{Token: e.call.Token, Args: a})
 		return a, nil
 	}}))
 	rt.AddPrePolicy(registry.Global, func(_ context.Context, c Call) (Decision, error) { see("pre", c); return Allow(), nil })
@@ -1180,4 +1180,67 @@ func TestResultImages(t *testing.T) {
 	if (&Result{content: []registry.ContentBlock{registry.Text("a")}}).Images() != nil {
 		t.Fatal("images of a text result")
 	}
+}
+
+// TestIdempotencyKeys: a call's key depends on its session and call id
+// only: the same call made again has it, any other call has another, and a
+// call without an id has none.
+func TestIdempotencyKeys(t *testing.T) {
+	reg, rt := newRT(t)
+	var keys []string
+	mustRegister(t, reg, registry.Global, anyTool(t, "k", registry.Behavior{Execute: func(_ context.Context, exec registry.Exec, a frozen.Value) (any, error) {
+		keys = append(keys, exec.IdempotencyKey())
+		return a, nil
+	}}))
+	for _, req := range []Request{
+		{CallID: "c1", SessionID: "s1"}, {CallID: "c1", SessionID: "s1"},
+		{CallID: "c2", SessionID: "s1"}, {CallID: "c1", SessionID: "s2"}, {SessionID: "s1"},
+	} {
+		req.Name, req.Arguments = "k", "{}"
+		if r := rt.Execute(context.Background(), req); r.IsError() {
+			t.Fatal(r.Error())
+		}
+	}
+	if len(keys) != 5 || keys[0] != keys[1] || keys[0] == keys[2] || keys[0] == keys[3] || keys[2] == keys[3] || keys[4] != "" ||
+		len(keys[0]) != len("cm1-")+32 {
+		t.Fatalf("keys %q", keys)
+	}
+}
+
+// TestNestingBodyAndRunTimeout: a call of the code transport runs the
+// nesting body with its Nesting (token, approver, view, the caller's
+// RunOptions), and the timeout wrapper's backstop follows a run timeout the
+// caller chose past the tool's own.
+func TestNestingBodyAndRunTimeout(t *testing.T) {
+	reg, rt := newRT(t)
+	reg.SetCodeTransport(anyTool(t, "transport", registry.Behavior{
+		Timeout: 50 * time.Millisecond,
+		Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
+			return nil, errors.New("not the nesting body")
+		},
+	}))
+	if err := reg.CreateScope("agent", registry.Global, registry.ModeCode); err != nil {
+		t.Fatal(err)
+	}
+	rt.AddAround(Timeout(0))
+	var seen *Nesting
+	rt.SetNestingBody(func(ctx context.Context, n *Nesting, _ frozen.Value) (any, error) {
+		seen = n
+		select {
+		case <-time.After(150 * time.Millisecond):
+			return "slept", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	approver := approverFunc(func(context.Context, ApprovalRequest) ApprovalAnswer { return ApprovalAnswer{} })
+	r := rt.Execute(context.Background(), Request{CallID: "c1", Name: registry.RunCode, Arguments: `{}`, Scope: "agent", Approver: approver, Run: RunOptions{Timeout: time.Second, Events: "sink"}})
+	if r.IsError() {
+		t.Fatalf("with a run timeout of 1s: %v", r.Error())
+	}
+	if seen == nil || seen.Exec.CallID() != "c1" || seen.Parent.IsZero() || seen.Approver == nil || seen.View == nil || seen.View.Scope() != "agent" || seen.Run.Events != "sink" {
+		t.Fatalf("nesting %+v", seen)
+	}
+	r = rt.Execute(context.Background(), Request{CallID: "c2", Name: registry.RunCode, Arguments: `{}`, Scope: "agent"})
+	wantCode(t, r, registry.CodeToolTimeout)
 }

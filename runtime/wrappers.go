@@ -12,7 +12,9 @@ import (
 var errDeadline = errors.New("tool timeout")
 
 // Timeout returns the around wrapper that enforces each tool's timeout
-// (def for tools that declare none; def <= 0 means no limit for them). A
+// (def for tools that declare none; def <= 0 means no limit for them; a
+// run_code call whose caller set RunOptions.Timeout gets that plus
+// RunBackstop). A
 // body that fails after its deadline passed fails as TOOL_TIMEOUT. The
 // wrapper waits for the body: bodies must honour their context.
 func Timeout(def time.Duration) Around {
@@ -20,6 +22,11 @@ func Timeout(def time.Duration) Around {
 		d := c.Tool.Timeout()
 		if d <= 0 {
 			d = def
+		}
+		if run := c.runTimeout(); run > 0 && c.Name == registry.RunCode {
+			// The caller chose the run's own limit (RunOptions.Timeout): the
+			// backstop follows it, past it by RunBackstop as the tool's own is.
+			d = run + RunBackstop
 		}
 		if d <= 0 {
 			return next(ctx)
@@ -35,6 +42,20 @@ func Timeout(def time.Duration) Around {
 		}
 		return out
 	}
+}
+
+// RunBackstop is how far past a run's own wall-clock limit the timeout
+// wrapper ends a nesting call (run_code): the sandbox ends the program at
+// its limit and reports it with its logs; the wrapper only catches a run
+// that did not end.
+const RunBackstop = 10 * time.Second
+
+// runTimeout is the caller's RunOptions.Timeout of the call (0 when none).
+func (c Call) runTimeout() time.Duration {
+	if c.Token.p == nil || c.Token.p.e == nil {
+		return 0
+	}
+	return c.Token.p.e.run.Timeout
 }
 
 // RetryOptions configure Retry.

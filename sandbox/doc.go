@@ -5,8 +5,9 @@
 // programs are cached) and runs it with [Run]; package sandbox/worker does the same in a
 // supervised worker process, with the Host left in the caller's process. Every
 // tools.<name>(args) call in the program leaves the VM as a [Call] message whose argument is a
-// lossless JSON snapshot taken in the sandbox; the bridge ([Host]) runs the tool pipeline on
-// another goroutine and hands a [Settlement] (JSON value or error) back, which the sandbox
+// lossless JSON snapshot taken in the sandbox; the bridge ([Host]) runs the tool pipeline (on
+// the goroutine that waits for it when the program awaits that call alone, see [Holder]; else
+// on another) and hands a [Settlement] (JSON value or error) back, which the sandbox
 // applies on the VM goroutine. Nothing else crosses: no Go value is handed to the VM, so the
 // host boundary stays message-shaped and the sandbox can move into a worker process.
 //
@@ -23,12 +24,14 @@
 //     set-up does not grow with the number of tools. tools[name](arg) returns a promise; with
 //     no argument it sends {}; more than one argument, or an argument that is not JSON data,
 //     rejects that call with a ToolCallError and dispatches nothing.
-//   - ToolCallError (extends Error; name, toolName, message): what failed calls reject with.
+//   - ToolCallError (extends Error; name, toolName, code, message): what failed calls reject with.
 //   - console.log/info/warn/error/debug: captured alike, formatted like Node's util.format
 //     (goja_nodejs's formatter prints objects as [object Object], so this package has its own).
-//   - setTimeout/clearTimeout: timers on the run's job queue, stopped when the run ends.
-//   - URL and URLSearchParams (WHATWG URL Standard, parsed by github.com/nlnwa/whatwg-url), built on first use.
-//   - nothing else beyond ECMAScript built-ins: no require, process, file system or network.
+//   - setTimeout, setInterval, setImmediate and their clear functions: timers on the run's job
+//     queue, stopped when the run ends.
+//   - the platform [PlatformSummary] names (URL, TextEncoder, atob, crypto, AbortController,
+//     structuredClone, Intl, …), each installed when the program mentions it (platform.go);
+//     no require, process, file system or network.
 //
 // Importing this package sets regexp2's process-wide default match timeout (see
 // [RegexpMatchTimeout]); goja is the only user of regexp2 in codemode.

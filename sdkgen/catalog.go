@@ -33,7 +33,8 @@ const (
 )
 
 // The discovery members of tools, as a catalog prompt and the TypeScript and JavaScript texts
-// declare them.
+// declare them. searchDoc states package catalog's bounds on limit (DefaultLimit, MaxLimit),
+// which this package cannot import; catalog's TestSDKStatesTheSearchBounds pins them.
 const (
 	searchDecl = "$search(query: string, options?: { limit?: number; group?: string }): " +
 		"Promise<{ total: number; matched: number; tools: { name: string; summary: string; signature: string; also?: string[] }[] }>"

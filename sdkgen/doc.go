@@ -1,9 +1,10 @@
 // Package sdkgen renders the Code Mode SDK for one resolved tool set.
 //
 // The caller (the bridge, the CLI, the HTTP layer) adapts a registry view into []Tool and builds
-// a Set with NewSet; sdkgen knows nothing of the registry, goja or HTTP. The sandbox does not
-// run anything sdkgen makes: it builds `tools` and `ToolCallError` itself, and these texts
-// describe them. From a Set sdkgen produces three byte-stable texts and one line per tool:
+// a Set with NewSet; sdkgen reads no registry, runs no JavaScript and serves no HTTP (it imports
+// packages sandbox and runtime only for the default limits a prompt states, so that each is
+// written once, by the package that applies it). The sandbox does not run anything sdkgen
+// makes: it builds `tools` and `ToolCallError` itself, and these texts describe them. From a Set sdkgen produces three byte-stable texts and one line per tool:
 //
 //   - TypeScript: the declarations for tool authors and editors (ToolCallError, `declare const
 //     tools` with one member per tool, and ToolName, ToolArgsMap, ToolOutputMap derived from it);

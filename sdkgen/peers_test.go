@@ -99,25 +99,6 @@ func TestUpFrontSize(t *testing.T) {
 	}
 }
 
-// TestPromptDefaultsAreTheServices pins that a zero PromptOptions states the limits the sandbox
-// and the bridge apply when nothing is configured.
-func TestPromptDefaultsAreTheServices(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		got, want int64
-	}{
-		{"timeout", int64(sdkgen.DefaultTimeout), int64(sandbox.DefaultTimeout)},
-		{"calls", sdkgen.DefaultMaxCalls, sandbox.DefaultMaxCalls},
-		{"parallel", sdkgen.DefaultMaxParallel, bridge.DefaultMaxParallelSubCalls},
-		{"log bytes", sdkgen.DefaultMaxLogBytes, sandbox.DefaultMaxLogBytes},
-		{"result bytes", sdkgen.DefaultMaxResultBytes, sandbox.DefaultMaxResultBytes},
-	} {
-		if c.got != c.want {
-			t.Errorf("sdkgen's default %s is %d, the service's %d", c.name, c.got, c.want)
-		}
-	}
-}
-
 var peersDir = filepath.Join("testdata", "peers")
 
 // requireNode returns the node binary, or skips (fails under CI) when Node.js or the peers are

@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/sandbox"
 )
 
 // PromptOptions are the facts of the service that the prompt states. The zero value of each
-// field (or a negative one) means the default of the sandbox and the bridge, which is what a
-// service configured with no limits runs with.
+// field (or a negative one) means the default of the limit's owner, which is what a service
+// configured with no limits runs with.
 type PromptOptions struct {
-	Timeout        time.Duration // one run, wall clock; default 30 s
-	MaxCalls       int           // tool calls per run; default 1000
-	MaxParallel    int           // tool calls running at once; default 10
-	MaxLogBytes    int64         // captured console output; default 1 MiB
-	MaxResultBytes int64         // the returned value as JSON; default 4 MiB
+	Timeout        time.Duration // one run, wall clock; default sandbox.DefaultTimeout
+	MaxCalls       int           // tool calls per run; default sandbox.DefaultMaxCalls
+	MaxParallel    int           // tool calls running at once; default runtime.DefaultWindow
+	MaxLogBytes    int64         // captured console output; default sandbox.DefaultMaxLogBytes
+	MaxResultBytes int64         // the returned value as JSON; default sandbox.DefaultMaxResultBytes
 	// Platform is the line that says what the runtime offers besides the tools, for example
 	// sandbox.PlatformSummary; empty means DefaultPlatform.
 	Platform string
@@ -25,17 +28,6 @@ type PromptOptions struct {
 	// not have are passed over).
 	Pinned []string
 }
-
-// The defaults PromptOptions falls back to: those of the sandbox (sandbox.DefaultTimeout, …) and
-// the bridge (bridge.DefaultMaxParallelSubCalls). sdkgen does not import them; a test pins that
-// they agree.
-const (
-	DefaultTimeout        = 30 * time.Second
-	DefaultMaxCalls       = 1000
-	DefaultMaxParallel    = 10
-	DefaultMaxLogBytes    = 1 << 20
-	DefaultMaxResultBytes = 4 << 20
-)
 
 // DefaultPlatform says what the runtime offers, in the prompt's words, when the caller passes
 // no Platform line.
@@ -98,15 +90,15 @@ func promptContract(o PromptOptions) []byte {
 		"- An interpreter, not V8: build long text with `parts.push(…)` then `parts.join('')`; `s +=` in a loop " +
 		"copies the whole string every time.\n" +
 		"- Limits: ")
-	b.WriteString(formatDuration(pick(o.Timeout, DefaultTimeout)))
+	b.WriteString(formatDuration(pick(o.Timeout, sandbox.DefaultTimeout)))
 	b.WriteString(", ")
-	b.WriteString(strconv.Itoa(pick(o.MaxCalls, DefaultMaxCalls)))
+	b.WriteString(strconv.Itoa(pick(o.MaxCalls, sandbox.DefaultMaxCalls)))
 	b.WriteString(" calls, ")
-	b.WriteString(strconv.Itoa(pick(o.MaxParallel, DefaultMaxParallel)))
+	b.WriteString(strconv.Itoa(pick(o.MaxParallel, runtime.DefaultWindow)))
 	b.WriteString(" at once, ")
-	b.WriteString(formatBytes(pick(o.MaxLogBytes, DefaultMaxLogBytes)))
+	b.WriteString(formatBytes(pick(o.MaxLogBytes, sandbox.DefaultMaxLogBytes)))
 	b.WriteString(" of logs, ")
-	b.WriteString(formatBytes(pick(o.MaxResultBytes, DefaultMaxResultBytes)))
+	b.WriteString(formatBytes(pick(o.MaxResultBytes, sandbox.DefaultMaxResultBytes)))
 	b.WriteString(" of result.\n- Runtime: ")
 	b.WriteString(collapseSpace(platform))
 	b.WriteString("\n\n```js\n" +

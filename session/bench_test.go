@@ -13,6 +13,8 @@ import (
 
 	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // The append benchmarks report the cost per event of the log (Append,
@@ -62,7 +64,7 @@ func benchDBs(b *testing.B) []benchDB {
 	var out []benchDB
 	for _, d := range []session.Durability{session.DurabilityFull, session.DurabilityProcess} {
 		path := filepath.Join(b.TempDir(), "bench.db")
-		lite, err := session.OpenSQLite(ctx, path, session.Options{Durability: d})
+		lite, err := sqlite.Open(ctx, path, session.Options{Durability: d})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -96,7 +98,7 @@ func benchDBs(b *testing.B) []benchDB {
 	}
 	for _, d := range []session.Durability{session.DurabilityFull, session.DurabilityProcess} {
 		u := postgresSchema(b)
-		pg, err := session.OpenPostgres(ctx, u, session.Options{Durability: d})
+		pg, err := postgres.Open(ctx, u, session.Options{Durability: d})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // until released.
 type gate struct {
 	mu      sync.Mutex
-	batches [][]*queued
+	batches [][]*Pending
 	fail    error         // the next batch fails with it
 	entered chan struct{} // a batch began
 	release chan struct{} // lets one batch finish
@@ -25,14 +25,14 @@ func newGate() *gate {
 	return &gate{entered: make(chan struct{}, 100), release: make(chan struct{}, 100)}
 }
 
-func (g *gate) commit(batch []*queued) error {
+func (g *gate) commit(batch []*Pending) error {
 	g.entered <- struct{}{}
 	<-g.release
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.batches = append(g.batches, batch)
 	for i, q := range batch {
-		q.base = int64(i) // the gate numbers each batch from 1
+		q.Base = int64(i) // the gate numbers each batch from 1
 	}
 	err := g.fail
 	g.fail = nil
@@ -56,13 +56,13 @@ func event(text string) Event {
 
 func TestCommitterBatches(t *testing.T) {
 	g := newGate()
-	c := newCommitter(g.commit, func([]*queued) {})
+	c := NewCommitter(g.commit, func([]*Pending) {})
 	ctx := context.Background()
-	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
 	<-g.entered // the writer holds the first write alone
 	var burst []*Ticket
 	for i := 0; i < maxBatchWrites+10; i++ {
-		burst = append(burst, c.submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
+		burst = append(burst, c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
 	}
 	for i := 0; i < 3; i++ {
 		g.release <- struct{}{}
@@ -75,12 +75,12 @@ func TestCommitterBatches(t *testing.T) {
 	if got := g.sizes(); len(got) != 3 || got[0] != 1 || got[1] != maxBatchWrites || got[2] != 10 {
 		t.Fatalf("batch sizes %v, want [1 %d 10]", got, maxBatchWrites)
 	}
-	c.close()
+	c.Close()
 }
 
 func TestCommitterBatchBytes(t *testing.T) {
 	g := newGate()
-	c := newCommitter(g.commit, func([]*queued) {})
+	c := NewCommitter(g.commit, func([]*Pending) {})
 	const bound = 30000
 	c.mu.Lock()
 	c.maxBatch = bound
@@ -89,10 +89,10 @@ func TestCommitterBatchBytes(t *testing.T) {
 	big := func() Write {
 		return Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", bound/3))}}
 	}
-	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
 	<-g.entered
 	huge := Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", bound+1))}}
-	tickets := []*Ticket{first, c.submit(ctx, big()), c.submit(ctx, big()), c.submit(ctx, big()), c.submit(ctx, huge), c.submit(ctx, big())}
+	tickets := []*Ticket{first, c.Submit(ctx, big()), c.Submit(ctx, big()), c.Submit(ctx, big()), c.Submit(ctx, huge), c.Submit(ctx, big())}
 	for i := 0; i < 5; i++ {
 		g.release <- struct{}{}
 	}
@@ -105,25 +105,25 @@ func TestCommitterBatchBytes(t *testing.T) {
 	if got := g.sizes(); len(got) != 5 || got[0] != 1 || got[1] != 2 || got[2] != 1 || got[3] != 1 || got[4] != 1 {
 		t.Fatalf("batch sizes %v, want [1 2 1 1 1]", got)
 	}
-	c.close()
+	c.Close()
 }
 
 // A batch whose transaction fails for the store (ErrUnavailable) fails
 // every write in it, with its error; the next batch commits.
 func TestCommitterBatchFailure(t *testing.T) {
 	g := newGate()
-	c := newCommitter(g.commit, func([]*queued) {})
+	c := NewCommitter(g.commit, func([]*Pending) {})
 	ctx := context.Background()
-	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
 	<-g.entered
 	var failing []*Ticket
 	for i := 0; i < 5; i++ {
-		failing = append(failing, c.submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
+		failing = append(failing, c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
 	}
 	g.release <- struct{}{} // the first commits
 	<-g.entered
 	g.mu.Lock()
-	g.fail = unavailable(errors.New("disk full"))
+	g.fail = Unavailable(errors.New("disk full"))
 	g.mu.Unlock()
 	g.release <- struct{}{}
 	for _, tk := range failing {
@@ -134,28 +134,28 @@ func TestCommitterBatchFailure(t *testing.T) {
 	if got, err := first.Wait(ctx); err != nil || got[0].Seq != 1 {
 		t.Fatalf("first = %+v, %v", got, err)
 	}
-	if err := c.writeErr(); !errors.Is(err, ErrUnavailable) {
+	if err := c.WriteErr(); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("after a failed batch, writeErr = %v", err)
 	}
 	c.failMu.Lock()
 	c.failureAt = c.failureAt.Add(-writeFailureWindow)
 	c.failMu.Unlock()
-	if err := c.writeErr(); err != nil {
+	if err := c.WriteErr(); err != nil {
 		t.Fatalf("a failure older than the window still reported: %v", err)
 	}
-	c.setFailure(unavailable(errors.New("disk full")))
-	after := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("after")}})
+	c.setFailure(Unavailable(errors.New("disk full")))
+	after := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("after")}})
 	g.release <- struct{}{}
 	if _, err := after.Wait(ctx); err != nil {
 		t.Fatalf("the batch after a failed one: %v", err)
 	}
-	if err := c.writeErr(); err != nil {
+	if err := c.WriteErr(); err != nil {
 		t.Fatalf("a batch committed after the failure, yet writeErr = %v", err)
 	}
-	if st := c.stats(); st.Commits != 2 || st.Failed != 1 || st.Writes != 7 || st.Events != 2 || st.Busy <= 0 || st.Queued != 0 {
+	if st := c.Stats(); st.Commits != 2 || st.Failed != 1 || st.Writes != 7 || st.Events != 2 || st.Busy <= 0 || st.Queued != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	c.close()
+	c.Close()
 }
 
 // A batch the database refuses for one write's data is committed write by
@@ -166,32 +166,32 @@ func TestCommitterRefusedBatch(t *testing.T) {
 	var sizes []int
 	hold, entered := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	commit := func(batch []*queued) error {
+	commit := func(batch []*Pending) error {
 		once.Do(func() { close(entered); <-hold })
 		mu.Lock()
 		sizes = append(sizes, len(batch))
 		mu.Unlock()
 		for i, q := range batch {
-			if q.sessionID == "bad" {
+			if q.SessionID == "bad" {
 				return errors.New("invalid byte sequence")
 			}
-			q.base = int64(i)
+			q.Base = int64(i)
 		}
 		return nil
 	}
 	var committed []string
-	c := newCommitter(commit, func(b []*queued) {
+	c := NewCommitter(commit, func(b []*Pending) {
 		for _, q := range b {
-			committed = append(committed, q.sessionID)
+			committed = append(committed, q.SessionID)
 		}
 	})
 	ctx := context.Background()
-	first := c.submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
+	first := c.Submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
 	<-entered // the writer holds the first write alone
 	var tickets []*Ticket
 	ids := []string{"a", "b", "bad", "c", "d"}
 	for _, id := range ids {
-		tickets = append(tickets, c.submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
+		tickets = append(tickets, c.Submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
 	}
 	close(hold)
 	if _, err := first.Wait(ctx); err != nil {
@@ -207,7 +207,7 @@ func TestCommitterRefusedBatch(t *testing.T) {
 			t.Fatalf("write to %s, a neighbour of the refused one: %v", ids[i], err)
 		}
 	}
-	c.close()
+	c.Close()
 	// The first alone, the five refused together, then each alone.
 	if got := fmt.Sprint(sizes); got != "[1 5 1 1 1 1 1]" {
 		t.Fatalf("batch sizes %s", got)
@@ -215,7 +215,7 @@ func TestCommitterRefusedBatch(t *testing.T) {
 	if got := strings.Join(committed, ","); got != "first,a,b,c,d" {
 		t.Fatalf("committed %s", got)
 	}
-	if st := c.stats(); st.Commits != 5 || st.Failed != 2 || st.Writes != 6 {
+	if st := c.Stats(); st.Commits != 5 || st.Failed != 2 || st.Writes != 6 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -226,26 +226,26 @@ func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
 	hold, entered := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var tried []string
-	down := unavailable(errors.New("connection refused"))
-	commit := func(batch []*queued) error {
+	down := Unavailable(errors.New("connection refused"))
+	commit := func(batch []*Pending) error {
 		once.Do(func() { close(entered); <-hold })
 		if len(batch) > 1 {
 			return errors.New("invalid byte sequence")
 		}
-		tried = append(tried, batch[0].sessionID)
-		if batch[0].sessionID == "b" {
+		tried = append(tried, batch[0].SessionID)
+		if batch[0].SessionID == "b" {
 			return down
 		}
 		return nil
 	}
-	c := newCommitter(commit, func([]*queued) {})
+	c := NewCommitter(commit, func([]*Pending) {})
 	ctx := context.Background()
-	first := c.submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
+	first := c.Submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
 	<-entered
 	ids := []string{"a", "b", "c", "d"}
 	var tickets []*Ticket
 	for _, id := range ids {
-		tickets = append(tickets, c.submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
+		tickets = append(tickets, c.Submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
 	}
 	close(hold)
 	if _, err := first.Wait(ctx); err != nil {
@@ -257,11 +257,11 @@ func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
 			t.Fatalf("write to %s: %v", ids[i], err)
 		}
 	}
-	c.close()
+	c.Close()
 	if got := strings.Join(tried, ","); got != "first,a,b" {
 		t.Fatalf("committed alone: %s, want first,a,b", got)
 	}
-	if c.writeErr() == nil {
+	if c.WriteErr() == nil {
 		t.Fatal("the store failed last, yet writeErr is nil")
 	}
 }
@@ -269,22 +269,22 @@ func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
 // Submit waits for room when too much is queued, bounded by its context.
 func TestCommitterBackpressure(t *testing.T) {
 	g := newGate()
-	c := newCommitter(g.commit, func([]*queued) {})
+	c := NewCommitter(g.commit, func([]*Pending) {})
 	c.mu.Lock()
 	c.maxQueued = 1000
 	c.mu.Unlock()
 	ctx := context.Background()
-	c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
 	<-g.entered
-	queued := c.submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", 900))}})
+	queued := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", 900))}})
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if _, err := c.submit(short, Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", 900))}}).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.Submit(short, Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", 900))}}).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Submit into a full queue: err = %v, want DeadlineExceeded", err)
 	}
 	waiting := make(chan *Ticket)
 	go func() {
-		waiting <- c.submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("z", 900))}})
+		waiting <- c.Submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("z", 900))}})
 	}()
 	g.release <- struct{}{} // the writer takes the queued write: room again
 	tk := <-waiting
@@ -295,19 +295,19 @@ func TestCommitterBackpressure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.close()
+	c.Close()
 }
 
 // Close commits what is queued; later submits fail with ErrClosed.
 func TestCommitterClose(t *testing.T) {
 	g := newGate()
-	c := newCommitter(g.commit, func([]*queued) {})
+	c := NewCommitter(g.commit, func([]*Pending) {})
 	ctx := context.Background()
-	first := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
 	<-g.entered
-	second := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("second")}})
+	second := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("second")}})
 	closed := make(chan struct{})
-	go func() { c.close(); close(closed) }()
+	go func() { c.Close(); close(closed) }()
 	g.release <- struct{}{}
 	g.release <- struct{}{}
 	<-closed
@@ -316,7 +316,7 @@ func TestCommitterClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.submit(ctx, Write{SessionID: "s", Events: []Event{event("late")}}).Wait(ctx); !errors.Is(err, ErrClosed) {
+	if _, err := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("late")}}).Wait(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("submit after close: %v", err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // childEnv makes the test binary a child process (see TestMain): its value
@@ -24,6 +26,9 @@ import (
 const childEnv = "CODEMODE_SESSION_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	// The stores of this module, for session.Open (as app registers them).
+	sqlite.Register()
+	postgres.Register()
 	if spec := os.Getenv(childEnv); spec != "" {
 		mode, url, _ := strings.Cut(spec, " ")
 		if err := runChild(mode, url); err != nil {

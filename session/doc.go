@@ -5,9 +5,11 @@
 // tool/code-dispatch-start and tool/code-dispatch events of a run_code call;
 // approvals and additional contexts are logged beside them. Every event gets a
 // per-session sequence number (1, 2, 3, … with no gaps) from the [Store] that
-// holds it: SQLite by default ([OpenSQLite]), PostgreSQL when several replicas
-// share one log ([OpenPostgres]), or memory for tests ([NewMemory]); [Open]
-// picks one from a store URL.
+// holds it: SQLite by default (package session/sqlite), PostgreSQL when
+// several replicas share one log (session/postgres), or memory for tests
+// ([NewMemory]). [Open] picks one from a store URL by its scheme, among the
+// backends registered with [Register]; [Shared] says whether other
+// processes may use a store at once.
 //
 // # Writing
 //
@@ -30,6 +32,21 @@
 // process left without a result so that recovery can close them. Writers
 // give every model response its own (turn, step): replay groups the
 // tool/calls of one response into one assistant message by that pair.
+//
+// # Backends
+//
+// A store is built from this package's kit, so that a backend is a package
+// of its own: a [Committer] (NewCommitter over the backend's commit of a
+// batch of [Pending] writes) runs the group commit and resolves the
+// tickets; [Waiters] implement Wait; a [Core], embedded, implements
+// Submit, Append, CreateSession, Wait and WriteErr over those two and
+// keeps the closed state; [PrepareWrite], [CheckLease],
+// [CheckRetention] and [SessionFilter.Page] check arguments;
+// [AppendBySubmit] and [CreateBySubmit] implement Append and CreateSession
+// over Submit; [Leased], [LeaseLost], [CheckpointPastLog] and [Unavailable]
+// make the errors the contract names; [Migrations] reads a schema. A
+// backend registers a [Backend] for its schemes, and runs the conformance
+// suite of package session/sessiontest.
 //
 // # JSON
 //

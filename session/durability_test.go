@@ -1,103 +1,8 @@
 package session
 
 import (
-	"context"
-	"errors"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
-
-	"github.com/codemode/codemode/internal/pgtest"
-	"modernc.org/sqlite"
 )
-
-// A file store flushes with fdatasync where the system has one (the switch
-// is process-wide in modernc.org/sqlite), as SQLite's Linux builds do.
-func TestSQLiteFlushesWithFdatasync(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skipf("fdatasync is only switched on where SQLite has it; this test knows Linux (%s)", runtime.GOOS)
-	}
-	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "log.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if !sqlite.FdatasyncEnabled() {
-		t.Fatal("SQLite flushes with fsync(2), not fdatasync(2)")
-	}
-}
-
-// The durability setting reaches every connection that commits writes;
-// leases commit without a flush (see SQLite).
-func TestSQLiteDurability(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		d    Durability
-		want int // PRAGMA synchronous: 2 FULL, 1 NORMAL
-	}{{"", 2}, {DurabilityFull, 2}, {DurabilityProcess, 1}} {
-		s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"), Options{Durability: tc.d})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Hold several connections at once so that each is a different one.
-		for i := 0; i < 3; i++ {
-			conn, err := s.db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			var v int
-			if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil || v != tc.want {
-				t.Fatalf("durability %q: connection %d has synchronous=%d (%v), want %d", tc.d, i, v, err, tc.want)
-			}
-		}
-		// Leases lower it for their statement only.
-		var v int
-		err = s.leaseExec(ctx, func(q sqliteConn) error { return q.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v) })
-		if err != nil || v != 1 {
-			t.Fatalf("a lease statement runs with synchronous=%d (%v), want 1 (NORMAL)", v, err)
-		}
-		if err := s.writer.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil || v != tc.want {
-			t.Fatalf("the writer has synchronous=%d (%v) after a lease, want %d", v, err, tc.want)
-		}
-		s.Close()
-	}
-	if _, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"), Options{Durability: "sometimes"}); err == nil || !strings.Contains(err.Error(), "want full or process") {
-		t.Fatalf("a bad durability: err = %v", err)
-	}
-	if _, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"), Options{}, Options{}); err == nil {
-		t.Fatal("two Options accepted")
-	}
-}
-
-func TestPostgresDurability(t *testing.T) {
-	ctx := context.Background()
-	base := pgtest.Schema(t)
-	for _, tc := range []struct {
-		d      Durability
-		params string
-		want   string
-	}{
-		{"", "", "on"},
-		{DurabilityFull, "&synchronous_commit=off", "on"},                    // full is flushed whatever the URL says
-		{DurabilityFull, "&synchronous_commit=remote_apply", "remote_apply"}, // a stricter setting stands
-		{DurabilityProcess, "", "off"},
-	} {
-		p, err := OpenPostgres(ctx, base+tc.params, Options{Durability: tc.d})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got string
-		if err := p.pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil || got != tc.want {
-			t.Errorf("durability %q with %q: synchronous_commit = %q (%v), want %q", tc.d, tc.params, got, err, tc.want)
-		}
-		if _, err := p.Append(ctx, "ghost", Event{Type: TypeUserContext}); err == nil {
-			t.Error("append to an unknown session succeeded")
-		}
-		p.Close()
-	}
-}
 
 func TestParseDurability(t *testing.T) {
 	for in, want := range map[string]Durability{"": DurabilityFull, "full": DurabilityFull, "process": DurabilityProcess} {
@@ -109,36 +14,5 @@ func TestParseDurability(t *testing.T) {
 		if _, err := ParseDurability(in); err == nil {
 			t.Errorf("ParseDurability(%q) accepted", in)
 		}
-	}
-}
-
-// A store opens ready: the first read and the first commit after a start
-// find a connection with their statements prepared, instead of opening
-// and preparing one on a caller's time.
-func TestSQLiteOpensWarm(t *testing.T) {
-	ctx := context.Background()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	open := s.db.Stats().OpenConnections
-	if idle := s.db.Stats().Idle; idle < 1 {
-		t.Fatalf("no idle reader after open (%d open)", open)
-	}
-	if _, err := s.GetSession(ctx, "missing"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("GetSession: %v", err)
-	}
-	if err := s.CreateSession(ctx, Session{ID: "s1", Scope: "default"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, "s1", Event{Type: TypeToolCall, Data: []byte(`{"call_id":"c1"}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if events, err := s.Events(ctx, "s1", 0, 0); err != nil || len(events) != 1 {
-		t.Fatalf("Events: %v %v", events, err)
-	}
-	if st := s.db.Stats(); st.OpenConnections != open {
-		t.Fatalf("the first read and commit opened connections: %d open, was %d", st.OpenConnections, open)
 	}
 }

@@ -341,10 +341,12 @@ func checkType(typ string) error {
 	return nil
 }
 
-// prepared is an event checked for appending, with what the store indexes.
-type prepared struct {
+// Prepared is an event checked for appending (see [PrepareWrite]), with
+// what a store indexes: Type is valid, Time is in UTC with microsecond
+// precision, Data is a private copy of a UTF-8 JSON object. Seq is not set.
+type Prepared struct {
 	Event
-	callID string // for tool/call and tool/result; "" otherwise
+	CallID string // for tool/call and tool/result; "" otherwise
 }
 
 // prepare validates events for appending and normalizes them: Time in UTC,
@@ -352,8 +354,8 @@ type prepared struct {
 // years 1 to 9999 (what JSON can carry); empty Data
 // becomes {}. tool/call and tool/result events must carry a non-empty string
 // call_id. Seq is ignored: the store assigns it.
-func prepare(events []Event, now time.Time) ([]prepared, error) {
-	out := make([]prepared, len(events))
+func prepare(events []Event, now time.Time) ([]Prepared, error) {
+	out := make([]Prepared, len(events))
 	for i, e := range events {
 		if err := checkType(e.Type); err != nil {
 			return nil, fmt.Errorf("session: event %d: %w", i, err)
@@ -371,7 +373,7 @@ func prepare(events []Event, now time.Time) ([]prepared, error) {
 		if !utf8.Valid(data) {
 			return nil, fmt.Errorf("session: event %d (%s): data is not valid UTF-8", i, e.Type)
 		}
-		p := prepared{Event: Event{Type: e.Type, Time: e.Time, Data: bytes.Clone(data)}}
+		p := Prepared{Event: Event{Type: e.Type, Time: e.Time, Data: bytes.Clone(data)}}
 		if p.Time.IsZero() {
 			p.Time = now
 		}
@@ -381,7 +383,7 @@ func prepare(events []Event, now time.Time) ([]prepared, error) {
 		}
 		if e.Type == TypeToolCall || e.Type == TypeToolResult {
 			var err error
-			if p.callID, err = callIDOf(data); err != nil {
+			if p.CallID, err = callIDOf(data); err != nil {
 				return nil, fmt.Errorf("session: event %d (%s): %w", i, e.Type, err)
 			}
 		}

@@ -132,3 +132,48 @@ func ExampleStore_AcquireLease() {
 	// replica b waits: the session is leased
 	// replica b holds it now, token true
 }
+
+// A backend's commit numbers each write of a batch after its session's last
+// seq, as the writes before it in the batch leave it, and fails a write
+// alone when it cannot be made; the Committer batches the writes and
+// resolves their tickets. Here the "database" is a map, which only the
+// committer's goroutine touches.
+func ExampleCommitter() {
+	last := map[string]int64{} // each session's last seq
+	c := session.NewCommitter(func(batch []*session.Pending) error {
+		for _, p := range batch {
+			p.Base, p.Err = 0, nil
+			base, exists := last[p.SessionID]
+			switch {
+			case p.Create != nil && exists:
+				p.Err = session.ErrExists
+				continue
+			case p.Create == nil && !exists:
+				p.Err = session.ErrNotFound
+				continue
+			}
+			p.Base = base
+			last[p.SessionID] = base + int64(len(p.Events))
+		}
+		return nil // one transaction, committed
+	}, nil)
+	defer c.Close()
+
+	ctx := context.Background()
+	e, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "user", Text: "hi"})
+	created := c.Submit(ctx, session.Write{SessionID: "s", Create: &session.Session{}, Events: []session.Event{e, e}})
+	more := c.Submit(ctx, session.Write{SessionID: "s", Events: []session.Event{e}})
+	missing := c.Submit(ctx, session.Write{SessionID: "nobody", Events: []session.Event{e}})
+	for _, t := range []*session.Ticket{created, more, missing} {
+		events, err := t.Wait(ctx)
+		var seqs []int64
+		for _, e := range events {
+			seqs = append(seqs, e.Seq)
+		}
+		fmt.Println(seqs, err)
+	}
+	// Output:
+	// [1 2] <nil>
+	// [3] <nil>
+	// [] session: not found
+}

@@ -42,6 +42,22 @@ type Retention struct {
 	MaxCount int
 }
 
+// Page checks f and returns what a store's ListSessions reads: limit, the
+// page's size, and after, the position the page starts after (nil for the
+// first page). A store fetches the limit+1 newest sessions (by CreatedAt,
+// then ID, descending) of f.Scope that come after after, and returns
+// PageOf them. Page fails with ErrBadCursor for a cursor no page returned.
+func (f SessionFilter) Page() (limit int, after *Cursor, err error) {
+	if limit, err = pageLimit(f.Limit); err != nil {
+		return 0, nil, err
+	}
+	c, ok, err := parseCursor(f.Cursor)
+	if err != nil || !ok {
+		return limit, nil, err
+	}
+	return limit, &c, nil
+}
+
 // pageLimit checks a filter's limit and returns the page size.
 func pageLimit(limit int) (int, error) {
 	switch {
@@ -53,54 +69,59 @@ func pageLimit(limit int) (int, error) {
 	return limit, nil
 }
 
-// cursor is the position after a listed session: its CreatedAt (unix
-// microseconds) and ID.
-type cursor struct {
-	created int64
-	id      string
+// Cursor is the position after a listed session: its CreatedAt (unix
+// microseconds) and ID. A page after it lists the sessions with a smaller
+// (Created, ID), IDs compared bytewise.
+type Cursor struct {
+	Created int64
+	ID      string
 }
 
-func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.created, 10) + ":" + c.id))
+func (c Cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Created, 10) + ":" + c.ID))
 }
 
 func cursorAfter(s Session) string {
-	return cursor{created: s.CreatedAt.UnixMicro(), id: s.ID}.String()
+	return Cursor{Created: s.CreatedAt.UnixMicro(), ID: s.ID}.String()
 }
 
 // parseCursor reads a cursor; ok is false for the empty (first page) one.
-func parseCursor(s string) (c cursor, ok bool, err error) {
+func parseCursor(s string) (c Cursor, ok bool, err error) {
 	if s == "" {
-		return cursor{}, false, nil
+		return Cursor{}, false, nil
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return cursor{}, false, ErrBadCursor
+		return Cursor{}, false, ErrBadCursor
 	}
 	created, id, found := strings.Cut(string(raw), ":")
 	n, err := strconv.ParseInt(created, 10, 64)
-	if !found || err != nil || checkID(id) != nil || strconv.FormatInt(n, 10) != created {
-		return cursor{}, false, ErrBadCursor
+	if !found || err != nil || CheckID(id) != nil || strconv.FormatInt(n, 10) != created {
+		return Cursor{}, false, ErrBadCursor
 	}
 	if t := time.UnixMicro(n).UTC(); t.Year() < 1 || t.Year() > 9999 {
-		return cursor{}, false, ErrBadCursor
+		return Cursor{}, false, ErrBadCursor
 	}
-	return cursor{created: n, id: id}, true, nil
+	return Cursor{Created: n, ID: id}, true, nil
 }
 
-// page trims rows fetched with limit+1 to a page.
-func page(rows []Session, limit int) SessionPage {
+// PageOf makes a page of rows, the limit+1 sessions a store fetched for
+// SessionFilter.Page's limit, newest first: it keeps limit of them and, when
+// there were more, sets Next.
+func PageOf(rows []Session, limit int) SessionPage {
 	if len(rows) > limit {
 		return SessionPage{Sessions: rows[:limit], Next: cursorAfter(rows[limit-1])}
 	}
 	return SessionPage{Sessions: rows}
 }
 
-// pruneChunk is how many sessions Prune deletes per transaction.
-const pruneChunk = 100
+// PruneChunk is how many sessions Prune deletes per transaction, so that
+// writers wait for at most one such transaction.
+const PruneChunk = 100
 
-// checkRetention validates a retention policy.
-func checkRetention(r Retention) error {
+// CheckRetention checks a retention policy (no negative limit); a
+// store's Prune calls it first.
+func CheckRetention(r Retention) error {
 	if r.MaxAge < 0 || r.MaxCount < 0 {
 		return fmt.Errorf("session: retention %+v has a negative limit", r)
 	}

@@ -13,7 +13,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		{ID: "x", CreatedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)},
 	} {
 		c, ok, err := parseCursor(cursorAfter(s))
-		if err != nil || !ok || c.id != s.ID || c.created != s.CreatedAt.UnixMicro() {
+		if err != nil || !ok || c.ID != s.ID || c.Created != s.CreatedAt.UnixMicro() {
 			t.Errorf("cursor of %+v came back as %+v, %v, %v", s, c, ok, err)
 		}
 	}
@@ -43,8 +43,8 @@ func FuzzParseCursor(f *testing.F) {
 			}
 			return
 		}
-		if checkID(c.id) != nil {
-			t.Fatalf("parseCursor(%q) accepted id %q", s, c.id)
+		if CheckID(c.ID) != nil {
+			t.Fatalf("parseCursor(%q) accepted id %q", s, c.ID)
 		}
 		if again, _, err := parseCursor(c.String()); err != nil || again != c {
 			t.Fatalf("cursor %+v renders to %q, which parses to %+v, %v", c, c.String(), again, err)

@@ -12,7 +12,7 @@ import (
 // Nothing survives the process; a write is "durable" only in that sense, and
 // its ticket resolves at once.
 type Memory struct {
-	hub *hub
+	waiters *Waiters
 
 	mu       sync.RWMutex
 	closed   bool                      // guarded by mu
@@ -30,29 +30,28 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{hub: newHub(), sessions: map[string]*memorySession{}}
+	return &Memory{waiters: NewWaiters(), sessions: map[string]*memorySession{}}
 }
 
 // CreateSession implements Store.
-func (m *Memory) CreateSession(ctx context.Context, s Session) error { return createVia(ctx, m, s) }
+func (m *Memory) CreateSession(ctx context.Context, s Session) error {
+	return CreateBySubmit(ctx, m, s)
+}
 
 // GetSession implements Store.
 func (m *Memory) GetSession(ctx context.Context, id string) (Session, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return Session{}, ErrClosed
-	}
-	s, ok := m.sessions[id]
-	if !ok {
-		return Session{}, ErrNotFound
+	s, err := m.session(id)
+	if err != nil {
+		return Session{}, err
 	}
 	return s.Session, nil
 }
 
 // Append implements Store.
 func (m *Memory) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	return appendVia(ctx, m, m.lastSeq, sessionID, events)
+	return AppendBySubmit(ctx, m, m.lastSeq, sessionID, events)
 }
 
 // Submit implements Store: the write is applied before Submit returns.
@@ -60,7 +59,7 @@ func (m *Memory) Submit(ctx context.Context, w Write) *Ticket {
 	if err := ctx.Err(); err != nil {
 		return failed(err)
 	}
-	p, err := prepareWrite(w, time.Now())
+	p, err := PrepareWrite(w, time.Now())
 	if err != nil {
 		return failed(err)
 	}
@@ -70,8 +69,8 @@ func (m *Memory) Submit(ctx context.Context, w Write) *Ticket {
 	if err != nil {
 		return failed(err)
 	}
-	if len(p.events) > 0 || p.create != nil {
-		m.hub.notify(p.sessionID)
+	if len(p.Events) > 0 || p.Create != nil {
+		m.waiters.Notify(p.SessionID)
 	}
 	t := newTicket()
 	t.resolve(p.result(), nil)
@@ -79,42 +78,42 @@ func (m *Memory) Submit(ctx context.Context, w Write) *Ticket {
 }
 
 // apply makes one write; m.mu is held.
-func (m *Memory) apply(p *queued) error {
+func (m *Memory) apply(p *Pending) error {
 	if m.closed {
 		return ErrClosed
 	}
-	s, ok := m.sessions[p.sessionID]
+	s, ok := m.sessions[p.SessionID]
 	switch {
-	case p.create != nil && ok:
+	case p.Create != nil && ok:
 		return ErrExists
-	case p.create != nil:
-		s = &memorySession{Session: *p.create}
+	case p.Create != nil:
+		s = &memorySession{Session: *p.Create}
 	case !ok:
 		return ErrNotFound
 	}
-	if l := p.lease; l != nil && (s.lease.Owner != l.Owner || s.lease.Token != l.Token) {
-		return leaseLost(p.sessionID, *l)
+	if l := p.Lease; l != nil && (s.lease.Owner != l.Owner || s.lease.Token != l.Token) {
+		return LeaseLost(p.SessionID, *l)
 	}
-	p.base = s.LastSeq
-	if p.checkpointPast() {
-		return checkpointPastLog(p.sessionID, p.checkpoint.Seq, p.base)
+	p.Base = s.LastSeq
+	if p.CheckpointPast() {
+		return CheckpointPastLog(p.SessionID, p.Checkpoint.Seq, p.Base)
 	}
-	m.sessions[p.sessionID] = s
-	for i, e := range p.events {
-		e.Seq = p.base + int64(i) + 1
+	m.sessions[p.SessionID] = s
+	for i, e := range p.Events {
+		e.Seq = p.Base + int64(i) + 1
 		e.Data = bytes.Clone(e.Data)
 		s.events = append(s.events, e.Event)
 	}
-	if n := len(p.events); n > 0 {
-		s.UpdatedAt = p.events[n-1].Time
+	if n := len(p.Events); n > 0 {
+		s.UpdatedAt = p.Events[n-1].Time
 		if s.UpdatedAt.Before(s.CreatedAt) {
 			s.UpdatedAt = s.CreatedAt
 		}
 	}
-	s.LastSeq += int64(len(p.events))
-	if p.checkpoint != nil {
-		if seq := p.checkpointSeq(); s.checkpoint.State == nil || seq >= s.checkpoint.Seq {
-			s.checkpoint = Checkpoint{Seq: seq, State: bytes.Clone(p.checkpoint.State)}
+	s.LastSeq += int64(len(p.Events))
+	if p.Checkpoint != nil {
+		if seq := p.CheckpointSeq(); s.checkpoint.State == nil || seq >= s.checkpoint.Seq {
+			s.checkpoint = Checkpoint{Seq: seq, State: bytes.Clone(p.Checkpoint.State)}
 		}
 	}
 	return nil
@@ -129,12 +128,9 @@ func (m *Memory) Events(ctx context.Context, sessionID string, after int64, limi
 func (m *Memory) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return nil, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return nil, err
 	}
 	if after < 0 {
 		after = 0
@@ -146,7 +142,7 @@ func (m *Memory) EventsWithin(ctx context.Context, sessionID string, after int64
 	if limit > 0 && limit < len(evs) {
 		evs = evs[:limit]
 	}
-	keep, _ := withinBytes(evs, 0, maxBytes)
+	keep, _ := WithinBytes(evs, 0, maxBytes)
 	evs = evs[:keep]
 	out := make([]Event, len(evs))
 	for i, e := range evs {
@@ -158,18 +154,15 @@ func (m *Memory) EventsWithin(ctx context.Context, sessionID string, after int64
 
 // Wait implements Store.
 func (m *Memory) Wait(ctx context.Context, sessionID string, after int64) error {
-	return m.hub.wait(ctx, sessionID, after, m.lastSeq)
+	return m.waiters.Wait(ctx, sessionID, after, m.lastSeq)
 }
 
 func (m *Memory) lastSeq(_ context.Context, id string) (int64, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return 0, ErrClosed
-	}
-	s, ok := m.sessions[id]
-	if !ok {
-		return 0, ErrNotFound
+	s, err := m.session(id)
+	if err != nil {
+		return 0, err
 	}
 	return s.LastSeq, nil
 }
@@ -178,34 +171,28 @@ func (m *Memory) lastSeq(_ context.Context, id string) (int64, error) {
 func (m *Memory) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return Checkpoint{}, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return Checkpoint{}, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return Checkpoint{}, err
 	}
 	return Checkpoint{Seq: s.checkpoint.Seq, State: bytes.Clone(s.checkpoint.State)}, nil
 }
 
 // AcquireLease implements Store.
 func (m *Memory) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
-	if err := checkLease(owner, ttl); err != nil {
+	if err := CheckLease(owner, ttl); err != nil {
 		return Lease{}, err
 	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return Lease{}, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return Lease{}, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return Lease{}, err
 	}
 	l := &s.lease
 	if l.Owner != "" && l.Owner != owner && now.Before(l.Expires) {
-		return Lease{}, leased(sessionID, l.Owner, l.Expires)
+		return Lease{}, Leased(sessionID, l.Owner, l.Expires)
 	}
 	if l.Owner != owner {
 		l.Token++
@@ -218,15 +205,12 @@ func (m *Memory) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 func (m *Memory) ReleaseLease(ctx context.Context, l Lease) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
-	}
-	s, ok := m.sessions[l.SessionID]
-	if !ok {
-		return ErrNotFound
+	s, err := m.session(l.SessionID)
+	if err != nil {
+		return err
 	}
 	if s.lease.Owner == "" || s.lease.Owner != l.Owner || s.lease.Token != l.Token {
-		return leaseLost(l.SessionID, l)
+		return LeaseLost(l.SessionID, l)
 	}
 	s.lease.Owner, s.lease.Expires = "", time.Time{}
 	return nil
@@ -234,11 +218,7 @@ func (m *Memory) ReleaseLease(ctx context.Context, l Lease) error {
 
 // ListSessions implements Store.
 func (m *Memory) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
-	limit, err := pageLimit(f.Limit)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	after, paged, err := parseCursor(f.Cursor)
+	limit, after, err := f.Page()
 	if err != nil {
 		return SessionPage{}, err
 	}
@@ -252,7 +232,7 @@ func (m *Memory) ListSessions(ctx context.Context, f SessionFilter) (SessionPage
 		if f.Scope != "" && s.Scope != f.Scope {
 			continue
 		}
-		if c := s.CreatedAt.UnixMicro(); paged && (c > after.created || c == after.created && s.ID >= after.id) {
+		if c := s.CreatedAt.UnixMicro(); after != nil && (c > after.Created || c == after.Created && s.ID >= after.ID) {
 			continue
 		}
 		rows = append(rows, s.Session)
@@ -266,7 +246,7 @@ func (m *Memory) ListSessions(ctx context.Context, f SessionFilter) (SessionPage
 	if len(rows) > limit+1 {
 		rows = rows[:limit+1]
 	}
-	return page(rows, limit), nil
+	return PageOf(rows, limit), nil
 }
 
 // DeleteSession implements Store.
@@ -282,13 +262,13 @@ func (m *Memory) DeleteSession(ctx context.Context, id string) error {
 	if !ok {
 		return ErrNotFound
 	}
-	m.hub.notify(id)
+	m.waiters.Notify(id)
 	return nil
 }
 
 // Prune implements Store.
 func (m *Memory) Prune(ctx context.Context, r Retention) (int, error) {
-	if err := checkRetention(r); err != nil {
+	if err := CheckRetention(r); err != nil {
 		return 0, err
 	}
 	now := time.Now()
@@ -313,7 +293,7 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (int, error) {
 	}
 	m.mu.Unlock()
 	for _, id := range gone {
-		m.hub.notify(id)
+		m.waiters.Notify(id)
 	}
 	return len(gone), nil
 }
@@ -331,12 +311,9 @@ func newerUpdate(a, b Session) bool {
 func (m *Memory) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	s, ok := m.sessions[sessionID]
-	if !ok {
-		return nil, ErrNotFound
+	s, err := m.session(sessionID)
+	if err != nil {
+		return nil, err
 	}
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -374,6 +351,28 @@ func (m *Memory) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
+// LapsedLeases implements LeaseSweeper.
+func (m *Memory) LapsedLeases(ctx context.Context) ([]string, []OpenCall, error) {
+	now := time.Now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, nil, ErrClosed
+	}
+	var ids []string
+	for id, s := range m.sessions {
+		if s.lease.Owner != "" && !now.Before(s.lease.Expires) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var open []OpenCall
+	for _, id := range ids {
+		open = append(open, openCalls(id, m.sessions[id].events)...)
+	}
+	return ids, open, nil
+}
+
 // openCalls finds the tool/calls in one session's events that no later
 // tool/result with the same call id closes.
 func openCalls(sessionID string, events []Event) []OpenCall {
@@ -394,14 +393,15 @@ func openCalls(sessionID string, events []Event) []OpenCall {
 		if err != nil || lastResult[id] > e.Seq {
 			continue
 		}
-		out = append(out, OpenCall{SessionID: sessionID, Call: decodeCall(e.Data, id), Seq: e.Seq})
+		out = append(out, OpenCall{SessionID: sessionID, Call: DecodeCall(e.Data, id), Seq: e.Seq})
 	}
 	return out
 }
 
-// decodeCall decodes a logged tool/call, keeping at least its call id when
-// other fields are malformed: recovery needs the id above all.
-func decodeCall(data []byte, callID string) ToolCall {
+// DecodeCall decodes the data of a logged tool/call for an OpenCall,
+// keeping at least its call id when other fields are malformed: recovery
+// needs the id above all.
+func DecodeCall(data []byte, callID string) ToolCall {
 	var c ToolCall
 	if (Event{Data: data}).Decode(&c) != nil {
 		c = ToolCall{}
@@ -410,11 +410,24 @@ func decodeCall(data []byte, callID string) ToolCall {
 	return c
 }
 
+// session returns the session id names, or ErrClosed or ErrNotFound: the
+// prologue of the methods that read or change one. m.mu is held.
+func (m *Memory) session(id string) (*memorySession, error) {
+	if m.closed {
+		return nil, ErrClosed
+	}
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return s, nil
+}
+
 // Close implements Store.
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
-	m.hub.close()
+	m.waiters.Close()
 	return nil
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"embed"
 	"fmt"
 	"io/fs"
 	"path"
@@ -10,55 +9,58 @@ import (
 	"strings"
 )
 
-// migrationFS holds the schema of each dialect as numbered files,
-// migrations/<dialect>/NNNN_name.sql, applied in order at Open. A file, once
-// released, never changes; a schema change is a new file.
-//
-//go:embed migrations
-var migrationFS embed.FS
+// MigrationsTable is the table that records a database's applied
+// migrations.
+const MigrationsTable = "codemode_migrations"
 
-// migrationsTable records the applied migrations of a database.
-const migrationsTable = "codemode_migrations"
-
-type migration struct {
-	version int
-	name    string
-	sql     string
+// Migration is one numbered change of a backend's schema: its file
+// NNNN_name.sql. A file, once released, never changes; a schema change is a
+// new file.
+type Migration struct {
+	Version int
+	Name    string // the file's name
+	SQL     string
 }
 
-// migrations returns a dialect's migrations ordered by version.
-func migrations(dialect string) ([]migration, error) {
-	dir := path.Join("migrations", dialect)
-	entries, err := fs.ReadDir(migrationFS, dir)
+// Migrations reads a backend's migrations, the files
+// migrations/NNNN_name.sql of fsys (its embedded directory, numbered 1, 2,
+// 3…), ordered by version; dialect names the backend in errors. A backend
+// applies the PendingMigrations at Open, in one transaction that also
+// records them in MigrationsTable, so that processes opening a database at
+// once apply them once.
+func Migrations(fsys fs.FS, dialect string) ([]Migration, error) {
+	const dir = "migrations"
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("session: read %s migrations: %w", dialect, err)
 	}
-	var out []migration
+	var out []Migration
 	for _, e := range entries {
 		name := e.Name()
 		num, _, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil || v <= 0 || !strings.HasSuffix(name, ".sql") {
-			return nil, fmt.Errorf("session: migration file %s/%s is not named NNNN_name.sql", dir, name)
+			return nil, fmt.Errorf("session: %s migration file %s is not named NNNN_name.sql", dialect, name)
 		}
-		body, err := fs.ReadFile(migrationFS, path.Join(dir, name))
+		body, err := fs.ReadFile(fsys, path.Join(dir, name))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: name, sql: string(body)})
+		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i := range out {
-		if out[i].version != i+1 {
-			return nil, fmt.Errorf("session: %s migrations are not numbered 1, 2, 3…: found %s", dialect, out[i].name)
+		if out[i].Version != i+1 {
+			return nil, fmt.Errorf("session: %s migrations are not numbered 1, 2, 3…: found %s", dialect, out[i].Name)
 		}
 	}
 	return out, nil
 }
 
-// pending returns the migrations not yet applied, given the applied versions;
-// it fails when the database is newer than this binary.
-func pending(all []migration, applied []int) ([]migration, error) {
+// PendingMigrations returns the migrations of all not yet applied, given
+// the applied versions (read from MigrationsTable); it fails when the
+// database is newer than this binary.
+func PendingMigrations(all []Migration, applied []int) ([]Migration, error) {
 	done := map[int]bool{}
 	for _, v := range applied {
 		if v > len(all) {
@@ -66,9 +68,9 @@ func pending(all []migration, applied []int) ([]migration, error) {
 		}
 		done[v] = true
 	}
-	var out []migration
+	var out []Migration
 	for _, m := range all {
-		if !done[m.version] {
+		if !done[m.Version] {
 			out = append(out, m)
 		}
 	}

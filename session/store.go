@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -48,8 +47,10 @@ type WriteHealth interface {
 	WriteErr() error
 }
 
-// unavailable marks err as a failure of the store (ErrUnavailable).
-func unavailable(err error) error {
+// Unavailable marks err as a failure of the store itself (it then matches
+// ErrUnavailable, with err's message): what a backend's commit returns when
+// the database failed rather than refused the data. nil stays nil.
+func Unavailable(err error) error {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return err
 	}
@@ -83,6 +84,19 @@ type OpenCall struct {
 	SessionID string
 	Call      ToolCall
 	Seq       int64
+}
+
+// LeaseSweeper is a store shared by processes that can list the leases
+// whose holder is gone, so that another process closes the calls it left
+// without waiting for a restart. The PostgreSQL and memory stores
+// implement it.
+type LeaseSweeper interface {
+	// LapsedLeases returns the sessions whose lease lapsed (taken, neither
+	// renewed before it expired nor released: its holder crashed or lost
+	// the store), sorted, and the open calls of those sessions, ordered as
+	// OpenCalls orders them. A lapsed lease stays listed until someone
+	// takes it (AcquireLease) or its holder releases it.
+	LapsedLeases(ctx context.Context) (sessions []string, open []OpenCall, err error)
 }
 
 // Store is the append-only session log. Implementations are safe for
@@ -196,7 +210,7 @@ type Store interface {
 }
 
 // BoundedReader is a store that bounds a read of a log by the size of its
-// events as well as by their number; every Store of this package is one. A
+// events as well as by their number; every store of this module is one. A
 // reader that does not know how large the next events are (a log of small
 // events may turn to multi-megabyte tool results) can then read in pages of
 // thousands of events without risking memory, instead of a few at a time.
@@ -244,9 +258,10 @@ func Pages(ctx context.Context, s Store, sessionID string, after int64, limit, m
 	}
 }
 
-// withinBytes returns how many of events a read bounded by maxBytes keeps
-// when it has already read total bytes, and the new total.
-func withinBytes(events []Event, total, maxBytes int) (keep, newTotal int) {
+// WithinBytes returns how many of events a read bounded by maxBytes keeps
+// when it has already read total bytes, and the new total: what a store's
+// EventsWithin keeps (see BoundedReader).
+func WithinBytes(events []Event, total, maxBytes int) (keep, newTotal int) {
 	for i, e := range events {
 		if maxBytes > 0 && total >= maxBytes {
 			return i, total
@@ -291,8 +306,10 @@ type Options struct {
 	Durability Durability
 }
 
-// options returns the one Options of a variadic parameter, checked.
-func options(opts []Options) (Options, error) {
+// CheckOptions returns the one Options of an Open function's variadic
+// parameter, checked, with its Durability filled in: it fails when there
+// are several or the durability is unknown.
+func CheckOptions(opts []Options) (Options, error) {
 	switch len(opts) {
 	case 0:
 		return Options{Durability: DurabilityFull}, nil
@@ -303,48 +320,14 @@ func options(opts []Options) (Options, error) {
 	return Options{}, errors.New("session: more than one Options")
 }
 
-// Open opens the store a URL names:
-//
-//	sqlite://codemode.db       a SQLite file, relative to the working directory
-//	sqlite:///var/lib/x.db     an absolute path
-//	sqlite://:memory:          a private in-memory SQLite database
-//	postgres://user@host/db    PostgreSQL (also postgresql://…); pgx URL parameters apply
-//	memory://                  an in-memory store for tests
-//
-// opts, when given, is one Options.
-func Open(ctx context.Context, url string, opts ...Options) (Store, error) {
-	o, err := options(opts)
-	if err != nil {
-		return nil, err
-	}
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return nil, fmt.Errorf("session: store URL %q has no scheme: want sqlite://FILE, postgres://… or memory://", url)
-	}
-	switch strings.ToLower(scheme) {
-	case "sqlite", "sqlite3":
-		if rest == "" {
-			return nil, fmt.Errorf("session: store URL %q names no file", url)
-		}
-		return OpenSQLite(ctx, rest, o)
-	case "postgres", "postgresql":
-		return OpenPostgres(ctx, url, o)
-	case "memory", "mem":
-		if rest != "" {
-			return nil, fmt.Errorf("session: store URL %q: memory:// takes no path", url)
-		}
-		return NewMemory(), nil
-	default:
-		return nil, fmt.Errorf("session: store URL %q: unknown scheme %q: want sqlite, postgres or memory", url, scheme)
-	}
-}
-
 // maxIDLen bounds session ids.
 const maxIDLen = 256
 
-// prepareSession validates a session for CreateSession and normalizes its time.
-func prepareSession(s Session, now time.Time) (Session, error) {
-	if err := checkID(s.ID); err != nil {
+// PrepareSession checks a session for CreateSession (its ID with CheckID,
+// its Scope UTF-8 text) and normalizes its CreatedAt: now when zero, UTC,
+// microsecond precision.
+func PrepareSession(s Session, now time.Time) (Session, error) {
+	if err := CheckID(s.ID); err != nil {
 		return Session{}, err
 	}
 	if !utf8.ValidString(s.Scope) || strings.IndexByte(s.Scope, 0) >= 0 {
@@ -357,9 +340,9 @@ func prepareSession(s Session, now time.Time) (Session, error) {
 	return s, nil
 }
 
-// checkID validates a session id: non-empty UTF-8 text of at most 256 bytes
+// CheckID checks a session id: non-empty UTF-8 text of at most 256 bytes
 // with no control characters.
-func checkID(id string) error {
+func CheckID(id string) error {
 	if id == "" {
 		return errors.New("session: session id is empty")
 	}
@@ -375,100 +358,4 @@ func checkID(id string) error {
 		}
 	}
 	return nil
-}
-
-// hub wakes in-process waiters when a session gets new events. A waiter
-// watches before it checks the log, so an append between the check and the
-// wait is never missed.
-type hub struct {
-	mu       sync.Mutex
-	sessions map[string]*watchers // guarded by mu
-	all      chan struct{}        // closed by wakeAll; guarded by mu
-	done     chan struct{}        // closed by close
-	once     sync.Once
-}
-
-type watchers struct {
-	ch chan struct{} // closed when the session changes
-	n  int           // waiters holding ch
-}
-
-func newHub() *hub {
-	return &hub{sessions: map[string]*watchers{}, all: make(chan struct{}), done: make(chan struct{})}
-}
-
-// watch returns channels closed on the next change to the session and on the
-// next wakeAll, and a release to call when done with them.
-func (h *hub) watch(id string) (session, all <-chan struct{}, release func()) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	w := h.sessions[id]
-	if w == nil {
-		w = &watchers{ch: make(chan struct{})}
-		h.sessions[id] = w
-	}
-	w.n++
-	return w.ch, h.all, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if w.n--; w.n == 0 && h.sessions[id] == w {
-			delete(h.sessions, id)
-		}
-	}
-}
-
-// notify wakes the session's waiters.
-func (h *hub) notify(id string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if w := h.sessions[id]; w != nil {
-		close(w.ch)
-		delete(h.sessions, id)
-	}
-}
-
-// wakeAll wakes every waiter, so each checks its log again: for changes the
-// hub cannot attribute to a session (another process wrote, a notification
-// may have been missed).
-func (h *hub) wakeAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	close(h.all)
-	h.all = make(chan struct{})
-}
-
-// waiting reports whether any waiter is watching.
-func (h *hub) waiting() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.sessions) > 0
-}
-
-func (h *hub) close() { h.once.Do(func() { close(h.done) }) }
-
-// wait implements Store.Wait over a hub and a function returning the session's
-// last seq (ErrNotFound for an unknown session).
-func (h *hub) wait(ctx context.Context, id string, after int64, last func(context.Context, string) (int64, error)) error {
-	for {
-		select {
-		case <-h.done:
-			return ErrClosed
-		default:
-		}
-		session, all, release := h.watch(id)
-		seq, err := last(ctx, id)
-		if err != nil || seq > after {
-			release()
-			return err
-		}
-		select {
-		case <-session:
-		case <-all:
-		case <-h.done:
-		case <-ctx.Done():
-			release()
-			return ctx.Err()
-		}
-		release()
-	}
 }

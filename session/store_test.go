@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,45 +15,18 @@ import (
 
 	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
 	"github.com/codemode/codemode/session/sessiontest"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 func TestMemoryConformance(t *testing.T) {
 	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return session.NewMemory() })
 }
 
-func TestSQLiteConformance(t *testing.T) {
-	t.Run("file", func(t *testing.T) {
-		sessiontest.RunConformance(t, func(t *testing.T) session.Store {
-			return openSQLite(t, filepath.Join(t.TempDir(), "log.db"))
-		})
-	})
-	t.Run("memory", func(t *testing.T) {
-		sessiontest.RunConformance(t, func(t *testing.T) session.Store { return openSQLite(t, ":memory:") })
-	})
-}
-
-func TestSQLiteShared(t *testing.T) {
-	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
-		path := filepath.Join(t.TempDir(), "log.db")
-		return openSQLite(t, path), openSQLite(t, path)
-	})
-}
-
-func TestPostgresConformance(t *testing.T) {
-	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return openPostgres(t, postgresSchema(t)) })
-}
-
-func TestPostgresShared(t *testing.T) {
-	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
-		u := postgresSchema(t)
-		return openPostgres(t, u), openPostgres(t, u)
-	})
-}
-
-func openSQLite(t testing.TB, path string) *session.SQLite {
+func openSQLite(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
-	s, err := session.OpenSQLite(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +34,9 @@ func openSQLite(t testing.TB, path string) *session.SQLite {
 	return s
 }
 
-func openPostgres(t testing.TB, url string) *session.Postgres {
+func openPostgres(t testing.TB, url string) *postgres.Store {
 	t.Helper()
-	s, err := session.OpenPostgres(context.Background(), url)
+	s, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +55,10 @@ func TestOpenURL(t *testing.T) {
 		errText string
 	}{
 		{"memory://", "*session.Memory", ""},
-		{"sqlite://" + filepath.Join(dir, "a.db"), "*session.SQLite", ""},
-		{"sqlite://:memory:", "*session.SQLite", ""},
-		{"sqlite://" + filepath.Join(dir, "with space ?#%.db"), "*session.SQLite", ""},
-		{"SQLite://" + filepath.Join(dir, "b.db"), "*session.SQLite", ""},
+		{"sqlite://" + filepath.Join(dir, "a.db"), "*sqlite.Store", ""},
+		{"sqlite://:memory:", "*sqlite.Store", ""},
+		{"sqlite://" + filepath.Join(dir, "with space ?#%.db"), "*sqlite.Store", ""},
+		{"SQLite://" + filepath.Join(dir, "b.db"), "*sqlite.Store", ""},
 		{"sqlite://", "", "names no file"},
 		{"sqlite://" + filepath.Join(dir, "missing", "c.db"), "", "does not exist"},
 		{"codemode.db", "", "no scheme"},
@@ -123,7 +95,7 @@ func TestOpenPostgresURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := s.(*session.Postgres); !ok {
+	if _, ok := s.(*postgres.Store); !ok {
 		t.Fatalf("Open(postgresql://…) = %T", s)
 	}
 }
@@ -132,131 +104,12 @@ func typeName(s session.Store) string {
 	switch s.(type) {
 	case *session.Memory:
 		return "*session.Memory"
-	case *session.SQLite:
-		return "*session.SQLite"
-	case *session.Postgres:
-		return "*session.Postgres"
+	case *sqlite.Store:
+		return "*sqlite.Store"
+	case *postgres.Store:
+		return "*postgres.Store"
 	}
 	return "unknown"
-}
-
-func TestSQLiteMigrations(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "log.db")
-
-	// Opened at once by several instances, a new file is migrated once.
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := session.OpenSQLite(ctx, path)
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	// Reopening keeps the data and applies nothing twice.
-	s := openSQLite(t, path)
-	if err := s.CreateSession(ctx, session.Session{ID: "kept"}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s = openSQLite(t, path)
-	if _, err := s.GetSession(ctx, "kept"); err != nil {
-		t.Fatalf("after reopening: %v", err)
-	}
-	s.Close()
-
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if want := migrationFiles(t, "sqlite"); db.QueryRow(`SELECT count(*) FROM codemode_migrations`).Scan(&n) != nil || n != want {
-		t.Fatalf("codemode_migrations has %d rows, want %d", n, want)
-	}
-	var mode string
-	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
-		t.Fatalf("journal mode %q (%v), want wal", mode, err)
-	}
-
-	// A database from a newer binary is refused with a clear error.
-	if _, err := db.Exec(`INSERT INTO codemode_migrations (version, name, applied_at) VALUES (99, '0099_future.sql', 0)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := session.OpenSQLite(ctx, path); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
-		t.Fatalf("opening a newer schema: err = %v", err)
-	}
-}
-
-func TestPostgresMigrations(t *testing.T) {
-	u := postgresSchema(t)
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := session.OpenPostgres(ctx, u)
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if want := migrationFiles(t, "postgres"); conn.QueryRow(ctx, `SELECT count(*) FROM codemode_migrations`).Scan(&n) != nil || n != want {
-		t.Fatalf("codemode_migrations has %d rows, want %d", n, want)
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO codemode_migrations (version, name) VALUES (99, '0099_future.sql')`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := session.OpenPostgres(ctx, u); err == nil || !strings.Contains(err.Error(), "upgrade codemode") {
-		t.Fatalf("opening a newer schema: err = %v", err)
-	}
-}
-
-// migrationFiles counts a dialect's migrations.
-func migrationFiles(t *testing.T, dialect string) int {
-	entries, err := os.ReadDir(filepath.Join("migrations", dialect))
-	if err != nil || len(entries) == 0 {
-		t.Fatalf("migrations/%s: %d files, %v", dialect, len(entries), err)
-	}
-	return len(entries)
-}
-
-func TestPostgresSchemaMissing(t *testing.T) {
-	u := postgresSchema(t)
-	u = strings.Replace(u, "search_path=codemode_test_", "search_path=missing_", 1)
-	_, err := session.OpenPostgres(context.Background(), u)
-	if err == nil || !strings.Contains(err.Error(), "no existing schema") {
-		t.Fatalf("OpenPostgres with a missing schema: err = %v", err)
-	}
 }
 
 func TestErrorsAreDistinct(t *testing.T) {
@@ -270,56 +123,13 @@ func TestErrorsAreDistinct(t *testing.T) {
 	}
 }
 
-// TestPostgresListenerReconnect kills one replica's LISTEN connection; an
-// append on another replica still wakes that replica's waiters.
-func TestPostgresListenerReconnect(t *testing.T) {
-	u := postgresSchema(t)
-	a, b := openPostgres(t, u), openPostgres(t, u)
-	ctx := context.Background()
-	if err := a.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var schema string
-	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		t.Fatal(err)
-	}
-	var killed int
-	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'codemode-listener' AND query LIKE '%' || $1 || '%'`, schema).Scan(&killed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if killed != 2 {
-		t.Fatalf("terminated %d listener connections, want 2", killed)
-	}
-	for after := int64(0); after < 3; after++ {
-		done := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			done <- a.Wait(ctx, "s", after)
-		}()
-		if _, err := b.Append(ctx, "s", ctxEvent("x")); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-done; err != nil {
-			t.Fatalf("Wait(after %d) on a after its listener was killed: %v", after, err)
-		}
-	}
-}
-
 // TestUpgradeFromV1 opens a database written by the first schema: the
 // sessions get their last seq and last update from their events, and their
 // logs continue where they stopped.
 func TestUpgradeFromV1(t *testing.T) {
 	created := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	eventTime := created.Add(time.Hour)
-	v1, err := os.ReadFile(filepath.Join("migrations", "sqlite", "0001_init.sql"))
+	v1, err := os.ReadFile(filepath.Join("sqlite", "migrations", "0001_init.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +156,7 @@ func TestUpgradeFromV1(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		u := postgresSchema(t)
-		v1, err := os.ReadFile(filepath.Join("migrations", "postgres", "0001_init.sql"))
+		v1, err := os.ReadFile(filepath.Join("postgres", "migrations", "0001_init.sql"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,51 +205,8 @@ func checkUpgraded(t *testing.T, s session.Store, created, eventTime time.Time) 
 	}
 }
 
-// TestPostgresWriterSurvivesEndedConnections: the server ends the store's
-// connections (a restart, a failover, pg_terminate_backend); the next
-// writes commit on new ones, once each.
-func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
-	u := postgresSchema(t) + "&application_name=codemode-test-ended"
-	s := openPostgres(t, u)
-	ctx := context.Background()
-	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, strings.Replace(u, "codemode-test-ended", "codemode-test-killer", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for round := 1; round <= 3; round++ {
-		var killed int
-		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE application_name = 'codemode-test-ended' AND datname = current_database()`).Scan(&killed); err != nil {
-			t.Fatal(err)
-		}
-		if killed == 0 {
-			t.Fatal("no connection of the store was found to end")
-		}
-		got, err := s.Append(ctx, "s", ctxEvent(fmt.Sprint(round)))
-		if err != nil {
-			t.Fatalf("round %d: append after the server ended %d connections: %v", round, killed, err)
-		}
-		if got[0].Seq != int64(round) {
-			t.Fatalf("round %d: seq %d", round, got[0].Seq)
-		}
-	}
-	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 3 {
-		t.Fatalf("the log has %d events (%v), want 3: each write once", len(evs), err)
-	}
-}
-
-// Every store of this package bounds reads by bytes.
-var (
-	_ session.BoundedReader = (*session.Memory)(nil)
-	_ session.BoundedReader = (*session.SQLite)(nil)
-	_ session.BoundedReader = (*session.Postgres)(nil)
-	_ session.WriteHealth   = (*session.SQLite)(nil)
-	_ session.WriteHealth   = (*session.Postgres)(nil)
-)
+// Every store bounds reads by bytes (see the backends' tests for theirs).
+var _ session.BoundedReader = (*session.Memory)(nil)
 
 // unbounded hides a store's EventsWithin.
 type unbounded struct{ session.Store }
@@ -506,61 +273,5 @@ func TestPages(t *testing.T) {
 	}
 	if err := session.Pages(ctx, mem, "ghost", 0, 2, 0, func([]session.Event) bool { return true }); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
-	}
-}
-
-// A call id with a NUL byte, which PostgreSQL's text refuses, fails only its
-// own write: the other sessions' writes in the same group commit commit.
-// (The HTTP API refuses such ids; this is the store's second line.)
-func TestPostgresRefusedWriteFailsAlone(t *testing.T) {
-	s := openPostgres(t, postgresSchema(t))
-	ctx := context.Background()
-	const n = 40
-	for i := range n {
-		if err := s.CreateSession(ctx, session.Session{ID: fmt.Sprint("s", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	call := func(id string) session.Event {
-		return ctxEventOf(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: id, Name: "t", Arguments: "{}"})
-	}
-	for round := 0; ; round++ {
-		before := s.Stats()
-		var tickets []*session.Ticket
-		for i := range n {
-			id := fmt.Sprint("c", round, "-", i)
-			if i == n/2 {
-				id = "bad\x00id"
-			}
-			tickets = append(tickets, s.Submit(ctx, session.Write{SessionID: fmt.Sprint("s", i), Events: []session.Event{call(id)}}))
-		}
-		for i, tk := range tickets {
-			_, err := tk.Wait(ctx)
-			if i == n/2 {
-				if !errors.Is(err, session.ErrRefused) || errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), `"s20"`) {
-					t.Fatalf("the write with a NUL: err = %v, want ErrRefused naming its session", err)
-				}
-			} else if err != nil {
-				t.Fatalf("round %d: write to s%d, beside the refused one: %v", round, i, err)
-			}
-		}
-		for i := range n {
-			evs, err := s.Events(ctx, fmt.Sprint("s", i), 0, 0)
-			want := round + 1
-			if i == n/2 {
-				want = 0
-			}
-			if err != nil || len(evs) != want {
-				t.Fatalf("s%d has %d events (%v), want %d", i, len(evs), err, want)
-			}
-		}
-		// The refused write shared a transaction with others at least once
-		// (else the round proved nothing: try again).
-		if after := s.Stats(); after.Failed-before.Failed >= 2 {
-			break
-		}
-		if round == 4 {
-			t.Fatal("the write with a NUL never shared a batch")
-		}
 	}
 }

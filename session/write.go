@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -115,38 +114,42 @@ func failed(err error) *Ticket {
 	return t
 }
 
-// queued is a checked Write waiting for its commit. The backend's commit
-// sets base or err.
-type queued struct {
-	sessionID  string
-	create     *Session // normalized by prepareSession
-	events     []prepared
-	checkpoint *Checkpoint // a private copy; Seq 0 with events: the last of them
-	lease      *Lease
-	ticket     *Ticket
-	size       int // bytes held, for the queue's bound
+// Pending is a checked Write waiting for its commit, made by
+// [PrepareWrite]. A backend's commit reads SessionID, Create, Events,
+// Checkpoint and Lease, which it must not change, and sets Base, or Err
+// when the write fails alone (ErrNotFound, ErrExists, a [LeaseLost], a
+// [CheckpointPastLog]…) while the rest of its transaction commits.
+type Pending struct {
+	SessionID  string
+	Create     *Session    // normalized by PrepareSession; LastSeq 0, UpdatedAt CreatedAt
+	Events     []Prepared  // in order; numbered Base+1, Base+2, … when committed
+	Checkpoint *Checkpoint // a private copy; Seq 0 with events: the last of them (see CheckpointSeq)
+	Lease      *Lease      // fences the write; nil when it creates its session
 
-	base int64 // the session's last seq before the write's events
-	err  error // the write's own failure
+	Base int64 // set by the commit: the session's last seq before the write's events
+	Err  error // set by the commit: the write's own failure
+
+	ticket *Ticket
+	size   int // bytes held, for the queue's bound
 }
 
-// checkpointSeq returns the seq the write's checkpoint covers, given base.
-func (p *queued) checkpointSeq() int64 {
-	if p.checkpoint.Seq == 0 && len(p.events) > 0 {
-		return p.base + int64(len(p.events))
+// CheckpointSeq returns the seq the write's checkpoint covers, given Base.
+func (p *Pending) CheckpointSeq() int64 {
+	if p.Checkpoint.Seq == 0 && len(p.Events) > 0 {
+		return p.Base + int64(len(p.Events))
 	}
-	return p.checkpoint.Seq
+	return p.Checkpoint.Seq
 }
 
 // result returns the write's events as appended.
-func (p *queued) result() []Event {
-	if len(p.events) == 0 {
+func (p *Pending) result() []Event {
+	if len(p.Events) == 0 {
 		return nil
 	}
-	out := make([]Event, len(p.events))
-	for i, e := range p.events {
+	out := make([]Event, len(p.Events))
+	for i, e := range p.Events {
 		out[i] = e.Event
-		out[i].Seq = p.base + int64(i) + 1
+		out[i].Seq = p.Base + int64(i) + 1
 	}
 	return out
 }
@@ -154,9 +157,13 @@ func (p *queued) result() []Event {
 // maxOwnerLen bounds lease owners.
 const maxOwnerLen = 256
 
-// prepareWrite checks a write and copies what it keeps.
-func prepareWrite(w Write, now time.Time) (*queued, error) {
-	p := &queued{sessionID: w.SessionID}
+// PrepareWrite checks a write and copies what it keeps, so that a backend
+// commits only well-formed writes (see Store.Append for what an event must
+// be) and its caller may reuse w at once. Zero times become now. It is what
+// [Committer.Submit] runs; a store that commits without a Committer (as
+// Memory does) runs it itself.
+func PrepareWrite(w Write, now time.Time) (*Pending, error) {
+	p := &Pending{SessionID: w.SessionID}
 	if w.Create != nil {
 		s := *w.Create
 		if s.ID == "" {
@@ -164,12 +171,12 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 		} else if s.ID != w.SessionID {
 			return nil, fmt.Errorf("session: write to %q creates session %q", w.SessionID, s.ID)
 		}
-		s, err := prepareSession(s, now)
+		s, err := PrepareSession(s, now)
 		if err != nil {
 			return nil, err
 		}
 		s.LastSeq, s.UpdatedAt = 0, s.CreatedAt
-		p.create = &s
+		p.Create = &s
 		if w.Lease != nil {
 			return nil, fmt.Errorf("session: write to %q creates its session and carries a lease: a new session has none", w.SessionID)
 		}
@@ -178,7 +185,7 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.events = events
+	p.Events = events
 	for _, e := range events {
 		p.size += len(e.Data) + len(e.Type) + 64
 	}
@@ -189,10 +196,10 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 		if !json.Valid(c.State) || !utf8.Valid(c.State) {
 			return nil, fmt.Errorf("session: checkpoint of %q: state is not UTF-8 JSON", w.SessionID)
 		}
-		if p.create != nil && c.Seq > 0 {
+		if p.Create != nil && c.Seq > 0 {
 			return nil, fmt.Errorf("session: checkpoint of new session %q covers seq %d, past its events", w.SessionID, c.Seq)
 		}
-		p.checkpoint = &Checkpoint{Seq: c.Seq, State: bytes.Clone(bytes.TrimSpace(c.State))}
+		p.Checkpoint = &Checkpoint{Seq: c.Seq, State: bytes.Clone(bytes.TrimSpace(c.State))}
 		p.size += len(c.State)
 	}
 	if l := w.Lease; l != nil {
@@ -203,7 +210,7 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 			return nil, fmt.Errorf("session: write to %q carries the lease of %q", w.SessionID, l.SessionID)
 		}
 		lease := *l
-		p.lease = &lease
+		p.Lease = &lease
 	}
 	return p, nil
 }
@@ -211,14 +218,15 @@ func prepareWrite(w Write, now time.Time) (*queued, error) {
 // checkOwner validates a lease owner: like a session id, non-empty UTF-8
 // text of at most 256 bytes without control characters.
 func checkOwner(owner string) error {
-	if err := checkID(owner); err != nil {
+	if err := CheckID(owner); err != nil {
 		return fmt.Errorf("session: lease owner: %w", errors.Unwrap(err))
 	}
 	return nil
 }
 
-// checkLease validates AcquireLease's arguments.
-func checkLease(owner string, ttl time.Duration) error {
+// CheckLease checks AcquireLease's arguments: a valid owner (like a session
+// id) and a ttl of at least a microsecond. Backends call it first.
+func CheckLease(owner string, ttl time.Duration) error {
 	if err := checkOwner(owner); err != nil {
 		return err
 	}
@@ -228,244 +236,16 @@ func checkLease(owner string, ttl time.Duration) error {
 	return nil
 }
 
-// Bounds of the group commit.
-const (
-	// maxBatchWrites and maxBatchBytes bound one transaction (a bigger
-	// write still commits, alone).
-	maxBatchWrites = 1024
-	maxBatchBytes  = 8 << 20
-	// maxQueuedBytes bounds what waits for a commit: Submit waits for room
-	// beyond it.
-	maxQueuedBytes = 64 << 20
-)
-
-// CommitStats count a store's group commits since it opened.
-type CommitStats struct {
-	Commits int64         // transactions committed (each one flush with DurabilityFull)
-	Failed  int64         // transactions that failed (a refused batch's writes are then committed one by one)
-	Busy    time.Duration // time spent in transactions, committed and failed, flushes included
-	Writes  int64         // writes taken into transactions, failed ones included
-	Events  int64         // events appended
-	Queued  int           // writes waiting for a commit now
+// Submitter is the Submit of a Store.
+type Submitter interface {
+	Submit(ctx context.Context, w Write) *Ticket
 }
 
-// committer is the group commit shared by the SQL stores: one goroutine
-// takes whatever has been queued, commits it in one transaction and
-// resolves its tickets, while the next writes queue up.
-type committer struct {
-	// commit runs one transaction for batch, in order, setting each
-	// write's base or err; an error fails the whole batch (nothing of it
-	// committed). An error that is the store's own failure, after which
-	// retrying the writes one by one would not help (or, the outcome
-	// unknown, could commit them twice), matches ErrUnavailable; any other
-	// is the database refusing the batch's data. It runs on the
-	// committer's goroutine only.
-	commit func(batch []*queued) error
-	// committed is told, after the tickets resolved, of every batch that
-	// committed.
-	committed func(batch []*queued)
-
-	// maxBatch and maxQueued are maxBatchBytes and maxQueuedBytes but in
-	// tests; guarded by mu.
-	maxBatch, maxQueued int
-
-	mu      sync.Mutex
-	queue   []*queued     // guarded by mu
-	bytes   int           // queued; guarded by mu
-	closed  bool          // guarded by mu
-	drained chan struct{} // closed when the writer takes a batch; guarded by mu
-	wake    chan struct{} // a pending wake-up for the writer
-	stopped chan struct{} // closed when the writer has stopped
-
-	commits, failed, busy, writes, events atomic.Int64 // busy in nanoseconds
-
-	// failure is the store's own failure (ErrUnavailable) of the latest
-	// resolved batch and when it happened; nil once a batch committed.
-	failMu    sync.Mutex
-	failure   error     // guarded by failMu
-	failureAt time.Time // guarded by failMu
-}
-
-// writeFailureWindow is how long a store failure of the latest write
-// makes the store report its writes failing (WriteHealth) when nothing
-// has been written since: a store no one writes to while it reports
-// failing (a load balancer sends it nothing) must come back by itself.
-const writeFailureWindow = 30 * time.Second
-
-func newCommitter(commit func([]*queued) error, committed func([]*queued)) *committer {
-	c := &committer{commit: commit, committed: committed, maxBatch: maxBatchBytes, maxQueued: maxQueuedBytes, drained: make(chan struct{}),
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	go c.run()
-	return c
-}
-
-// submit checks and queues a write.
-func (c *committer) submit(ctx context.Context, w Write) *Ticket {
-	if err := ctx.Err(); err != nil {
-		return failed(err)
-	}
-	p, err := prepareWrite(w, time.Now())
-	if err != nil {
-		return failed(err)
-	}
-	p.ticket = newTicket()
-	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return failed(ErrClosed)
-		}
-		if len(c.queue) == 0 || c.bytes+p.size <= c.maxQueued {
-			c.queue = append(c.queue, p)
-			c.bytes += p.size
-			c.mu.Unlock()
-			select {
-			case c.wake <- struct{}{}:
-			default:
-			}
-			return p.ticket
-		}
-		room := c.drained
-		c.mu.Unlock()
-		select {
-		case <-room:
-		case <-ctx.Done():
-			return failed(ctx.Err())
-		}
-	}
-}
-
-// run is the writer.
-func (c *committer) run() {
-	defer close(c.stopped)
-	for {
-		c.mu.Lock()
-		for len(c.queue) == 0 && !c.closed {
-			c.mu.Unlock()
-			<-c.wake
-			c.mu.Lock()
-		}
-		if len(c.queue) == 0 {
-			c.mu.Unlock()
-			return
-		}
-		n, size := 0, 0
-		for n < len(c.queue) && n < maxBatchWrites && (n == 0 || size+c.queue[n].size <= c.maxBatch) {
-			size += c.queue[n].size
-			n++
-		}
-		batch := c.queue[:n:n]
-		c.queue = append([]*queued(nil), c.queue[n:]...)
-		c.bytes -= size
-		close(c.drained)
-		c.drained = make(chan struct{})
-		c.mu.Unlock()
-
-		c.writes.Add(int64(len(batch)))
-		err := c.commitOnce(batch)
-		if err != nil && len(batch) > 1 && !errors.Is(err, ErrUnavailable) {
-			// The database refused the batch for one write's data (or
-			// a few): commit them one by one, in order, so that only
-			// those fail and their neighbours, other sessions' writes
-			// among them, do not.
-			var down error // the store failed meanwhile: the rest fail with it
-			for _, p := range batch {
-				err := down
-				if err == nil {
-					err = c.commitOnce([]*queued{p})
-				}
-				if errors.Is(err, ErrUnavailable) {
-					down = err
-				}
-				c.resolve([]*queued{p}, err)
-			}
-			continue
-		}
-		c.resolve(batch, err)
-	}
-}
-
-// commitOnce runs one transaction, counting it.
-func (c *committer) commitOnce(batch []*queued) error {
-	start := time.Now()
-	err := c.commit(batch)
-	c.busy.Add(int64(time.Since(start)))
-	if err == nil {
-		c.commits.Add(1)
-	} else {
-		c.failed.Add(1)
-	}
-	return err
-}
-
-// resolve resolves the tickets of a batch that committed (err nil) or
-// failed whole.
-func (c *committer) resolve(batch []*queued, err error) {
-	// The health first: a writer told of its write's outcome sees it.
-	switch {
-	case err == nil:
-		c.setFailure(nil)
-	case errors.Is(err, ErrUnavailable):
-		c.setFailure(err)
-	}
-	for _, p := range batch {
-		switch {
-		case err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrRefused):
-			p.ticket.resolve(nil, markedError{fmt.Errorf("session: the database refused the write to %q: %w", p.sessionID, err), ErrRefused})
-		case err != nil:
-			p.ticket.resolve(nil, err)
-		case p.err != nil:
-			p.ticket.resolve(nil, p.err)
-		default:
-			c.events.Add(int64(len(p.events)))
-			p.ticket.resolve(p.result(), nil)
-		}
-	}
-	if err == nil {
-		c.committed(batch)
-	}
-}
-
-func (c *committer) setFailure(err error) {
-	c.failMu.Lock()
-	c.failure, c.failureAt = err, time.Now()
-	c.failMu.Unlock()
-}
-
-// writeErr implements WriteHealth.
-func (c *committer) writeErr() error {
-	c.failMu.Lock()
-	defer c.failMu.Unlock()
-	if c.failure != nil && time.Since(c.failureAt) < writeFailureWindow {
-		return c.failure
-	}
-	return nil
-}
-
-// close commits what is queued, stops the writer and makes later submits
-// fail with ErrClosed.
-func (c *committer) close() {
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	<-c.stopped
-}
-
-func (c *committer) stats() CommitStats {
-	c.mu.Lock()
-	queued := len(c.queue)
-	c.mu.Unlock()
-	return CommitStats{Commits: c.commits.Load(), Failed: c.failed.Load(), Busy: time.Duration(c.busy.Load()),
-		Writes: c.writes.Load(), Events: c.events.Load(), Queued: queued}
-}
-
-// appendVia implements Store.Append over Submit; an empty append only checks
-// that the session exists (with last, which returns its last seq).
-func appendVia(ctx context.Context, s Store, last func(context.Context, string) (int64, error), sessionID string, events []Event) ([]Event, error) {
+// AppendBySubmit implements Store.Append for a store s over its Submit: the
+// events are one Write, waited for. An empty append only checks that the
+// session exists, with last, which returns the session's last seq or
+// ErrNotFound (or ErrClosed).
+func AppendBySubmit(ctx context.Context, s Submitter, last func(context.Context, string) (int64, error), sessionID string, events []Event) ([]Event, error) {
 	if len(events) == 0 {
 		_, err := last(ctx, sessionID)
 		return nil, err
@@ -473,27 +253,32 @@ func appendVia(ctx context.Context, s Store, last func(context.Context, string) 
 	return s.Submit(ctx, Write{SessionID: sessionID, Events: events}).Wait(ctx)
 }
 
-// createVia implements Store.CreateSession over Submit.
-func createVia(ctx context.Context, s Store, sess Session) error {
+// CreateBySubmit implements Store.CreateSession for a store s over its
+// Submit: a Write that creates the session, waited for.
+func CreateBySubmit(ctx context.Context, s Submitter, sess Session) error {
 	_, err := s.Submit(ctx, Write{SessionID: sess.ID, Create: &sess}).Wait(ctx)
 	return err
 }
 
-// leased is ErrLeased with who holds the lease.
-func leased(sessionID, owner string, expires time.Time) error {
+// Leased is the error of AcquireLease when owner holds the session's lease
+// until expires: it matches ErrLeased and names the holder.
+func Leased(sessionID, owner string, expires time.Time) error {
 	return fmt.Errorf("%w: session %q is leased by %q until %s", ErrLeased, sessionID, owner, expires.UTC().Format(time.RFC3339Nano))
 }
 
-// leaseLost is ErrLeaseLost for a lease.
-func leaseLost(sessionID string, l Lease) error {
+// LeaseLost is the error of a write fenced by l, or of releasing l, once l
+// is no longer the session's lease: it matches ErrLeaseLost.
+func LeaseLost(sessionID string, l Lease) error {
 	return fmt.Errorf("%w: session %q is no longer leased by %q with token %d", ErrLeaseLost, sessionID, l.Owner, l.Token)
 }
 
-// checkpointPast reports a checkpoint that names a seq past the session's
-// last seq before the write's events, given base.
-func (p *queued) checkpointPast() bool { return p.checkpoint != nil && p.checkpoint.Seq > p.base }
+// CheckpointPast reports whether the write's checkpoint names a seq past the
+// session's last seq before the write's events, given Base: the write must
+// then fail with CheckpointPastLog.
+func (p *Pending) CheckpointPast() bool { return p.Checkpoint != nil && p.Checkpoint.Seq > p.Base }
 
-// checkpointPastLog fails a checkpoint that covers events the log lacks.
-func checkpointPastLog(sessionID string, seq, last int64) error {
+// CheckpointPastLog is the error of a write whose checkpoint covers seq,
+// events past the session's last seq: the log lacks them.
+func CheckpointPastLog(sessionID string, seq, last int64) error {
 	return fmt.Errorf("session: checkpoint of %q covers seq %d, past its last seq %d", sessionID, seq, last)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // logDB is one database: the session store on it, and the floor, a raw
@@ -34,7 +36,7 @@ func logEvent() (session.Event, error) {
 
 func openSQLiteLog(ctx context.Context, dir string) (*logDB, error) {
 	path := filepath.Join(dir, "log.db")
-	store, err := session.OpenSQLite(ctx, path)
+	store, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func openPostgresLog(ctx context.Context, base string) (*logDB, error) {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	store, err := session.OpenPostgres(ctx, u.String())
+	store, err := postgres.Open(ctx, u.String())
 	if err != nil {
 		drop()
 		return nil, err

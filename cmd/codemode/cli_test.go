@@ -13,6 +13,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -141,7 +142,7 @@ func TestReplayPrintsTimeline(t *testing.T) {
 func TestReplayPagesThroughTheLog(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "log.db")
-	st, err := session.OpenSQLite(ctx, path)
+	st, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	format := fs.String("format", "ts", "ts (TypeScript declarations), js (the same as JSDoc, for JavaScript readers) or prompt (model instructions)")
 	com := addCommon(fs)
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
 	com := addCommon(fs)
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers (their tools are left out)")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -194,6 +194,7 @@ func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 			return fmt.Errorf("no log at %s (set --config or --store, or the store key or CODEMODE_STORE, to the store serve or mcp wrote)", p)
 		}
 	}
+	app.RegisterStores()
 	st, err := session.Open(ctx, cfg.Store, session.Options{Durability: session.Durability(cfg.Durability)})
 	if err != nil {
 		return &app.StoreError{Store: app.RedactURL(cfg.Store), Err: err}

@@ -5,31 +5,73 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/httpsource"
 	"github.com/codemode/codemode/internal/gcfloor"
 	"github.com/codemode/codemode/internal/version"
 	"github.com/codemode/codemode/mcp"
 )
 
-// startUpstreams starts the configured mcp_servers in the background, or,
-// with skip (--no-upstreams), starts none and says so in the log when some
-// are configured. A configuration it cannot start (an unset ${VAR}) is a
-// usage error.
-func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool) (*mcp.Upstreams, error) {
-	servers := a.Config.MCPServers
+// upstreams are the tool sources a command starts from the configuration:
+// the mcp_servers (connecting in the background) and the openapi_sources
+// (loaded before startUpstreams returns).
+type upstreams struct {
+	mcp  *mcp.Upstreams      // nil when none run
+	apis *httpsource.Sources // nil when none run
+}
+
+// mcpUpstreams is the MCP upstreams, nil when none run.
+func (u *upstreams) mcpUpstreams() *mcp.Upstreams {
+	if u == nil {
+		return nil
+	}
+	return u.mcp
+}
+
+// Close stops both; a nil *upstreams is a no-op.
+func (u *upstreams) Close() {
+	if u == nil {
+		return
+	}
+	u.mcp.Close()
+	u.apis.Close()
+}
+
+// startUpstreams starts the configured mcp_servers in the background and
+// loads the openapi_sources, or, with skip (--no-upstreams), starts none and
+// says so in the log when some are configured. A configuration it cannot
+// start (an unset ${VAR}, an OpenAPI document that is not one) is a usage
+// error.
+func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool) (*upstreams, error) {
+	servers, apis := a.Config.MCPServers, a.Config.OpenAPISources
 	if skip {
+		var what []string
 		if len(servers) > 0 {
-			log.Warn(fmt.Sprintf("--no-upstreams: the %d mcp_servers are not started, and their tools are missing", len(servers)))
+			what = append(what, fmt.Sprintf("%d mcp_servers", len(servers)))
+		}
+		if len(apis) > 0 {
+			what = append(what, fmt.Sprintf("%d openapi_sources", len(apis)))
+		}
+		if len(what) > 0 {
+			log.Warn(fmt.Sprintf("--no-upstreams: the %s are not started, and their tools are missing", strings.Join(what, " and ")))
 		}
 		return nil, nil
 	}
-	ups, err := mcp.StartUpstreams(ctx, a, servers, mcp.UpstreamOptions{Logger: log, Version: version.String()})
-	if err != nil {
+	u := &upstreams{}
+	var err error
+	if u.mcp, err = mcp.StartUpstreams(ctx, a, servers, mcp.UpstreamOptions{Logger: log, Version: version.String()}); err != nil {
 		return nil, usagef("config: %v", err)
 	}
-	return ups, nil
+	if len(apis) > 0 {
+		if u.apis, err = httpsource.Start(ctx, a.Registry, apis, httpsource.Options{Logger: log, UserAgent: "codemode/" + version.String()}); err != nil {
+			u.mcp.Close()
+			return nil, usagef("config: %v", err)
+		}
+	}
+	return u, nil
 }
 
 // settleUpstreams waits for every upstream's first connection attempt
@@ -37,10 +79,11 @@ func startUpstreams(ctx context.Context, a *app.App, log *slog.Logger, skip bool
 // so that a command that shows or runs a scope once sees their tools, or
 // says why not. (Tools an upstream did not register are logged as it lists
 // them.)
-func settleUpstreams(ctx context.Context, ups *mcp.Upstreams, log *slog.Logger) {
-	if ups == nil {
+func settleUpstreams(ctx context.Context, u *upstreams, log *slog.Logger) {
+	if u == nil || u.mcp == nil {
 		return
 	}
+	ups := u.mcp
 	if err := ups.Settle(ctx); err != nil {
 		return
 	}
@@ -69,7 +112,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	com := addCommon(fs)
 	scope := fs.String("scope", config.DefaultScope, "the scope whose tools are served")
 	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -103,7 +146,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer ups.Close()
 	log.Info("serving MCP on stdio", "scope", *scope, "store", app.RedactURL(cfg.Store))
-	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version.String(), Upstreams: ups}); err != nil {
+	if err := mcp.ServeStdio(ctx, a, *scope, stdin, stdout, mcp.Options{Logger: log, Version: version.String(), Upstreams: ups.mcpUpstreams()}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

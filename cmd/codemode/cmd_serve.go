@@ -32,7 +32,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	com := addCommon(fs)
 	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
 	mode := fs.String("mode", "", "the default scope's mode: native, code or both (default: mode, else "+def.Mode+")")
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers")
+	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		closeApp()
 		return err
 	}
-	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version.String(), Upstreams: ups,
+	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version.String(), Upstreams: ups.mcpUpstreams(),
 		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) },
 		MaxSessions:  a.Config.Server.MaxMCPSessions})
 	// shutdown stops the MCP sessions and upstreams before the store closes.
@@ -98,8 +98,11 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		return closeApp()
 	}
 	hopts := httpapi.Options{Logger: log, MCP: mh, Playground: playground.Handler()}
-	if ups != nil {
-		hopts.Upstreams = ups
+	if ups != nil && ups.mcp != nil {
+		hopts.Upstreams = ups.mcp
+	}
+	if ups != nil && ups.apis != nil {
+		hopts.OpenAPISources = ups.apis
 	}
 	srv, err := httpapi.New(a, hopts)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +123,87 @@ func TestServeUpstreams(t *testing.T) {
 	if sdk := get("/v1/sdk"); !strings.Contains(sdk, `"inner.math_add"`) {
 		t.Errorf("GET /v1/sdk lacks the upstream's tools:\n%s", sdk)
 	}
+}
+
+// apiConfig writes a configuration whose openapi_sources is a one-operation
+// API served by this test, with its key in the environment.
+func apiConfig(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Key") != "cli-secret-key" {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"sum": %s}`, r.URL.Query().Get("a"))
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("CLI_API_KEY", "cli-secret-key")
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "calc.yaml")
+	os.WriteFile(doc, []byte("openapi: 3.1.0\ninfo: {title: calc, version: '1'}\npaths:\n  /add:\n    get:\n      operationId: add\n      summary: Adds a number to nothing.\n      parameters: [{name: a, in: query, required: true, schema: {type: integer}}]\n      responses:\n        '200': {description: ok, content: {application/json: {schema: {type: object, properties: {sum: {type: integer}}}}}}\n"), 0o644)
+	path := filepath.Join(dir, "codemode.yaml")
+	yml := fmt.Sprintf("openapi_sources:\n  - {name: calc, file: %q, base_url: %q, auth: {api_key: '${CLI_API_KEY}', name: X-Key}}\n", doc, srv.URL)
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCommandsLoadOpenAPISources: tools, sdk, run and serve all see an
+// OpenAPI source's operations; --no-upstreams leaves them out and says so.
+func TestCommandsLoadOpenAPISources(t *testing.T) {
+	cfg := apiConfig(t)
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"tools", "", []string{"tools", "--config", cfg}, "calc.add"},
+		{"sdk", "", []string{"sdk", "--config", cfg}, `"calc.add"(args: {`},
+		{"run", `return (await tools["calc.add"]({a: 42})).sum`, []string{"run", "--config", cfg, "-"}, "42"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tc.stdin, tc.args...)
+			if code != 0 || !strings.Contains(out, tc.want) {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+			}
+		})
+	}
+	t.Run("--no-upstreams", func(t *testing.T) {
+		code, out, errs := runCLI(t, "", "tools", "--config", cfg, "--no-upstreams")
+		if code != 0 || strings.Contains(out, "calc.") || !strings.Contains(errs, "--no-upstreams: the 1 openapi_sources are not started") {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+		}
+	})
+	t.Run("serve", func(t *testing.T) {
+		addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--config", cfg)
+		defer stop()
+		resp, err := http.Get("http://" + addr + "/v1/openapi_sources")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"name":"calc"`) || !strings.Contains(string(b), `"state":"ready"`) || !strings.Contains(string(b), `"operations":1`) {
+			t.Fatalf("GET /v1/openapi_sources: %s", b)
+		}
+		resp, err = http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"openapi:calc":{"ok":true`) {
+			t.Fatalf("GET /readyz: %d %s", resp.StatusCode, b)
+		}
+	})
+	t.Run("a bad document is one error at start", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad.yaml")
+		os.WriteFile(bad, []byte("openapi_sources:\n  - {name: calc, file: /nonexistent/doc.json, base_url: 'http://127.0.0.1:1'}\n"), 0o644)
+		code, _, errs := runCLI(t, "", "tools", "--config", bad)
+		if code != 2 || !strings.Contains(errs, "openapi_sources[0] (calc): open /nonexistent/doc.json") {
+			t.Fatalf("exit %d\nstderr %s", code, errs)
+		}
+	})
 }

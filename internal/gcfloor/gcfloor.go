@@ -4,7 +4,8 @@
 // Go's default (GOGC=100) collects when the heap has grown by its live size.
 // The service's live heap is small (a few MB at rest) while every run
 // allocates hundreds of kilobytes of garbage, so at GOGC=100 it collected
-// every few milliseconds under load and spent about 15% of its CPU doing so.
+// many times a second under load and spent a large share of its CPU doing so
+// (BENCHMARKS.md, "Figures behind the code's choices").
 // With a floor the heap may grow by at least Floor bytes between collections;
 // once the live heap is larger than that, GOGC=100 holds as usual, so the
 // memory this costs is bounded by Floor, not by a multiple of the live heap.

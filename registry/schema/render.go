@@ -15,7 +15,7 @@ const chunkKeyword = "x-codemode-chunk"
 
 // chunkDepth is how many nesting levels one chunk holds. jsonschema/v5's
 // compile cost grows with the cube of a document's depth; at 8 levels a chunk
-// compiles in a fraction of a millisecond, and per-level overhead dominates.
+// compiles cheaply, and per-level overhead dominates.
 const chunkDepth = 8
 
 // renderer writes the standard JSON Schema of a checked Node graph. With

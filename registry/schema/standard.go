@@ -71,8 +71,8 @@ const eagerCompileBytes = 4 << 10
 // checkStandard makes the checks of compiling that a large document most often fails, without
 // compiling it: every "$ref" is local, "$schema" names a draft jsonschema/v5 knows, every
 // "pattern" and "patternProperties" key is a Go regular expression. Compiling waits for the
-// schema's first use (most tools of a large catalog are never called; compiling GitHub's REST
-// catalog took about 4 ms and 100 KB per operation); a document that passes these checks and
+// schema's first use (most tools of a large catalog are never called, and compiling costs
+// time and memory per operation: BENCHMARKS.md, "Figures behind the code's choices"); a document that passes these checks and
 // still does not compile fails each validation with the reason.
 func checkStandard(doc any) error {
 	var walk func(v any, path []string) error

@@ -13,7 +13,7 @@ import (
 
 // Limits on values, chosen so that no input can make validation crash or
 // stall: jsonschema/v5 parses every number it compares into a big.Rat (it
-// panics on literals big.Rat rejects, and 1e999999 costs ~50ms per parse) and
+// panics on literals big.Rat rejects, and is slow on ones like 1e999999) and
 // recurses once per nesting level.
 const (
 	// maxValueDepth bounds the container nesting of a validated value; a

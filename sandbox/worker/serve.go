@@ -90,8 +90,8 @@ const programCacheBytes = 16 << 20
 // gcFloor is the heap growth a worker allows between collections while its live heap is
 // smaller (package gcfloor): at GOGC=100 a worker, whose live heap is a few megabytes and
 // whose runs leave a few hundred kilobytes each, collected every twenty or so runs, and the
-// runs that met a collection made up a trivial run's 99th percentile over HTTP (2.2x its
-// median; 1.8-2.0x with the floor, which collects about four times less often). It costs
+// runs that met a collection made up a trivial run's 99th percentile over HTTP (the floor
+// collects a fraction as often; BENCHMARKS.md, "Figures behind the code's choices"). It costs
 // each worker up to this much more resident memory; the soft memory limit still holds.
 const gcFloor = 16 << 20
 

@@ -57,6 +57,7 @@ func RunConformance(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Checkpoints", testCheckpoints},
 		{"Leases", testLeases},
 		{"LeaseRace", testLeaseRace},
+		{"LapsedLeases", testLapsedLeases},
 		{"ListSessions", testListSessions},
 		{"DeleteSession", testDeleteSession},
 		{"Prune", testPrune},
@@ -839,6 +840,52 @@ func testOpenCalls(t *testing.T, s session.Store) {
 	}
 	if got, err := s.OpenCalls(context.Background()); err != nil || len(got) != 0 {
 		t.Fatalf("OpenCalls after closing all = %v, %v", got, err)
+	}
+}
+
+// testLapsedLeases: a store that is a session.LeaseSweeper lists the
+// sessions whose lease expired unreleased, with their open calls, and no
+// session whose lease lives, was released, or was never taken; a lease
+// taken over is no longer listed.
+func testLapsedLeases(t *testing.T, s session.Store) {
+	sw, ok := s.(session.LeaseSweeper)
+	if !ok {
+		t.Skip("not a session.LeaseSweeper")
+	}
+	ctx := context.Background()
+	for _, id := range []string{"lapsed", "closed", "live", "released", "never"} {
+		create(t, s, id)
+		mustAppend(t, s, id, callEvent(t, 1, 1, id+"-call", "math_add", `{}`))
+	}
+	mustAppend(t, s, "closed", resultEvent(t, "closed-call", false))
+	for _, id := range []string{"lapsed", "closed"} {
+		if _, err := s.AcquireLease(ctx, id, "gone", time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AcquireLease(ctx, "live", "here", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.AcquireLease(ctx, "released", "here", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReleaseLease(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	ids, open, err := sw.LapsedLeases(ctx)
+	if err != nil || !slices.Equal(ids, []string{"closed", "lapsed"}) {
+		t.Fatalf("LapsedLeases = %v, %v; want [closed lapsed]", ids, err)
+	}
+	if len(open) != 1 || open[0].SessionID != "lapsed" || open[0].Call.CallID != "lapsed-call" || open[0].Seq != 1 {
+		t.Fatalf("open calls of lapsed leases %+v", open)
+	}
+	if _, err := s.AcquireLease(ctx, "lapsed", "next", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _, err := sw.LapsedLeases(ctx); err != nil || !slices.Equal(ids, []string{"closed"}) {
+		t.Fatalf("after a take-over: LapsedLeases = %v, %v", ids, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -9,27 +9,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/session"
 )
 
 // A write's consecutive events without a call id share rows of at most maxPackEvents events
 // (and maxPackBytes of data); a tool/call or tool/result has a row of its own, with its call id.
 func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "log.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	call, _ := NewEvent(TypeToolCall, ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "run_code", Arguments: "{}"})
-	result, _ := NewEvent(TypeToolResult, ToolResult{CallID: "c1"})
-	evs := []Event{call}
+	call, _ := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "run_code", Arguments: "{}"})
+	result, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: "c1"})
+	evs := []session.Event{call}
 	for i := 0; i < 150; i++ {
-		e, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: fmt.Sprint(i)})
+		e, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: fmt.Sprint(i)})
 		evs = append(evs, e)
 	}
-	big, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: strings.Repeat("x", maxPackBytes-20)})
+	big, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: strings.Repeat("x", maxPackBytes-20)})
 	evs = append(evs, big, result)
-	if _, err := s.Submit(ctx, Write{SessionID: "s", Create: &Session{ID: "s"}, Events: evs}).Wait(ctx); err != nil {
+	if _, err := s.Submit(ctx, session.Write{SessionID: "s", Create: &session.Session{ID: "s"}, Events: evs}).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
@@ -64,13 +66,13 @@ func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
 	}
 	// A call whose result is packed is closed; one without a result is open,
 	// and its call id is used either way.
-	call2, _ := NewEvent(TypeToolCall, ToolCall{Turn: 1, Step: 2, CallID: "c2", Name: "run_code", Arguments: "{}"})
-	nested, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: "n"})
+	call2, _ := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 2, CallID: "c2", Name: "run_code", Arguments: "{}"})
+	nested, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: "n"})
 	if _, err := s.Append(ctx, "s", call2, nested); err != nil {
 		t.Fatal(err)
 	}
-	call3, _ := NewEvent(TypeToolCall, ToolCall{Turn: 1, Step: 3, CallID: "c3", Name: "run_code", Arguments: "{}"})
-	result3, _ := NewEvent(TypeToolResult, ToolResult{CallID: "c3"})
+	call3, _ := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 3, CallID: "c3", Name: "run_code", Arguments: "{}"})
+	result3, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: "c3"})
 	if _, err := s.Append(ctx, "s", call3, nested, nested, result3); err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +99,18 @@ func TestSQLiteMigratesToPacking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := migrations("sqlite")
+	all, err := session.Migrations(migrationFS, "sqlite")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE ` + migrationsTable + ` (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+	if _, err := db.Exec(`CREATE TABLE ` + session.MigrationsTable + ` (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range all[:2] {
-		if _, err := db.Exec(m.sql); err != nil {
+		if _, err := db.Exec(m.SQL); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Exec(`INSERT INTO `+migrationsTable+` VALUES (?, ?, 0)`, m.version, m.name); err != nil {
+		if _, err := db.Exec(`INSERT INTO `+session.MigrationsTable+` VALUES (?, ?, 0)`, m.Version, m.Name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,14 +126,14 @@ func TestSQLiteMigratesToPacking(t *testing.T) {
 	}
 	db.Close()
 
-	s, err := OpenSQLite(ctx, path)
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var more []Event
+	var more []session.Event
 	for i := 4; i <= 6; i++ {
-		e, _ := NewEvent(TypeUserContext, UserContext{Source: "t", Text: fmt.Sprint(i)})
+		e, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: fmt.Sprint(i)})
 		more = append(more, e)
 	}
 	if _, err := s.Append(ctx, "old", more...); err != nil {
@@ -142,7 +144,7 @@ func TestSQLiteMigratesToPacking(t *testing.T) {
 		t.Fatalf("events after 2: %v %v", evs, err)
 	}
 	for i, e := range evs {
-		var c UserContext
+		var c session.UserContext
 		if err := json.Unmarshal(e.Data, &c); err != nil || e.Seq != int64(i+3) || c.Text != fmt.Sprint(i+3) {
 			t.Fatalf("event %d: %d %s", i, e.Seq, e.Data)
 		}
@@ -150,41 +152,4 @@ func TestSQLiteMigratesToPacking(t *testing.T) {
 	if sess, err := s.GetSession(ctx, "old"); err != nil || sess.LastSeq != 6 {
 		t.Fatalf("header %+v %v", sess, err)
 	}
-}
-
-// Unpacking never panics, whatever the bytes (it trusts the data of each event to be the JSON
-// object the store wrote, as a row of one event is trusted); what packEvents wrote reads back
-// whole.
-func FuzzUnpackEvents(f *testing.F) {
-	f.Add([]byte(`[["a",1,{}],["b\"c",-2,{"x":[1,{"y":"]"}]}]]`), int64(2), int64(0), 5)
-	f.Add([]byte(`[["a",1,{}]`), int64(2), int64(0), -1)
-	f.Add([]byte(`[ [ "a" , 1 , { } ] , [ "b" , 2 , {"k":"v"} ] ]`), int64(2), int64(1), 1)
-	f.Fuzz(func(t *testing.T, data []byte, n, after int64, limit int) {
-		if n < 2 || n > maxPackEvents {
-			return
-		}
-		out, err := unpackEvents(nil, 10, n, data, 10+after, limit)
-		if err != nil {
-			return
-		}
-		var events []prepared
-		for _, e := range out {
-			if !json.Valid(e.Data) {
-				return // not what a store writes
-			}
-			events = append(events, prepared{Event: e})
-		}
-		if len(events) < 2 {
-			return
-		}
-		again, err := unpackEvents(nil, 1, int64(len(events)), packEvents(events), 0, -1)
-		if err != nil || len(again) != len(events) {
-			t.Fatalf("round trip: %v, %d of %d", err, len(again), len(events))
-		}
-		for i := range again {
-			if again[i].Type != events[i].Type || !again[i].Time.Equal(events[i].Time) || string(again[i].Data) != string(events[i].Data) {
-				t.Fatalf("round trip %d: %+v != %+v", i, again[i], events[i])
-			}
-		}
-	})
 }

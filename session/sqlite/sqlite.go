@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -13,14 +13,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	driver "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/codemode/codemode/session"
 )
 
-// SQLite is the embedded Store: one database file in WAL mode, through the
+// Store is the embedded session.Store: one database file in WAL mode, through the
 // pure-Go modernc.org/sqlite driver (no cgo).
 //
 // Group commit: one writer goroutine takes every write queued since its last
@@ -51,14 +52,14 @@ import (
 //
 // Wait is woken in-process at once, and by other processes' appends through a
 // poll of PRAGMA data_version while anyone waits.
-type SQLite struct {
+type Store struct {
+	*session.Core // Submit, Append, CreateSession, Wait, WriteErr, Stats; closed state
+
 	db      *sql.DB
-	hub     *hub
-	closed  atomic.Bool
-	commits *committer
+	waiters *session.Waiters
 
 	writeMu sync.Mutex  // serializes this process's write transactions
-	stmts   sqliteStmts // prepared on db; closed by Close
+	stmts   sqliteStmts // Prepared on db; closed by Close
 	// inserts[k] inserts k rows of events, prepared on first use; guarded
 	// by writeMu.
 	inserts [sqliteMaxInsert + 1]*sql.Stmt
@@ -81,7 +82,7 @@ type sqliteStmts struct {
 	events, lastSeq, session, usedCallID, loadCheckpoint *sql.Stmt
 }
 
-var _ Store = (*SQLite)(nil)
+var _ session.Store = (*Store)(nil)
 
 const (
 	// sqliteBusyTimeout is how long a write waits for another process's lock.
@@ -104,18 +105,17 @@ const (
 // durability is the same: fdatasync writes a file's data and the metadata
 // needed to read it back (its size), and skips only its timestamps, whose
 // journal commit fsync waits for whenever the WAL or the database grows (a
-// new WAL's first cycle, a checkpoint's new pages). Measured on this host's
-// ext4: a 16 KiB write and flush that grows a file 306 → 138 µs; one that
-// overwrites, and a steady-state Append, the same within the disk's noise.
+// new WAL's first cycle, a checkpoint's new pages): a write and flush that
+// grows a file is the one it makes faster (BENCHMARKS.md, "Figures behind the code's choices").
 // Where fdatasync does not exist (macOS, Windows) SQLite keeps its own
 // flush, and this does nothing.
-var flushWithFdatasync = sync.OnceFunc(func() { _, _ = sqlite.Fdatasync(true) })
+var flushWithFdatasync = sync.OnceFunc(func() { _, _ = driver.Fdatasync(true) })
 
-// OpenSQLite opens (creating if needed) the SQLite database at path and
+// Open opens (creating if needed) the SQLite database at path and
 // applies the schema migrations. ":memory:" opens a private in-memory
 // database on a single connection. opts, when given, is one Options.
-func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, error) {
-	o, err := options(opts)
+func Open(ctx context.Context, path string, opts ...session.Options) (*Store, error) {
+	o, err := session.CheckOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		}
 		flushWithFdatasync()
 		sync := "FULL"
-		if o.Durability == DurabilityProcess {
+		if o.Durability == session.DurabilityProcess {
 			sync = "NORMAL"
 		}
 		params.Add("_pragma", "synchronous("+sync+")")
@@ -153,19 +153,19 @@ func OpenSQLite(ctx context.Context, path string, opts ...Options) (*SQLite, err
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	}
-	s := &SQLite{db: db, hub: newHub(), writeFull: !memory && o.Durability == DurabilityFull}
+	s := &Store{db: db, waiters: session.NewWaiters(), writeFull: !memory && o.Durability == session.DurabilityFull}
 	if err := s.init(ctx, memory); err != nil {
 		s.stopBackground()
 		s.closeStmts()
 		db.Close()
 		return nil, fmt.Errorf("session: open sqlite %s: %w", path, err)
 	}
-	s.commits = newCommitter(s.commitBatch, s.committed)
+	s.Core = session.NewCore(s.waiters, s.commitBatch, s.committed, s.lastSeq)
 	return s, nil
 }
 
 // stopBackground stops the poller and the checkpointer, those that started.
-func (s *SQLite) stopBackground() {
+func (s *Store) stopBackground() {
 	if s.stopPoll != nil {
 		s.stopPoll()
 		<-s.polled
@@ -175,7 +175,7 @@ func (s *SQLite) stopBackground() {
 	}
 }
 
-func (s *SQLite) init(ctx context.Context, memory bool) error {
+func (s *Store) init(ctx context.Context, memory bool) error {
 	if !memory {
 		// WAL is a property of the file, set once by whoever opens it first.
 		var mode string
@@ -224,7 +224,7 @@ func (s *SQLite) init(ctx context.Context, memory bool) error {
 // warmWriter prepares the write statements on the writer's connection too
 // (database/sql keeps them there), so that the first commit after a start
 // does not.
-func (s *SQLite) warmWriter(ctx context.Context) error {
+func (s *Store) warmWriter(ctx context.Context) error {
 	tx, err := s.writer.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -241,7 +241,7 @@ func (s *SQLite) warmWriter(ctx context.Context) error {
 // insert returns the statement that inserts k rows of events, preparing it
 // on first use (on another of the pool's connections than the writer's).
 // Callers hold writeMu.
-func (s *SQLite) insert(ctx context.Context, k int) (*sql.Stmt, error) {
+func (s *Store) insert(ctx context.Context, k int) (*sql.Stmt, error) {
 	if stmt := s.inserts[k]; stmt != nil {
 		return stmt, nil
 	}
@@ -262,7 +262,7 @@ func (s *SQLite) insert(ctx context.Context, k int) (*sql.Stmt, error) {
 }
 
 // prepare prepares the writer's statements.
-func (s *SQLite) prepare(ctx context.Context) error {
+func (s *Store) prepare(ctx context.Context) error {
 	warm := sqliteWarmInserts
 	if s.writer == s.db {
 		// :memory:, on one connection, which a write transaction holds: no
@@ -308,7 +308,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	return nil
 }
 
-func (s *SQLite) closeStmts() {
+func (s *Store) closeStmts() {
 	for _, stmt := range slices.Concat(s.inserts[1:], []*sql.Stmt{s.stmts.state, s.stmts.states, s.stmts.create, s.stmts.createFresh, s.stmts.checkpoint,
 		s.stmts.events, s.stmts.lastSeq, s.stmts.session, s.stmts.usedCallID, s.stmts.loadCheckpoint}) {
 		if stmt != nil {
@@ -326,7 +326,7 @@ func retryBusy(ctx context.Context, f func() error) error {
 	pause := time.Millisecond
 	for {
 		err := f()
-		var se *sqlite.Error
+		var se *driver.Error
 		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
 			return err
 		}
@@ -341,8 +341,8 @@ func retryBusy(ctx context.Context, f func() error) error {
 
 // migrate applies the pending migrations in one write transaction, so two
 // processes opening a new file at once apply them once.
-func (s *SQLite) migrate(ctx context.Context) error {
-	all, err := migrations("sqlite")
+func (s *Store) migrate(ctx context.Context) error {
+	all, err := session.Migrations(migrationFS, "sqlite")
 	if err != nil {
 		return err
 	}
@@ -351,25 +351,25 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+migrationsTable+` (
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+session.MigrationsTable+` (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	applied, err := queryInts(ctx, tx, `SELECT version FROM `+migrationsTable)
+	applied, err := queryInts(ctx, tx, `SELECT version FROM `+session.MigrationsTable)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	todo, err := pending(all, applied)
+	todo, err := session.PendingMigrations(all, applied)
 	if err != nil {
 		return err
 	}
 	for _, m := range todo {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+migrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+session.MigrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
 	}
 	return tx.Commit()
@@ -395,7 +395,7 @@ func queryInts(ctx context.Context, tx *sql.Tx, query string) ([]int, error) {
 // poll wakes all waiters when the database changed (PRAGMA data_version moves
 // when any other connection, in this process or another, commits). It runs
 // only while someone waits.
-func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
+func (s *Store) poll(ctx context.Context, conn *sql.Conn) {
 	defer close(s.polled)
 	defer conn.Close()
 	t := time.NewTicker(sqlitePollInterval)
@@ -407,7 +407,7 @@ func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
 			return
 		case <-t.C:
 		}
-		if !s.hub.waiting() {
+		if !s.waiters.Waiting() {
 			last = -1
 			continue
 		}
@@ -415,36 +415,31 @@ func (s *SQLite) poll(ctx context.Context, conn *sql.Conn) {
 		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
 			// A transient error (the file is busy): wake waiters so they check
 			// for themselves.
-			s.hub.wakeAll()
+			s.waiters.WakeAll()
 			continue
 		}
 		if v != last {
 			last = v
-			s.hub.wakeAll()
+			s.waiters.WakeAll()
 		}
 	}
 }
 
-// CreateSession implements Store.
-func (s *SQLite) CreateSession(ctx context.Context, sess Session) error {
-	return createVia(ctx, s, sess)
-}
-
-// GetSession implements Store.
-func (s *SQLite) GetSession(ctx context.Context, id string) (Session, error) {
-	if s.closed.Load() {
-		return Session{}, ErrClosed
+// GetSession implements session.Store.
+func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
+	if s.Closed() {
+		return session.Session{}, session.ErrClosed
 	}
 	rows, err := s.stmts.session.QueryContext(ctx, id)
 	if err != nil {
-		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
 	got, err := scanSQLiteSessions(rows)
 	if err != nil {
-		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
 	if len(got) == 0 {
-		return Session{}, ErrNotFound
+		return session.Session{}, session.ErrNotFound
 	}
 	return got[0], nil
 }
@@ -458,11 +453,11 @@ const (
 	sqliteUpdatedAt = `MAX(created_at, COALESCE((SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
 )
 
-func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
+func scanSQLiteSessions(rows *sql.Rows) ([]session.Session, error) {
 	defer rows.Close()
-	var out []Session
+	var out []session.Session
 	for rows.Next() {
-		var sess Session
+		var sess session.Session
 		var created, updated int64
 		if err := rows.Scan(&sess.ID, &sess.Scope, &created, &sess.LastSeq, &updated); err != nil {
 			return nil, err
@@ -473,53 +468,34 @@ func scanSQLiteSessions(rows *sql.Rows) ([]Session, error) {
 	return out, rows.Err()
 }
 
-// Append implements Store.
-func (s *SQLite) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	return appendVia(ctx, s, s.lastSeq, sessionID, events)
-}
-
-// Submit implements Store.
-func (s *SQLite) Submit(ctx context.Context, w Write) *Ticket {
-	if s.closed.Load() {
-		return failed(ErrClosed)
-	}
-	return s.commits.submit(ctx, w)
-}
-
-// WriteErr implements WriteHealth.
-func (s *SQLite) WriteErr() error { return s.commits.writeErr() }
-
-// Stats returns the store's group-commit counts.
-func (s *SQLite) Stats() CommitStats { return s.commits.stats() }
-
 // sqliteSession is a session as a commit changes it.
 type sqliteSession struct {
 	exists     bool
-	inserted   bool     // created at once for the batch's first write to it, which creates it
-	created    *Session // created by this commit, still to insert
-	last       int64    // its last seq
+	inserted   bool             // created at once for the batch's first write to it, which creates it
+	created    *session.Session // created by this commit, still to insert
+	last       int64            // its last seq
 	owner      sql.NullString
 	token      int64
-	checkpoint *Checkpoint // the newest this commit saves
+	checkpoint *session.Checkpoint // the newest this commit saves
 }
 
 // check returns why p cannot be written to the session as it stands.
-func (st *sqliteSession) check(p *queued) error {
+func (st *sqliteSession) check(p *session.Pending) error {
 	switch {
-	case p.create != nil && st.exists:
-		return ErrExists
-	case p.create == nil && !st.exists:
-		return ErrNotFound
-	case p.lease != nil && (!st.owner.Valid || st.owner.String != p.lease.Owner || st.token != p.lease.Token):
-		return leaseLost(p.sessionID, *p.lease)
+	case p.Create != nil && st.exists:
+		return session.ErrExists
+	case p.Create == nil && !st.exists:
+		return session.ErrNotFound
+	case p.Lease != nil && (!st.owner.Valid || st.owner.String != p.Lease.Owner || st.token != p.Lease.Token):
+		return session.LeaseLost(p.SessionID, *p.Lease)
 	}
-	if p.checkpoint != nil {
-		p.base = st.last
-		if p.create != nil {
-			p.base = 0
+	if p.Checkpoint != nil {
+		p.Base = st.last
+		if p.Create != nil {
+			p.Base = 0
 		}
-		if p.checkpointPast() {
-			return checkpointPastLog(p.sessionID, p.checkpoint.Seq, p.base)
+		if p.CheckpointPast() {
+			return session.CheckpointPastLog(p.SessionID, p.Checkpoint.Seq, p.Base)
 		}
 	}
 	return nil
@@ -534,20 +510,20 @@ const sqliteFewSessions = 6
 // returns them by id and in the order first written. A session whose first
 // write in the batch creates it (a new session, almost always) is not read:
 // it is created at once, and read only if it exists already.
-func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) (map[string]*sqliteSession, []string, error) {
+func (s *Store) readSessions(ctx context.Context, tx *sql.Tx, batch []*session.Pending) (map[string]*sqliteSession, []string, error) {
 	sessions := map[string]*sqliteSession{}
 	var order, read []string
 	for _, p := range batch {
-		if sessions[p.sessionID] == nil {
-			sessions[p.sessionID] = &sqliteSession{}
-			order = append(order, p.sessionID)
-			if p.create != nil {
-				if err := s.createFresh(ctx, tx, p.create, sessions[p.sessionID]); err != nil {
+		if sessions[p.SessionID] == nil {
+			sessions[p.SessionID] = &sqliteSession{}
+			order = append(order, p.SessionID)
+			if p.Create != nil {
+				if err := s.createFresh(ctx, tx, p.Create, sessions[p.SessionID]); err != nil {
 					return nil, nil, err
 				}
 			}
-			if !sessions[p.sessionID].inserted {
-				read = append(read, p.sessionID)
+			if !sessions[p.SessionID].inserted {
+				read = append(read, p.SessionID)
 			}
 		}
 	}
@@ -595,7 +571,7 @@ func (s *SQLite) readSessions(ctx context.Context, tx *sql.Tx, batch []*queued) 
 
 // createFresh creates a session the batch's first write to it creates,
 // unless it exists (then the write fails with ErrExists, as checked later).
-func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sqliteSession) error {
+func (s *Store) createFresh(ctx context.Context, tx *sql.Tx, c *session.Session, st *sqliteSession) error {
 	res, err := tx.StmtContext(ctx, s.stmts.createFresh).ExecContext(ctx, c.ID, c.Scope, c.CreatedAt.UnixMicro())
 	var n int64
 	if err == nil {
@@ -611,10 +587,10 @@ func (s *SQLite) createFresh(ctx context.Context, tx *sql.Tx, c *Session, st *sq
 // commitBatch commits a batch in one write transaction: it checks each
 // write against the session rows as the writes before it left them, then
 // inserts every event with the fewest statements.
-func (s *SQLite) commitBatch(batch []*queued) error {
+func (s *Store) commitBatch(batch []*session.Pending) error {
 	err := s.commitTx(batch)
 	if err != nil && !sqliteRefusal(err) {
-		return unavailable(err)
+		return session.Unavailable(err)
 	}
 	return err
 }
@@ -624,7 +600,7 @@ func (s *SQLite) commitBatch(batch []*queued) error {
 // failing (busy, full, read-only, I/O, corrupt), which committing the
 // writes one by one would not help.
 func sqliteRefusal(err error) bool {
-	var se *sqlite.Error
+	var se *driver.Error
 	if !errors.As(err, &se) {
 		return false
 	}
@@ -636,7 +612,7 @@ func sqliteRefusal(err error) bool {
 }
 
 // commitTx is commitBatch's transaction.
-func (s *SQLite) commitTx(batch []*queued) error {
+func (s *Store) commitTx(batch []*session.Pending) error {
 	ctx := context.Background()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -654,26 +630,26 @@ func (s *SQLite) commitTx(batch []*queued) error {
 	}
 	var rows []any // event rows' columns, sqliteColumns per row
 	for _, p := range batch {
-		p.base, p.err = 0, nil
-		st := sessions[p.sessionID]
+		p.Base, p.Err = 0, nil
+		st := sessions[p.SessionID]
 		inserted := st.inserted
 		st.inserted = false // for this write only: a second create of the session fails
 		if err := st.check(p); err != nil {
-			p.err = err
+			p.Err = err
 			continue
 		}
-		if p.create != nil {
-			*st = sqliteSession{exists: true, created: p.create}
+		if p.Create != nil {
+			*st = sqliteSession{exists: true, created: p.Create}
 			if inserted {
 				st.created = nil // created already
 			}
 		}
-		p.base = st.last
-		rows = appendEventRows(rows, p.sessionID, p.base, p.events)
-		st.last += int64(len(p.events))
-		if p.checkpoint != nil {
-			if seq := p.checkpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
-				st.checkpoint = &Checkpoint{Seq: seq, State: p.checkpoint.State}
+		p.Base = st.last
+		rows = appendEventRows(rows, p.SessionID, p.Base, p.Events)
+		st.last += int64(len(p.Events))
+		if p.Checkpoint != nil {
+			if seq := p.CheckpointSeq(); st.checkpoint == nil || seq >= st.checkpoint.Seq {
+				st.checkpoint = &session.Checkpoint{Seq: seq, State: p.Checkpoint.State}
 			}
 		}
 	}
@@ -716,39 +692,25 @@ func (s *SQLite) commitTx(batch []*queued) error {
 	return nil
 }
 
-// committed wakes the waiters of every session a batch wrote and counts its
-// pages for the checkpointer.
-func (s *SQLite) committed(batch []*queued) {
-	notifyWritten(s.hub, batch)
+// committed counts a committed batch's pages for the checkpointer (the
+// Core has woken the waiters of the sessions it wrote).
+func (s *Store) committed(batch []*session.Pending) {
 	if s.checkpoints != nil {
 		s.checkpoints.wrote(batch)
 	}
 }
 
-// notifyWritten wakes the waiters of the sessions a committed batch wrote.
-func notifyWritten(h *hub, batch []*queued) {
-	for i, p := range batch {
-		if p.err != nil || len(p.events) == 0 && p.create == nil {
-			continue
-		}
-		if i > 0 && batch[i-1].sessionID == p.sessionID {
-			continue // woken already
-		}
-		h.notify(p.sessionID)
-	}
-}
-
-// Events implements Store.
-func (s *SQLite) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+// Events implements session.Store.
+func (s *Store) Events(ctx context.Context, sessionID string, after int64, limit int) ([]session.Event, error) {
 	return s.EventsWithin(ctx, sessionID, after, limit, 0)
 }
 
-// EventsWithin implements BoundedReader. A packed row is unpacked whole and
+// EventsWithin implements session.BoundedReader. A packed row is unpacked whole and
 // cut where the bound falls, so a read holds at most one row (256 KiB of
 // packed events, or one event) beyond maxBytes.
-func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+func (s *Store) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]session.Event, error) {
+	if s.Closed() {
+		return nil, session.ErrClosed
 	}
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
@@ -758,12 +720,12 @@ func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []session.Event
 	exists := false
 	counted, total := 0, 0 // out[:counted] hold total bytes of data
 	for (limit < 0 || len(out) < limit) && (maxBytes <= 0 || total < maxBytes) && rows.Next() {
 		exists = true
-		var e Event
+		var e session.Event
 		var seq, n, t sql.NullInt64
 		var typ sql.NullString
 		var data []byte
@@ -778,82 +740,74 @@ func (s *SQLite) EventsWithin(ctx context.Context, sessionID string, after int64
 			e.Time = time.UnixMicro(t.Int64).UTC()
 			e.Data = data
 			out = append(out, e)
-		} else if out, err = unpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
+		} else if out, err = session.UnpackEvents(out, e.Seq-n.Int64+1, n.Int64, data, after, limit); err != nil {
 			return nil, fmt.Errorf("session: events of %q: seq %d: %w", sessionID, e.Seq, err)
 		}
 		var keep int
-		keep, total = withinBytes(out[counted:], total, maxBytes)
+		keep, total = session.WithinBytes(out[counted:], total, maxBytes)
 		out = out[:counted+keep]
 		counted = len(out)
 	}
 	if err := rows.Err(); err != nil {
-		if s.closed.Load() {
-			return nil, ErrClosed
+		if s.Closed() {
+			return nil, session.ErrClosed
 		}
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
 	if !exists {
-		return nil, ErrNotFound
+		return nil, session.ErrNotFound
 	}
 	return out, nil
 }
 
-// Wait implements Store.
-func (s *SQLite) Wait(ctx context.Context, sessionID string, after int64) error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	return s.hub.wait(ctx, sessionID, after, s.lastSeq)
-}
-
-func (s *SQLite) lastSeq(ctx context.Context, id string) (int64, error) {
-	if s.closed.Load() {
-		return 0, ErrClosed
+func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
+	if s.Closed() {
+		return 0, session.ErrClosed
 	}
 	var last int64
 	err := s.stmts.lastSeq.QueryRowContext(ctx, id).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
+		return 0, session.ErrNotFound
 	}
 	if err != nil {
-		if s.closed.Load() {
-			return 0, ErrClosed // closed while querying
+		if s.Closed() {
+			return 0, session.ErrClosed // closed while querying
 		}
 		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
 	}
 	return last, nil
 }
 
-// LoadCheckpoint implements Store.
-func (s *SQLite) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
-	if s.closed.Load() {
-		return Checkpoint{}, ErrClosed
+// LoadCheckpoint implements session.Store.
+func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (session.Checkpoint, error) {
+	if s.Closed() {
+		return session.Checkpoint{}, session.ErrClosed
 	}
 	var seq sql.NullInt64
 	var state []byte
 	err := s.stmts.loadCheckpoint.QueryRowContext(ctx, sessionID).Scan(&seq, &state)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Checkpoint{}, ErrNotFound
+		return session.Checkpoint{}, session.ErrNotFound
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
+		return session.Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
 	}
 	if !seq.Valid {
-		return Checkpoint{}, nil
+		return session.Checkpoint{}, nil
 	}
-	return Checkpoint{Seq: seq.Int64, State: state}, nil
+	return session.Checkpoint{Seq: seq.Int64, State: state}, nil
 }
 
 // leaseExec runs a lease statement on the writer with synchronous=NORMAL
-// (see SQLite), under writeMu.
-func (s *SQLite) leaseExec(ctx context.Context, f func(q sqliteConn) error) error {
-	if s.closed.Load() {
-		return ErrClosed
+// (see Store), under writeMu.
+func (s *Store) leaseExec(ctx context.Context, f func(q sqliteConn) error) error {
+	if s.Closed() {
+		return session.ErrClosed
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.closed.Load() {
-		return ErrClosed
+	if s.Closed() {
+		return session.ErrClosed
 	}
 	if s.broken != nil {
 		return s.broken
@@ -880,14 +834,14 @@ type sqliteConn interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// AcquireLease implements Store. Expiry is judged by this machine's clock,
+// AcquireLease implements session.Store. Expiry is judged by this machine's clock,
 // which every process sharing the file shares.
-func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
-	if err := checkLease(owner, ttl); err != nil {
-		return Lease{}, err
+func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (session.Lease, error) {
+	if err := session.CheckLease(owner, ttl); err != nil {
+		return session.Lease{}, err
 	}
 	start := time.Now()
-	l := Lease{SessionID: sessionID, Owner: owner, Expires: start.Add(ttl)}
+	l := session.Lease{SessionID: sessionID, Owner: owner, Expires: start.Add(ttl)}
 	err := s.leaseExec(ctx, func(q sqliteConn) error {
 		now := time.Now().UnixMicro()
 		err := q.QueryRowContext(ctx, `UPDATE sessions SET
@@ -902,21 +856,21 @@ func (s *SQLite) AcquireLease(ctx context.Context, sessionID, owner string, ttl 
 		var expires int64
 		err = q.QueryRowContext(ctx, `SELECT lease_owner, lease_expires FROM sessions WHERE id = ?`, sessionID).Scan(&holder, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
+			return session.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		return leased(sessionID, holder.String, time.UnixMicro(expires))
+		return session.Leased(sessionID, holder.String, time.UnixMicro(expires))
 	})
 	if err != nil {
-		return Lease{}, sqliteLeaseError("acquire", sessionID, err)
+		return session.Lease{}, sqliteLeaseError("acquire", sessionID, err)
 	}
 	return l, nil
 }
 
-// ReleaseLease implements Store.
-func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
+// ReleaseLease implements session.Store.
+func (s *Store) ReleaseLease(ctx context.Context, l session.Lease) error {
 	err := s.leaseExec(ctx, func(q sqliteConn) error {
 		res, err := q.ExecContext(ctx, `UPDATE sessions SET lease_owner = NULL, lease_expires = 0
 			WHERE id = ? AND lease_owner = ? AND lease_token = ?`, l.SessionID, l.Owner, l.Token)
@@ -928,11 +882,11 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
 		}
 		var one int
 		if err := q.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, l.SessionID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
+			return session.ErrNotFound
 		} else if err != nil {
 			return err
 		}
-		return leaseLost(l.SessionID, l)
+		return session.LeaseLost(l.SessionID, l)
 	})
 	return sqliteLeaseError("release", l.SessionID, err)
 }
@@ -940,32 +894,28 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l Lease) error {
 // sqliteLeaseError wraps a lease statement's failure; the store's own errors
 // pass as they are.
 func sqliteLeaseError(what, sessionID string, err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeased) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrClosed) {
+	if err == nil || errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrLeased) || errors.Is(err, session.ErrLeaseLost) || errors.Is(err, session.ErrClosed) {
 		return err
 	}
 	return fmt.Errorf("session: %s lease of %q: %w", what, sessionID, err)
 }
 
-// ListSessions implements Store.
-func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
-	limit, err := pageLimit(f.Limit)
+// ListSessions implements session.Store.
+func (s *Store) ListSessions(ctx context.Context, f session.SessionFilter) (session.SessionPage, error) {
+	limit, after, err := f.Page()
 	if err != nil {
-		return SessionPage{}, err
+		return session.SessionPage{}, err
 	}
-	after, paged, err := parseCursor(f.Cursor)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	if s.closed.Load() {
-		return SessionPage{}, ErrClosed
+	if s.Closed() {
+		return session.SessionPage{}, session.ErrClosed
 	}
 	var where []string
 	var args []any
 	if f.Scope != "" {
 		where, args = append(where, "scope = ?"), append(args, f.Scope)
 	}
-	if paged {
-		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.created, after.id)
+	if after != nil {
+		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.Created, after.ID)
 	}
 	q := `SELECT ` + sqliteSessionColumns + ` FROM sessions`
 	if len(where) > 0 {
@@ -973,45 +923,45 @@ func (s *SQLite) ListSessions(ctx context.Context, f SessionFilter) (SessionPage
 	}
 	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
 	if err != nil {
-		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
 	got, err := scanSQLiteSessions(rows)
 	if err != nil {
-		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
-	return page(got, limit), nil
+	return session.PageOf(got, limit), nil
 }
 
-// DeleteSession implements Store.
-func (s *SQLite) DeleteSession(ctx context.Context, id string) error {
-	if s.closed.Load() {
-		return ErrClosed
+// DeleteSession implements session.Store.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	if s.Closed() {
+		return session.ErrClosed
 	}
 	n, err := s.deleteSessions(ctx, []string{id})
 	if err != nil {
 		return fmt.Errorf("session: delete %q: %w", id, err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return session.ErrNotFound
 	}
 	return nil
 }
 
 // deleteSessions deletes sessions in one transaction and returns how many
 // existed.
-func (s *SQLite) deleteSessions(ctx context.Context, ids []string) (int, error) {
+func (s *Store) deleteSessions(ctx context.Context, ids []string) (int, error) {
 	s.writeMu.Lock()
 	n, err := s.deleteLocked(ctx, ids)
 	s.writeMu.Unlock()
 	if err == nil {
 		for _, id := range ids {
-			s.hub.notify(id)
+			s.waiters.Notify(id)
 		}
 	}
 	return n, err
 }
 
-func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
+func (s *Store) deleteLocked(ctx context.Context, ids []string) (int, error) {
 	if s.broken != nil {
 		return 0, s.broken
 	}
@@ -1040,16 +990,16 @@ func (s *SQLite) deleteLocked(ctx context.Context, ids []string) (int, error) {
 	return n, tx.Commit()
 }
 
-// Prune implements Store: each round deletes up to pruneChunk sessions in
+// Prune implements session.Store: each round deletes up to PruneChunk sessions in
 // one transaction, so the writer waits at most for one round.
-func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
-	if err := checkRetention(r); err != nil {
+func (s *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
+	if err := session.CheckRetention(r); err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
-		if s.closed.Load() {
-			return total, ErrClosed
+		if s.Closed() {
+			return total, session.ErrClosed
 		}
 		if err := ctx.Err(); err != nil {
 			return total, err
@@ -1063,15 +1013,15 @@ func (s *SQLite) Prune(ctx context.Context, r Retention) (int, error) {
 		if err != nil {
 			return total, fmt.Errorf("session: prune: %w", err)
 		}
-		if len(ids) < pruneChunk {
+		if len(ids) < session.PruneChunk {
 			return total, nil
 		}
 	}
 }
 
-// pruneCandidates returns up to pruneChunk sessions r no longer keeps and
+// pruneCandidates returns up to PruneChunk sessions r no longer keeps and
 // no live lease holds, the least recently updated first.
-func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time) ([]string, error) {
+func (s *Store) pruneCandidates(ctx context.Context, r session.Retention, now time.Time) ([]string, error) {
 	var cond []string
 	var args []any
 	if r.MaxAge > 0 {
@@ -1095,7 +1045,7 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
 		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
-		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), pruneChunk)...)
+		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), session.PruneChunk)...)
 	if err != nil {
 		return nil, err
 	}
@@ -1111,17 +1061,17 @@ func (s *SQLite) pruneCandidates(ctx context.Context, r Retention, now time.Time
 	return ids, rows.Err()
 }
 
-// openCallsSQL finds tool/calls that no later tool/result closes; both
-// dialects run it, followed by an ORDER BY that sorts session ids bytewise.
+// openCallsSQL finds tool/calls that no later tool/result closes; an ORDER
+// BY that sorts session ids bytewise follows it.
 const openCallsSQL = `SELECT c.session_id, c.seq, c.call_id, c.data FROM events AS c
 WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
   AND NOT EXISTS (SELECT 1 FROM events AS r
     WHERE r.session_id = c.session_id AND r.call_id = c.call_id AND r.type = 'tool/result' AND r.seq > c.seq)`
 
-// UsedCallIDs implements Store.
-func (s *SQLite) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+// UsedCallIDs implements session.Store.
+func (s *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
+	if s.Closed() {
+		return nil, session.ErrClosed
 	}
 	if _, err := s.GetSession(ctx, sessionID); err != nil {
 		return nil, err
@@ -1140,25 +1090,25 @@ func (s *SQLite) UsedCallIDs(ctx context.Context, sessionID string, ids []string
 	return out, nil
 }
 
-// OpenCalls implements Store.
-func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+// OpenCalls implements session.Store.
+func (s *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
+	if s.Closed() {
+		return nil, session.ErrClosed
 	}
 	rows, err := s.db.QueryContext(ctx, openCallsSQL+` ORDER BY c.session_id, c.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
 	defer rows.Close()
-	var out []OpenCall
+	var out []session.OpenCall
 	for rows.Next() {
-		var oc OpenCall
+		var oc session.OpenCall
 		var callID string
 		var data []byte
 		if err := rows.Scan(&oc.SessionID, &oc.Seq, &callID, &data); err != nil {
 			return nil, fmt.Errorf("session: open calls: %w", err)
 		}
-		oc.Call = decodeCall(data, callID)
+		oc.Call = session.DecodeCall(data, callID)
 		out = append(out, oc)
 	}
 	if err := rows.Err(); err != nil {
@@ -1167,13 +1117,11 @@ func (s *SQLite) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
-// Close implements Store. It commits the writes already submitted first.
-func (s *SQLite) Close() error {
-	if s.closed.Swap(true) {
+// Close implements session.Store. It commits the writes already submitted first.
+func (s *Store) Close() error {
+	if !s.Stop() {
 		return nil
 	}
-	s.hub.close()
-	s.commits.close()
 	s.stopBackground()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/codemode/codemode/session"
 )
 
 // A full disk (here SQLite's max_page_count) fails writes with
@@ -14,12 +16,12 @@ import (
 // reads keep working and nothing committed is lost.
 func TestSQLiteFullDiskIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "log.db"))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "log.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.CreateSession(ctx, Session{ID: "s"}); err != nil {
+	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Append(ctx, "s", event("before")); err != nil {
@@ -39,10 +41,10 @@ func TestSQLiteFullDiskIsUnavailable(t *testing.T) {
 	}
 	pragma("PRAGMA max_page_count = " + strconv.FormatInt(pages, 10))
 	_, err = s.Append(ctx, "s", event(strings.Repeat("x", 1<<20)))
-	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrRefused) {
+	if !errors.Is(err, session.ErrUnavailable) || errors.Is(err, session.ErrRefused) {
 		t.Fatalf("append to a full database: %v, want ErrUnavailable", err)
 	}
-	if err := s.WriteErr(); !errors.Is(err, ErrUnavailable) {
+	if err := s.WriteErr(); !errors.Is(err, session.ErrUnavailable) {
 		t.Fatalf("WriteErr after a full disk: %v", err)
 	}
 	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 1 {
@@ -58,4 +60,13 @@ func TestSQLiteFullDiskIsUnavailable(t *testing.T) {
 	if evs, err := s.Events(ctx, "s", 0, 0); err != nil || len(evs) != 2 {
 		t.Fatalf("after: %d events, %v", len(evs), err)
 	}
+}
+
+// event is a user/context event carrying text.
+func event(text string) session.Event {
+	e, err := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: text})
+	if err != nil {
+		panic(err)
+	}
+	return e
 }

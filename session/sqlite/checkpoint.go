@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/codemode/codemode/session"
 )
 
 // Checkpoints off the commit path.
@@ -14,9 +16,8 @@ import (
 // flushes it, so that the WAL can start over. SQLite runs one in the
 // connection whose commit takes the WAL past wal_autocheckpoint pages (1,000
 // by default), before that commit returns: every hundred or so runs, a run's
-// commit waited for the copy and two more flushes (about 0.8 ms on this
-// project's hosts, which made the trivial run's 99th percentile 2.2× its
-// median). Here the writer's own threshold is a far bound,
+// commit waited for the copy and two more flushes, which set the trivial
+// run's 99th percentile (BENCHMARKS.md, "Figures behind the code's choices"). Here the writer's own threshold is a far bound,
 // sqliteInlineCheckpointPages, that it reaches only when the checkpoints
 // below fall behind, and a checkpointer goroutine, on a connection of its
 // own, runs a PASSIVE checkpoint (which neither waits for nor blocks the
@@ -58,7 +59,7 @@ type checkpointer struct {
 
 // startCheckpointer raises the writer's own checkpoint threshold to the far
 // bound and starts the checkpointer on conn, which it closes when it stops.
-func (s *SQLite) startCheckpointer(ctx context.Context, writer sqliteConn, conn *sql.Conn) error {
+func (s *Store) startCheckpointer(ctx context.Context, writer sqliteConn, conn *sql.Conn) error {
 	if _, err := writer.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(sqliteInlineCheckpointPages)); err != nil {
 		conn.Close()
 		return err
@@ -72,11 +73,11 @@ func (s *SQLite) startCheckpointer(ctx context.Context, writer sqliteConn, conn 
 
 // wrote counts a committed batch's pages and wakes the checkpointer when
 // they pass sqliteCheckpointPages. It runs on the committer's goroutine.
-func (c *checkpointer) wrote(batch []*queued) {
+func (c *checkpointer) wrote(batch []*session.Pending) {
 	var data int64
 	for _, p := range batch {
-		for i := range p.events {
-			data += int64(len(p.events[i].Data))
+		for i := range p.Events {
+			data += int64(len(p.Events[i].Data))
 		}
 	}
 	n := sqliteCommitPages + (data+sqlitePageSize-1)/sqlitePageSize
@@ -137,7 +138,7 @@ type CheckpointStats struct {
 }
 
 // CheckpointStats reports the store's checkpoints; zero for ":memory:".
-func (s *SQLite) CheckpointStats() CheckpointStats {
+func (s *Store) CheckpointStats() CheckpointStats {
 	c := s.checkpoints
 	if c == nil {
 		return CheckpointStats{}

@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/session"
 )
 
 // checkpointStore opens a SQLite store whose checkpointer waits on the
 // returned channel before each checkpoint, until it is closed.
-func checkpointStore(t *testing.T) (st *SQLite, path string, release func()) {
+func checkpointStore(t *testing.T) (st *Store, path string, release func()) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "log.db")
-	st, err := OpenSQLite(context.Background(), path, Options{Durability: DurabilityProcess})
+	st, err := Open(context.Background(), path, session.Options{Durability: session.DurabilityProcess})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,19 +28,19 @@ func checkpointStore(t *testing.T) (st *SQLite, path string, release func()) {
 }
 
 // writeRuns commits n writes shaped like trivial runs, each in a new session.
-func writeRuns(t *testing.T, st *SQLite, from, n int) {
+func writeRuns(t *testing.T, st *Store, from, n int) {
 	t.Helper()
-	call, err := NewEvent(TypeToolCall, json.RawMessage(`{"turn":1,"step":1,"call_id":"run_1","name":"run_code","arguments":"{\"code\":\"return 1\"}"}`))
+	call, err := session.NewEvent(session.TypeToolCall, json.RawMessage(`{"turn":1,"step":1,"call_id":"run_1","name":"run_code","arguments":"{\"code\":\"return 1\"}"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, err := NewEvent(TypeToolResult, json.RawMessage(`{"call_id":"run_1","content":[{"type":"text","text":"1"}],"is_error":false}`))
+	result, err := session.NewEvent(session.TypeToolResult, json.RawMessage(`{"call_id":"run_1","content":[{"type":"text","text":"1"}],"is_error":false}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := from; i < from+n; i++ {
 		id := fmt.Sprintf("019ad0c1%024x", i)
-		w := Write{SessionID: id, Create: &Session{ID: id, Scope: "default"}, Events: []Event{call, result}}
+		w := session.Write{SessionID: id, Create: &session.Session{ID: id, Scope: "default"}, Events: []session.Event{call, result}}
 		if _, err := st.Submit(context.Background(), w).Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +121,7 @@ func TestCloseStopsTheCheckpointer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close waited for a held checkpointer")
 	}
-	mem, err := OpenSQLite(context.Background(), ":memory:")
+	mem, err := Open(context.Background(), ":memory:")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/codemode/codemode/session"
 )
 
-// Postgres is the Store for several replicas sharing one log, through pgx.
+// Store is the session.Store for several replicas sharing one log, through pgx.
 //
 // Group commit: one writer goroutine takes every write queued since its last
 // commit and sends them in one round trip: one set-based statement for the
@@ -40,28 +41,28 @@ import (
 //
 // The tables live in the connection's current schema: add search_path=NAME to
 // the URL to keep several logs in one database.
-type Postgres struct {
+type Store struct {
+	*session.Core // Submit, Append, CreateSession, Wait, WriteErr, Stats; closed state
+
 	pool    *pgxpool.Pool
-	hub     *hub
+	waiters *session.Waiters
 	channel string // NOTIFY channel of this schema
-	closed  atomic.Bool
-	commits *committer
 
 	stopListen context.CancelFunc
 	listened   chan struct{} // closed when the listener has stopped
 }
 
-var _ Store = (*Postgres)(nil)
+var _ session.Store = (*Store)(nil)
 
 // migrationLockKey serializes migrations of every codemode schema in a database.
 const migrationLockKey = 0x636f64656d6f6465 // "codemode"
 
-// OpenPostgres connects to the PostgreSQL database at url (postgres://… or
+// Open connects to the PostgreSQL database at url (postgres://… or
 // postgresql://…, with pgx's parameters), applies the schema migrations and
 // starts listening for other replicas' appends. opts, when given, is one
 // Options.
-func OpenPostgres(ctx context.Context, url string, opts ...Options) (*Postgres, error) {
-	o, err := options(opts)
+func Open(ctx context.Context, url string, opts ...session.Options) (*Store, error) {
+	o, err := session.CheckOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func OpenPostgres(ctx context.Context, url string, opts ...Options) (*Postgres, 
 		return nil, fmt.Errorf("session: postgres URL: %w", err)
 	}
 	listenConfig := cfg.ConnConfig.Copy()
-	if o.Durability == DurabilityProcess {
+	if o.Durability == session.DurabilityProcess {
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	} else {
 		// Full means flushed: a server or URL default of off is raised to on
@@ -85,16 +86,16 @@ func OpenPostgres(ctx context.Context, url string, opts ...Options) (*Postgres, 
 	if err != nil {
 		return nil, fmt.Errorf("session: open postgres: %w", err)
 	}
-	p := &Postgres{pool: pool, hub: newHub()}
+	p := &Store{pool: pool, waiters: session.NewWaiters()}
 	if err := p.init(ctx, listenConfig); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("session: open postgres: %w", err)
 	}
-	p.commits = newCommitter(p.commitBatch, p.committed)
+	p.Core = session.NewCore(p.waiters, p.commitBatch, nil, p.lastSeq) // other replicas hear the NOTIFY
 	return p, nil
 }
 
-func (p *Postgres) init(ctx context.Context, connConfig *pgx.ConnConfig) error {
+func (p *Store) init(ctx context.Context, connConfig *pgx.ConnConfig) error {
 	var schema *string
 	if err := p.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return err
@@ -124,8 +125,8 @@ func (p *Postgres) init(ctx context.Context, connConfig *pgx.ConnConfig) error {
 
 // migrate applies the pending migrations in one transaction under an advisory
 // lock, so replicas starting together apply them once.
-func (p *Postgres) migrate(ctx context.Context) error {
-	all, err := migrations("postgres")
+func (p *Store) migrate(ctx context.Context) error {
+	all, err := session.Migrations(migrationFS, "postgres")
 	if err != nil {
 		return err
 	}
@@ -137,25 +138,25 @@ func (p *Postgres) migrate(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLockKey)); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+migrationsTable+` (
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+session.MigrationsTable+` (
 		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	rows, _ := tx.Query(ctx, `SELECT version FROM `+migrationsTable)
+	rows, _ := tx.Query(ctx, `SELECT version FROM `+session.MigrationsTable)
 	applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	todo, err := pending(all, applied)
+	todo, err := session.PendingMigrations(all, applied)
 	if err != nil {
 		return err
 	}
 	for _, m := range todo {
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+migrationsTable+` (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, `INSERT INTO `+session.MigrationsTable+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
 	}
 	return tx.Commit(ctx)
@@ -166,7 +167,7 @@ const listenerAppName = "codemode-listener"
 
 // listenConn opens the listener's own connection (outside the pool: it
 // blocks in WaitForNotification) and subscribes to the channel.
-func (p *Postgres) listenConn(ctx context.Context, connConfig *pgx.ConnConfig) (*pgx.Conn, error) {
+func (p *Store) listenConn(ctx context.Context, connConfig *pgx.ConnConfig) (*pgx.Conn, error) {
 	cfg := connConfig.Copy()
 	cfg.RuntimeParams["application_name"] = listenerAppName
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -182,7 +183,7 @@ func (p *Postgres) listenConn(ctx context.Context, connConfig *pgx.ConnConfig) (
 
 // listen relays notifications (payload: a session id) to the hub until ctx
 // ends, reconnecting with backoff when the connection fails.
-func (p *Postgres) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn *pgx.Conn) {
+func (p *Store) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn *pgx.Conn) {
 	defer close(p.listened)
 	backoff := 50 * time.Millisecond
 	for {
@@ -198,7 +199,7 @@ func (p *Postgres) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn 
 				continue
 			}
 			backoff = 50 * time.Millisecond
-			p.hub.wakeAll() // notifications sent while disconnected were lost
+			p.waiters.WakeAll() // notifications sent while disconnected were lost
 		}
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -209,31 +210,28 @@ func (p *Postgres) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn 
 			if ctx.Err() != nil {
 				return
 			}
-			p.hub.wakeAll()
+			p.waiters.WakeAll()
 			continue
 		}
-		p.hub.notify(n.Payload)
+		p.waiters.Notify(n.Payload)
 	}
 }
 
-// CreateSession implements Store.
-func (p *Postgres) CreateSession(ctx context.Context, s Session) error { return createVia(ctx, p, s) }
-
-// GetSession implements Store.
-func (p *Postgres) GetSession(ctx context.Context, id string) (Session, error) {
-	if p.closed.Load() {
-		return Session{}, ErrClosed
+// GetSession implements session.Store.
+func (p *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
+	if p.Closed() {
+		return session.Session{}, session.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT `+pgSessionColumns+` FROM sessions WHERE id = $1`, id)
 	if err != nil {
-		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
 	got, err := collectPgSessions(rows)
 	if err != nil {
-		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
 	}
 	if len(got) == 0 {
-		return Session{}, ErrNotFound
+		return session.Session{}, session.ErrNotFound
 	}
 	return got[0], nil
 }
@@ -241,33 +239,14 @@ func (p *Postgres) GetSession(ctx context.Context, id string) (Session, error) {
 // pgSessionColumns are what collectPgSessions reads.
 const pgSessionColumns = `id, scope, created_at, last_seq, updated_at`
 
-func collectPgSessions(rows pgx.Rows) ([]Session, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Session, error) {
-		var s Session
+func collectPgSessions(rows pgx.Rows) ([]session.Session, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Session, error) {
+		var s session.Session
 		err := row.Scan(&s.ID, &s.Scope, &s.CreatedAt, &s.LastSeq, &s.UpdatedAt)
 		s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
 		return s, err
 	})
 }
-
-// Append implements Store.
-func (p *Postgres) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	return appendVia(ctx, p, p.lastSeq, sessionID, events)
-}
-
-// Submit implements Store.
-func (p *Postgres) Submit(ctx context.Context, w Write) *Ticket {
-	if p.closed.Load() {
-		return failed(ErrClosed)
-	}
-	return p.commits.submit(ctx, w)
-}
-
-// WriteErr implements WriteHealth.
-func (p *Postgres) WriteErr() error { return p.commits.writeErr() }
-
-// Stats returns the store's group-commit counts.
-func (p *Postgres) Stats() CommitStats { return p.commits.stats() }
 
 // A commit is a pipeline of two statements, one round trip, run by the
 // server as one implicit transaction. pgCreateSQL inserts the sessions the
@@ -369,21 +348,21 @@ const pgCommitTimeout = time.Minute
 // a connection the server ended (a restart, a failover, an administrator).
 // A commit whose outcome nobody can know (the connection broke after the
 // server may have committed) is never retried: its writes fail saying so.
-func (p *Postgres) commitBatch(batch []*queued) error {
+func (p *Store) commitBatch(batch []*session.Pending) error {
 	for attempt := 1; ; attempt++ {
 		err, uncertain := p.commitOnce(batch)
 		if err == nil {
 			return nil
 		}
 		if uncertain {
-			return unavailable(fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err))
+			return session.Unavailable(fmt.Errorf("session: commit (its outcome is unknown: the writes may have committed): %w", err))
 		}
-		if transient(err) && attempt < 4 && !p.closed.Load() {
+		if transient(err) && attempt < 4 && !p.Closed() {
 			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 			continue
 		}
 		if !refusal(err) {
-			return unavailable(fmt.Errorf("session: commit: %w", err))
+			return session.Unavailable(fmt.Errorf("session: commit: %w", err))
 		}
 		return fmt.Errorf("session: commit: %w", err)
 	}
@@ -428,7 +407,7 @@ func serverEnded(err error) bool {
 // the server commits at the pipeline's end, after every statement's result,
 // so an error from the server in place of a result means it did not, and an
 // error before anything reached it too.
-func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
+func (p *Store) commitOnce(batch []*session.Pending) (err error, uncertain bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgCommitTimeout)
 	defer cancel()
 	n := len(batch)
@@ -441,31 +420,31 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 	var newCreated []time.Time
 	created := map[string]bool{}
 	for i, q := range batch {
-		q.base, q.err = 0, nil
-		sids[i], creates[i], counts[i] = q.sessionID, q.create != nil, int64(len(q.events))
-		if c := q.create; c != nil && !created[c.ID] {
+		q.Base, q.Err = 0, nil
+		sids[i], creates[i], counts[i] = q.SessionID, q.Create != nil, int64(len(q.Events))
+		if c := q.Create; c != nil && !created[c.ID] {
 			created[c.ID] = true
 			newIDs, newScopes, newCreated = append(newIDs, c.ID), append(newScopes, c.Scope), append(newCreated, c.CreatedAt)
 		}
-		if l := q.lease; l != nil {
+		if l := q.Lease; l != nil {
 			owners[i], tokens[i] = &l.Owner, l.Token
 		}
-		if c := q.checkpoint; c != nil {
+		if c := q.Checkpoint; c != nil {
 			state := string(c.State)
 			cpStates[i] = &state
-			if c.Seq != 0 || len(q.events) == 0 {
+			if c.Seq != 0 || len(q.Events) == 0 {
 				cpSeqs[i] = &c.Seq // else the last of its events
 			}
 		}
-		for j, e := range q.events {
+		for j, e := range q.Events {
 			evOp, evOrd = append(evOp, int64(i+1)), append(evOrd, int64(j+1))
-			types, times, callIDs, data = append(types, e.Type), append(times, e.Time), append(callIDs, e.callID), append(data, string(e.Data))
+			types, times, callIDs, data = append(types, e.Type), append(times, e.Time), append(callIDs, e.CallID), append(data, string(e.Data))
 		}
-		if len(q.events) > 0 {
-			lastTimes[i] = &q.events[len(q.events)-1].Time
+		if len(q.Events) > 0 {
+			lastTimes[i] = &q.Events[len(q.Events)-1].Time
 		}
 	}
-	if q := batch[0]; n == 1 && q.create == nil && (q.checkpoint == nil || len(q.events) > 0 && q.checkpoint.Seq == 0) {
+	if q := batch[0]; n == 1 && q.Create == nil && (q.Checkpoint == nil || len(q.Events) > 0 && q.Checkpoint.Seq == 0) {
 		return p.commitOne(ctx, q, owners[0], tokens[0], cpStates[0], lastTimes[0], types, times, callIDs, data)
 	}
 	b := &pgx.Batch{}
@@ -502,17 +481,17 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 			return fmt.Errorf("session: commit returned more outcomes than its %d writes", n), true
 		}
 		q := batch[i]
-		q.base = base
+		q.Base = base
 		if result != nil {
 			switch *result {
 			case "notfound":
-				q.err = ErrNotFound
+				q.Err = session.ErrNotFound
 			case "exists":
-				q.err = ErrExists
+				q.Err = session.ErrExists
 			case "leaselost":
-				q.err = leaseLost(q.sessionID, *q.lease)
+				q.Err = session.LeaseLost(q.SessionID, *q.Lease)
 			default: // cppast
-				q.err = checkpointPastLog(q.sessionID, q.checkpoint.Seq, base)
+				q.Err = session.CheckpointPastLog(q.SessionID, q.Checkpoint.Seq, base)
 			}
 		}
 		i++
@@ -534,9 +513,9 @@ func (p *Postgres) commitOnce(batch []*queued) (err error, uncertain bool) {
 }
 
 // commitOne commits a lone write with pgWriteSQL; see commitOnce.
-func (p *Postgres) commitOne(ctx context.Context, q *queued, owner *string, token int64, cpState *string, lastTime *time.Time,
+func (p *Store) commitOne(ctx context.Context, q *session.Pending, owner *string, token int64, cpState *string, lastTime *time.Time,
 	types []string, times []time.Time, callIDs, data []string) (error, bool) {
-	rows, err := p.pool.Query(ctx, pgWriteSQL, q.sessionID, int64(len(q.events)), lastTime, owner, token,
+	rows, err := p.pool.Query(ctx, pgWriteSQL, q.SessionID, int64(len(q.Events)), lastTime, owner, token,
 		types, times, callIDs, data, cpState, p.channel)
 	if err != nil {
 		var pgErr *pgconn.PgError
@@ -561,41 +540,37 @@ func (p *Postgres) commitOne(ctx context.Context, q *queued, owner *string, toke
 		return err, !pgconn.SafeToRetry(err) && (!errors.As(err, &pgErr) || serverEnded(err))
 	}
 	if got {
-		q.base = base
+		q.Base = base
 		return nil, false
 	}
 	// Nothing written; say why (as the session is now).
 	var owned *string
 	var held int64
-	err = p.pool.QueryRow(ctx, `SELECT lease_owner, lease_token FROM sessions WHERE id = $1`, q.sessionID).Scan(&owned, &held)
+	err = p.pool.QueryRow(ctx, `SELECT lease_owner, lease_token FROM sessions WHERE id = $1`, q.SessionID).Scan(&owned, &held)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		q.err = ErrNotFound
+		q.Err = session.ErrNotFound
 	case err != nil:
-		q.err = fmt.Errorf("session: commit to %q: %w", q.sessionID, err)
-	case q.lease != nil:
-		q.err = leaseLost(q.sessionID, *q.lease)
+		q.Err = fmt.Errorf("session: commit to %q: %w", q.SessionID, err)
+	case q.Lease != nil:
+		q.Err = session.LeaseLost(q.SessionID, *q.Lease)
 	default:
-		q.err = fmt.Errorf("session: commit to %q: the session changed meanwhile", q.sessionID)
+		q.Err = fmt.Errorf("session: commit to %q: the session changed meanwhile", q.SessionID)
 	}
 	return nil, false
 }
 
-// committed wakes this process's waiters of every session a batch wrote
-// (other replicas hear the NOTIFY).
-func (p *Postgres) committed(batch []*queued) { notifyWritten(p.hub, batch) }
-
-// Events implements Store.
-func (p *Postgres) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+// Events implements session.Store.
+func (p *Store) Events(ctx context.Context, sessionID string, after int64, limit int) ([]session.Event, error) {
 	return p.EventsWithin(ctx, sessionID, after, limit, 0)
 }
 
-// EventsWithin implements BoundedReader. The bound is applied in the query
+// EventsWithin implements session.BoundedReader. The bound is applied in the query
 // (a running sum of octet_length, which PostgreSQL reads from a TOASTed
 // value's header without fetching it), so the rows past it are never sent.
-func (p *Postgres) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]Event, error) {
-	if p.closed.Load() {
-		return nil, ErrClosed
+func (p *Store) EventsWithin(ctx context.Context, sessionID string, after int64, limit, maxBytes int) ([]session.Event, error) {
+	if p.Closed() {
+		return nil, session.ErrClosed
 	}
 	var lim *int64
 	if limit > 0 {
@@ -615,10 +590,10 @@ func (p *Postgres) EventsWithin(ctx context.Context, sessionID string, after int
 	if err != nil {
 		return nil, fmt.Errorf("session: events of %q: %w", sessionID, err)
 	}
-	var out []Event
+	var out []session.Event
 	total := 0
 	for (maxBytes <= 0 || total < maxBytes) && rows.Next() {
-		var e Event
+		var e session.Event
 		var data string
 		if err = rows.Scan(&e.Seq, &e.Type, &e.Time, &data); err != nil {
 			break
@@ -644,36 +619,28 @@ func (p *Postgres) EventsWithin(ctx context.Context, sessionID string, after int
 	return out, nil
 }
 
-// Wait implements Store.
-func (p *Postgres) Wait(ctx context.Context, sessionID string, after int64) error {
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	return p.hub.wait(ctx, sessionID, after, p.lastSeq)
-}
-
-func (p *Postgres) lastSeq(ctx context.Context, id string) (int64, error) {
-	if p.closed.Load() {
-		return 0, ErrClosed
+func (p *Store) lastSeq(ctx context.Context, id string) (int64, error) {
+	if p.Closed() {
+		return 0, session.ErrClosed
 	}
 	var last int64
 	err := p.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, id).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, ErrNotFound
+		return 0, session.ErrNotFound
 	}
 	if err != nil {
-		if p.closed.Load() {
-			return 0, ErrClosed // closed while querying
+		if p.Closed() {
+			return 0, session.ErrClosed // closed while querying
 		}
 		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
 	}
 	return last, nil
 }
 
-// UsedCallIDs implements Store.
-func (p *Postgres) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
-	if p.closed.Load() {
-		return nil, ErrClosed
+// UsedCallIDs implements session.Store.
+func (p *Store) UsedCallIDs(ctx context.Context, sessionID string, ids []string) ([]string, error) {
+	if p.Closed() {
+		return nil, session.ErrClosed
 	}
 	var known bool
 	var used []string
@@ -684,25 +651,25 @@ func (p *Postgres) UsedCallIDs(ctx context.Context, sessionID string, ids []stri
 		return nil, fmt.Errorf("session: used call ids: %w", err)
 	}
 	if !known {
-		return nil, ErrNotFound
+		return nil, session.ErrNotFound
 	}
 	return used, nil
 }
 
-// OpenCalls implements Store.
-func (p *Postgres) OpenCalls(ctx context.Context) ([]OpenCall, error) {
-	if p.closed.Load() {
-		return nil, ErrClosed
+// OpenCalls implements session.Store.
+func (p *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
+	if p.Closed() {
+		return nil, session.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, openCallsSQL+` ORDER BY c.session_id COLLATE "C", c.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OpenCall, error) {
-		var oc OpenCall
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.OpenCall, error) {
+		var oc session.OpenCall
 		var callID, data string
 		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = decodeCall([]byte(data), callID)
+		oc.Call = session.DecodeCall([]byte(data), callID)
 		return oc, err
 	})
 	if err != nil {
@@ -711,34 +678,76 @@ func (p *Postgres) OpenCalls(ctx context.Context) ([]OpenCall, error) {
 	return out, nil
 }
 
-// LoadCheckpoint implements Store.
-func (p *Postgres) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
-	if p.closed.Load() {
-		return Checkpoint{}, ErrClosed
+// openCallsSQL finds tool/calls that no later tool/result closes; an ORDER
+// BY that sorts session ids bytewise follows it.
+const openCallsSQL = `SELECT c.session_id, c.seq, c.call_id, c.data FROM events AS c
+WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
+  AND NOT EXISTS (SELECT 1 FROM events AS r
+    WHERE r.session_id = c.session_id AND r.call_id = c.call_id AND r.type = 'tool/result' AND r.seq > c.seq)`
+
+// LapsedLeases implements session.LeaseSweeper. Expiry is judged by the server's
+// clock; the sessions holding a lease are found through their index.
+func (p *Store) LapsedLeases(ctx context.Context) ([]string, []session.OpenCall, error) {
+	if p.Closed() {
+		return nil, nil, session.ErrClosed
+	}
+	rows, err := p.pool.Query(ctx, `SELECT id FROM sessions
+WHERE lease_owner IS NOT NULL AND lease_expires <= clock_timestamp() ORDER BY id COLLATE "C"`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err = p.pool.Query(ctx, openCallsSQL+` AND c.session_id = ANY ($1::text[]) ORDER BY c.session_id COLLATE "C", c.seq`, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.OpenCall, error) {
+		var oc session.OpenCall
+		var callID, data string
+		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
+		oc.Call = session.DecodeCall([]byte(data), callID)
+		return oc, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
+	}
+	return ids, open, nil
+}
+
+// LoadCheckpoint implements session.Store.
+func (p *Store) LoadCheckpoint(ctx context.Context, sessionID string) (session.Checkpoint, error) {
+	if p.Closed() {
+		return session.Checkpoint{}, session.ErrClosed
 	}
 	var seq *int64
 	var state *string
 	err := p.pool.QueryRow(ctx, `SELECT c.seq, c.state FROM sessions AS s LEFT JOIN checkpoints AS c ON c.session_id = s.id WHERE s.id = $1`,
 		sessionID).Scan(&seq, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Checkpoint{}, ErrNotFound
+		return session.Checkpoint{}, session.ErrNotFound
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
+		return session.Checkpoint{}, fmt.Errorf("session: checkpoint of %q: %w", sessionID, err)
 	}
 	if seq == nil {
-		return Checkpoint{}, nil
+		return session.Checkpoint{}, nil
 	}
-	return Checkpoint{Seq: *seq, State: json.RawMessage(*state)}, nil
+	return session.Checkpoint{Seq: *seq, State: json.RawMessage(*state)}, nil
 }
 
-// AcquireLease implements Store. Expiry is judged by the server's clock.
-func (p *Postgres) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (Lease, error) {
-	if err := checkLease(owner, ttl); err != nil {
-		return Lease{}, err
+// AcquireLease implements session.Store. Expiry is judged by the server's clock.
+func (p *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (session.Lease, error) {
+	if err := session.CheckLease(owner, ttl); err != nil {
+		return session.Lease{}, err
 	}
-	if p.closed.Load() {
-		return Lease{}, ErrClosed
+	if p.Closed() {
+		return session.Lease{}, session.ErrClosed
 	}
 	start := time.Now()
 	var token *int64
@@ -753,34 +762,34 @@ func (p *Postgres) AcquireLease(ctx context.Context, sessionID, owner string, tt
 )
 SELECT (SELECT lease_token FROM u), EXISTS (SELECT 1 FROM sessions WHERE id = $1)`, sessionID, owner, ttl.Seconds()).Scan(&token, &exists)
 	if err != nil {
-		return Lease{}, fmt.Errorf("session: acquire lease of %q: %w", sessionID, err)
+		return session.Lease{}, fmt.Errorf("session: acquire lease of %q: %w", sessionID, err)
 	}
 	switch {
 	case token != nil:
-		return Lease{SessionID: sessionID, Owner: owner, Token: *token, Expires: start.Add(ttl)}, nil
+		return session.Lease{SessionID: sessionID, Owner: owner, Token: *token, Expires: start.Add(ttl)}, nil
 	case !exists:
-		return Lease{}, ErrNotFound
+		return session.Lease{}, session.ErrNotFound
 	}
 	// Read the holder afresh: the statement's snapshot may predate it.
 	var holder *string
 	var expires *time.Time
 	err = p.pool.QueryRow(ctx, `SELECT lease_owner, lease_expires FROM sessions WHERE id = $1`, sessionID).Scan(&holder, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Lease{}, ErrNotFound
+		return session.Lease{}, session.ErrNotFound
 	}
 	if err != nil {
-		return Lease{}, fmt.Errorf("session: acquire lease of %q: %w", sessionID, err)
+		return session.Lease{}, fmt.Errorf("session: acquire lease of %q: %w", sessionID, err)
 	}
 	if holder == nil || expires == nil {
-		return Lease{}, fmt.Errorf("%w: session %q changed hands meanwhile", ErrLeased, sessionID)
+		return session.Lease{}, fmt.Errorf("%w: session %q changed hands meanwhile", session.ErrLeased, sessionID)
 	}
-	return Lease{}, leased(sessionID, *holder, *expires)
+	return session.Lease{}, session.Leased(sessionID, *holder, *expires)
 }
 
-// ReleaseLease implements Store.
-func (p *Postgres) ReleaseLease(ctx context.Context, l Lease) error {
-	if p.closed.Load() {
-		return ErrClosed
+// ReleaseLease implements session.Store.
+func (p *Store) ReleaseLease(ctx context.Context, l session.Lease) error {
+	if p.Closed() {
+		return session.ErrClosed
 	}
 	var released, exists bool
 	err := p.pool.QueryRow(ctx, `WITH u AS (
@@ -793,23 +802,19 @@ SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM sessions WHERE id = $1)`,
 	case released:
 		return nil
 	case !exists:
-		return ErrNotFound
+		return session.ErrNotFound
 	}
-	return leaseLost(l.SessionID, l)
+	return session.LeaseLost(l.SessionID, l)
 }
 
-// ListSessions implements Store.
-func (p *Postgres) ListSessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
-	limit, err := pageLimit(f.Limit)
+// ListSessions implements session.Store.
+func (p *Store) ListSessions(ctx context.Context, f session.SessionFilter) (session.SessionPage, error) {
+	limit, after, err := f.Page()
 	if err != nil {
-		return SessionPage{}, err
+		return session.SessionPage{}, err
 	}
-	after, paged, err := parseCursor(f.Cursor)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	if p.closed.Load() {
-		return SessionPage{}, ErrClosed
+	if p.Closed() {
+		return session.SessionPage{}, session.ErrClosed
 	}
 	var where []string
 	args := []any{limit + 1}
@@ -817,8 +822,8 @@ func (p *Postgres) ListSessions(ctx context.Context, f SessionFilter) (SessionPa
 		args = append(args, f.Scope)
 		where = append(where, fmt.Sprintf("scope = $%d", len(args)))
 	}
-	if paged {
-		args = append(args, time.UnixMicro(after.created), after.id)
+	if after != nil {
+		args = append(args, time.UnixMicro(after.Created), after.ID)
 		where = append(where, fmt.Sprintf(`(created_at, id COLLATE "C") < ($%d, $%d)`, len(args)-1, len(args)))
 	}
 	q := `SELECT ` + pgSessionColumns + ` FROM sessions`
@@ -827,20 +832,20 @@ func (p *Postgres) ListSessions(ctx context.Context, f SessionFilter) (SessionPa
 	}
 	rows, err := p.pool.Query(ctx, q+` ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $1`, args...)
 	if err != nil {
-		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
 	got, err := collectPgSessions(rows)
 	if err != nil {
-		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
 	}
-	return page(got, limit), nil
+	return session.PageOf(got, limit), nil
 }
 
-// DeleteSession implements Store: one round trip, locking the session row
+// DeleteSession implements session.Store: one round trip, locking the session row
 // first so that no write slips in between.
-func (p *Postgres) DeleteSession(ctx context.Context, id string) error {
-	if p.closed.Load() {
-		return ErrClosed
+func (p *Store) DeleteSession(ctx context.Context, id string) error {
+	if p.Closed() {
+		return session.ErrClosed
 	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE) AS l`, id)
@@ -865,24 +870,24 @@ func (p *Postgres) DeleteSession(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("session: delete %q: %w", id, err)
 	}
-	p.hub.notify(id)
+	p.waiters.Notify(id)
 	if found == 0 {
-		return ErrNotFound
+		return session.ErrNotFound
 	}
 	return nil
 }
 
-// Prune implements Store: each round deletes up to pruneChunk sessions in
+// Prune implements session.Store: each round deletes up to PruneChunk sessions in
 // one transaction, skipping sessions a writer holds at that moment (they are
 // in use).
-func (p *Postgres) Prune(ctx context.Context, r Retention) (int, error) {
-	if err := checkRetention(r); err != nil {
+func (p *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
+	if err := session.CheckRetention(r); err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
-		if p.closed.Load() {
-			return total, ErrClosed
+		if p.Closed() {
+			return total, session.ErrClosed
 		}
 		ids, err := p.pruneRound(ctx, r)
 		total += len(ids)
@@ -890,15 +895,15 @@ func (p *Postgres) Prune(ctx context.Context, r Retention) (int, error) {
 			return total, fmt.Errorf("session: prune: %w", err)
 		}
 		for _, id := range ids {
-			p.hub.notify(id)
+			p.waiters.Notify(id)
 		}
-		if len(ids) < pruneChunk {
+		if len(ids) < session.PruneChunk {
 			return total, nil
 		}
 	}
 }
 
-func (p *Postgres) pruneRound(ctx context.Context, r Retention) ([]string, error) {
+func (p *Store) pruneRound(ctx context.Context, r session.Retention) ([]string, error) {
 	var cond []string
 	var args []any
 	if r.MaxAge > 0 {
@@ -928,7 +933,7 @@ func (p *Postgres) pruneRound(ctx context.Context, r Retention) ([]string, error
 	defer tx.Rollback(context.Background())
 	rows, err := tx.Query(ctx, `SELECT id FROM sessions
 WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > clock_timestamp())
-ORDER BY updated_at, id COLLATE "C" LIMIT `+strconv.Itoa(pruneChunk)+`
+ORDER BY updated_at, id COLLATE "C" LIMIT `+strconv.Itoa(session.PruneChunk)+`
 FOR UPDATE SKIP LOCKED`, args...)
 	if err != nil {
 		return nil, err
@@ -950,13 +955,11 @@ FOR UPDATE SKIP LOCKED`, args...)
 	return ids, nil
 }
 
-// Close implements Store. It commits the writes already submitted first.
-func (p *Postgres) Close() error {
-	if p.closed.Swap(true) {
+// Close implements session.Store. It commits the writes already submitted first.
+func (p *Store) Close() error {
+	if !p.Stop() {
 		return nil
 	}
-	p.hub.close()
-	p.commits.close()
 	p.stopListen()
 	<-p.listened
 	p.pool.Close()
