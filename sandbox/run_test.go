@@ -20,6 +20,10 @@ func TestRunOutcomes(t *testing.T) {
 		value     string // want success with this JSON ("" = no value)
 		kind      string // or a failure of this kind
 		message   []string
+		// slow marks a case whose runaway recursion passes through Go frames
+		// (a native's callback, an implicit conversion): tens of seconds
+		// under the race detector on a busy machine, so it gets minutes.
+		slow bool
 	}{
 		{name: "return value", src: `return {a: [1, "x", true, null]}`, value: `{"a":[1,"x",true,null]}`},
 		{name: "no return", src: `const x = 1`},
@@ -48,21 +52,25 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "ArrayBuffer transfer past the cap", src: `return new ArrayBuffer(1).transfer(2 ** 40)`, kind: KindLimit, message: []string{"ArrayBuffer.prototype.transfer would allocate"}},
 		{name: "recursion 9,000 deep", src: `function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(9000)`, value: `9000`},
 		{name: "recursion through a built-in's callback", src: `function f(n) { return n === 0 ? 0 : 1 + [n].map(x => f(x - 1))[0] } return f(3000)`, value: `3000`},
-		{name: "runaway recursion through a built-in's callback", src: `function f(n) { return [n].map(f) } return f(0)`, kind: KindLimit, message: []string{"RangeError: Maximum call stack size exceeded"}},
-		{name: "runaway recursion through an implicit toString", src: `const o = {toString() { return "" + o }}; return "" + o`, kind: KindLimit, message: []string{"RangeError: Maximum call stack size exceeded"}},
+		{name: "runaway recursion through a built-in's callback", src: `function f(n) { return [n].map(f) } return f(0)`, kind: KindLimit, message: []string{"RangeError: Maximum call stack size exceeded"}, slow: true},
+		{name: "runaway recursion through an implicit toString", src: `const o = {toString() { return "" + o }}; return "" + o`, kind: KindLimit, message: []string{"RangeError: Maximum call stack size exceeded"}, slow: true},
 		{name: "recursion", src: `function f(n) { return f(n + 1) + 1 } return f(0)`, kind: KindLimit, message: []string{"RangeError: Maximum call stack size exceeded", "call stack depth of 10000"}},
 		{name: "recursion caught as V8's RangeError", src: `function f() { f() } try { f() } catch (e) { return [e instanceof RangeError, e.message] }`, value: `[true, "Maximum call stack size exceeded"]`},
 		{name: "recursion caught at the deepest try", src: `function f(n) { try { return f(n + 1) } catch (e) { return n } } return f(0) > 4000`, value: `true`},
 		{name: "recursion caught: finally runs, the catch sees the error", src: `function f() { return f() + 1 } const got = []; try { try { f() } finally { got.push("finally") } } catch (e) { got.push(e.name) } return got`, value: `["finally", "RangeError"]`},
 		{name: "recursion not caught through new", src: `class A { constructor() { new A() } } try { new A() } catch (e) { return "caught" }`, kind: KindLimit, message: []string{"Maximum call stack size exceeded"}},
-		{name: "recursion through native callbacks", src: `function f() { [0].map(f) } f()`, kind: KindLimit},
+		{name: "recursion through native callbacks", src: `function f() { [0].map(f) } f()`, kind: KindLimit, slow: true},
 		{name: "recursion in a microtask", src: `function f() { f() } await null; f()`, kind: KindLimit},
 		{name: "throw outside the body", src: `}); throw new Error("top"); (async function () {`, kind: KindRuntime, message: []string{"Error: top"}},
 		{name: "no require", src: `return typeof require + typeof process + typeof module + typeof exports + typeof Buffer + typeof fetch`, value: `"undefinedundefinedundefinedundefinedundefinedundefined"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := runJS(t, tt.src, nil)
+			opts := Options{}
+			if tt.slow {
+				opts.Timeout = 3 * time.Minute
+			}
+			res := runLang(t, tt.src, JavaScript, nil, opts)
 			if tt.kind != "" {
 				wantFailure(t, res, tt.kind, tt.message...)
 				return
