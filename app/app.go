@@ -76,6 +76,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		log = slog.Default()
 	}
 	a := &App{Config: cfg, Registry: registry.New(), Logger: log}
+	a.Registry.SetLayerLimit(cfg.Limits.MaxToolsPerScope)
 	if err := a.buildScopes(opts.Tools); err != nil {
 		return nil, err
 	}

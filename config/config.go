@@ -22,6 +22,7 @@ import (
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sdkgen"
@@ -93,6 +94,11 @@ type Limits struct {
 	// MaxSubCallBytes bounds the value one tool call hands a program.
 	MaxSubCallBytes Size `yaml:"max_sub_call_bytes"`
 	Memory          Size `yaml:"memory"`
+	// MaxToolsPerScope bounds the tools registered in one scope (its own,
+	// upstreams' and OpenAPI sources' together, not counting inherited
+	// ones); past it a tool is refused and reported where its source is
+	// (GET /v1/upstreams rejected, GET /v1/openapi_sources left_out).
+	MaxToolsPerScope int `yaml:"max_tools_per_scope"`
 }
 
 // Server protects the HTTP service.
@@ -482,6 +488,7 @@ func Default() Config {
 			MaxContentBytes:     bridge.DefaultMaxContentBytes,
 			MaxSubCallBytes:     bridge.DefaultMaxSubCallBytes,
 			Memory:              sandbox.DefaultMemory,
+			MaxToolsPerScope:    registry.DefaultMaxLayerTools,
 		},
 		// The server's limits are applied only by package http, which
 		// imports config: they are written here.
@@ -756,6 +763,8 @@ func (c *Config) validateLimits() error {
 		return bad("limits.max_content_bytes", "must be at least 1KiB")
 	case l.MaxSubCallBytes <= 0:
 		return bad("limits.max_sub_call_bytes", "must be positive")
+	case l.MaxToolsPerScope <= 0:
+		return bad("limits.max_tools_per_scope", "must be positive")
 	case l.Memory < 0:
 		return bad("limits.memory", "must not be negative")
 	case c.SDK.PromptBudget != -1 && c.SDK.PromptBudget < 500:

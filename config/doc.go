@@ -38,6 +38,7 @@
 //	  max_content_bytes: 32KiB     what a model sees of the run (at least 1KiB)
 //	  max_sub_call_bytes: 4MiB     the value one tool call hands the program
 //	  memory: 512MiB               a run's memory: built-in caps, heap watchdog, a worker's limits (0: 512MiB)
+//	  max_tools_per_scope: 10000   tools registered in one scope; past it a tool is refused and reported
 //	sdk:                           what a model reads of the tools
 //	  prompt_budget: 2000          run_code's description in o200k tokens: the whole SDK while it fits, else a catalog (-1: no bound)
 //	server:                        the HTTP service

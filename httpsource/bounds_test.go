@@ -151,3 +151,13 @@ func BenchmarkLoadGitHub(b *testing.B) {
 	}
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MiB-after")
 }
+
+// TestScopeToolBound: past limits.max_tools_per_scope the operations are
+// refused by the registry and listed as left out, each with the bound named.
+func TestScopeToolBound(t *testing.T) {
+	_, _, src := petsSetupWith(t, "", "limits: {max_tools_per_scope: 3}\n", app.Options{})
+	st := src.States()[0]
+	if st.Operations != 3 || len(st.LeftOut) != 9 || !strings.Contains(st.LeftOut[0].Reason, "limits.max_tools_per_scope") {
+		t.Fatalf("state: %d operations, left out %+v", st.Operations, st.LeftOut)
+	}
+}

@@ -58,7 +58,16 @@ type Registry struct {
 	listeners      map[uint64]func()
 	batching       int  // Batch calls under way; guarded by mu
 	deferred       bool // a change happened while batching; guarded by mu
+	layerLimit     int  // SetLayerLimit; guarded by mu
 }
+
+// DefaultMaxLayerTools is the default bound of the tools one layer (the
+// global layer or a scope) holds: two upstreams at their own bound
+// (mcp_servers' max_tools, 5,000) fit, and far more than a model can use.
+const DefaultMaxLayerTools = 10_000
+
+// ErrLayerFull reports a registration past SetLayerLimit.
+var ErrLayerFull = errors.New("the scope holds as many tools as it may")
 
 type entry struct {
 	tool *Tool
@@ -87,9 +96,24 @@ type restriction struct {
 	deny  map[string]bool
 }
 
-// New returns an empty registry whose global layer resolves in mode native.
+// SetLayerLimit bounds the tools registered in one layer (the global layer
+// or one scope, not counting what it inherits); a Register past it fails
+// with ErrLayerFull. n <= 0 is DefaultMaxLayerTools. Tools registered
+// before stay.
+func (r *Registry) SetLayerLimit(n int) {
+	if n <= 0 {
+		n = DefaultMaxLayerTools
+	}
+	r.mu.Lock()
+	r.layerLimit = n
+	r.mu.Unlock()
+}
+
+// New returns an empty registry whose global layer resolves in mode native,
+// each layer bounded by DefaultMaxLayerTools.
 func New() *Registry {
 	return &Registry{
+		layerLimit: DefaultMaxLayerTools,
 		global:     map[string]*entry{},
 		globalMode: ModeNative,
 		scopes:     map[string]*scope{},
@@ -328,6 +352,11 @@ func (r *Registry) Register(scopeName string, t *Tool) (unregister func(), err e
 	if _, dup := layer[t.name]; dup {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("tool %q is already registered in %s", t.name, layerName(scopeName))
+	}
+	if len(layer) >= r.layerLimit {
+		n := r.layerLimit
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s holds %d tools (limits.max_tools_per_scope)", ErrLayerFull, layerName(scopeName), n)
 	}
 	r.nextID++
 	e := &entry{tool: t, id: r.nextID}

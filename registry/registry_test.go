@@ -847,3 +847,23 @@ func TestDollarNamesAreReserved(t *testing.T) {
 		t.Fatalf("$search: %v", err)
 	}
 }
+
+// TestLayerLimit: a layer holds at most SetLayerLimit tools of its own;
+// past it Register fails with ErrLayerFull naming the key, other layers
+// are not affected, and an unregistration makes room.
+func TestLayerLimit(t *testing.T) {
+	r := registry.New()
+	r.SetLayerLimit(2)
+	if err := r.CreateScope("s", registry.Global, registry.ModeNative); err != nil {
+		t.Fatal(err)
+	}
+	un := mustRegister(t, r, "s", newTool(t, "a"))
+	mustRegister(t, r, "s", newTool(t, "b"))
+	_, err := r.Register("s", newTool(t, "c"))
+	if !errors.Is(err, registry.ErrLayerFull) || !strings.Contains(err.Error(), "limits.max_tools_per_scope") {
+		t.Fatalf("third tool: %v", err)
+	}
+	mustRegister(t, r, registry.Global, newTool(t, "g"))
+	un()
+	mustRegister(t, r, "s", newTool(t, "c"))
+}
