@@ -45,6 +45,7 @@ var groups = []group{
 	{"gating", gatingFigures},
 	{"history", historyFigures},
 	{"catalog", catalogFigures},
+	{"interp", interpFigures},
 }
 
 func main() {
@@ -57,7 +58,7 @@ func main() {
 	flag.StringVar(&o.node, "node", "node", "Node.js executable for the peer; empty skips the peer")
 	flag.StringVar(&o.postgres, "postgres", os.Getenv("CODEMODE_TEST_POSTGRES_URL"), "PostgreSQL URL for the log figure; empty skips it")
 	flag.StringVar(&o.tmpfs, "tmpfs", defaultTmpfs(), "a tmpfs directory for SQLite without fsync (the split of the log's cost); empty skips it")
-	flag.StringVar(&o.only, "only", "", "measure only the groups matching this regexp (runs, isolation, sdk, typescript, log, http, gating, history, catalog)")
+	flag.StringVar(&o.only, "only", "", "measure only the groups matching this regexp (runs, isolation, sdk, typescript, log, http, gating, history, catalog, interp)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the measurements to this file")
 	flag.BoolVar(&o.json, "json", false, "print JSON instead of the table")
 	flag.BoolVar(&o.markdown, "markdown", false, "print the table as Markdown")
