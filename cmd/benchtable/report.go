@@ -13,7 +13,7 @@ import (
 type Row struct {
 	Figure string `json:"figure"`
 	// Value is codemode's figure and Floor the floor it is compared with,
-	// both in Unit ("µs" per op, "/s" for throughput, "s" of wall clock,
+	// both in Unit ("µs" or "ms" per op, "/s" for throughput, "s" of wall clock,
 	// "MB" of memory, "tokens" of o200k text, or "recall", a share of
 	// tasks); Floor is 0 when the row has no floor.
 	Value     float64 `json:"codemode"`
@@ -68,6 +68,11 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.3f", v)
 	case "s":
 		return fmt.Sprintf("%.2f s", v)
+	case "ms":
+		if v >= 100 {
+			return groupThousands(math.Round(v)) + " ms"
+		}
+		return fmt.Sprintf("%.1f ms", v)
 	case "MB":
 		return groupThousands(math.Round(v)) + " MB"
 	default:
