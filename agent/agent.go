@@ -29,6 +29,8 @@ var (
 	// ErrAnswered: the approval was answered already. It is also an
 	// ErrNotFound (no pending approval has the id).
 	ErrAnswered = fmt.Errorf("%w: already answered", ErrNotFound)
+	// ErrNoCall: the session has no top-level call with that id.
+	ErrNoCall = errors.New("agent: call not found")
 )
 
 // Options configure an Agent. The zero value works.

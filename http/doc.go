@@ -26,6 +26,7 @@
 //	GET    /v1/sessions/{id}/messages            the model-facing messages rebuilt from the log
 //	GET    /v1/sessions/{id}/approvals           {"approvals":[…]}, the pending asks
 //	POST   /v1/sessions/{id}/approvals/{aid}     allow or deny one; 409 APPROVAL_ANSWERED when answered already
+//	GET    /v1/sessions/{id}/calls/{call_id}     one call's state and result from the log (?wait=D for an open one)
 //
 // A request passes, in order: naming (X-Request-Id, honoured when a client
 // sends a valid one, else minted; echoed, carried in the request's context

@@ -25,6 +25,7 @@ const (
 	CodeUnknownSession       = "UNKNOWN_SESSION"        // 404: no such session, or in a scope the key may not use
 	CodeUnknownApproval      = "UNKNOWN_APPROVAL"       // 404: no such approval
 	CodeApprovalAnswered     = "APPROVAL_ANSWERED"      // 409: the approval was answered already
+	CodeUnknownCall          = "UNKNOWN_CALL"           // 404: no such top-level call in the session
 	CodeNotFound             = "NOT_FOUND"              // 404: no such route
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
 	CodeBodyTooLarge         = "BODY_TOO_LARGE"         // 413

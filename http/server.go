@@ -255,6 +255,7 @@ func (s *Server) routes(opts Options) http.Handler {
 			r.Post("/sessions/{id}/steps", s.steps)
 			r.Get("/sessions/{id}/messages", s.messages)
 			r.Get("/sessions/{id}/approvals", s.approvals)
+			r.Get("/sessions/{id}/calls/{call_id}", s.call)
 			r.Post("/sessions/{id}/approvals/{aid}", s.answer)
 		})
 	})

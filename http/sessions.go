@@ -379,6 +379,47 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}{aid, req.Decision, req.Reason})
 }
 
+// maxCallWait bounds ?wait of GET /v1/sessions/{id}/calls/{call_id}; the
+// request's own timeout (server.request_timeout) may end it sooner.
+const maxCallWait = 5 * time.Minute
+
+// call serves GET /v1/sessions/{id}/calls/{call_id}: a top-level call's
+// state from the log (any replica's): its request, "open" or "settled", its
+// result once settled, and a program's settled SDK calls. With ?wait=D (a Go
+// duration, at most 5m) an open call is waited for that long. An unknown
+// call is a 404 UNKNOWN_CALL.
+func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	sess, e := s.session(r, chi.URLParam(r, "id"))
+	if e != nil {
+		s.writeError(w, e)
+		return
+	}
+	callID := chi.URLParam(r, "call_id")
+	if e := checkID("the call id", callID); e != nil {
+		s.writeError(w, e)
+		return
+	}
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > maxCallWait {
+			s.writeError(w, badRequest("wait: want a duration from 0s to %s, got %q", maxCallWait, v))
+			return
+		}
+		wait = d
+	}
+	st, err := s.app.Agent.AwaitCall(r.Context(), sess.ID, callID, wait)
+	switch {
+	case errors.Is(err, agent.ErrNoCall):
+		s.writeError(w, errorf(http.StatusNotFound, CodeUnknownCall, "no call %q in session %q", callID, sess.ID))
+		return
+	case err != nil:
+		s.writeError(w, s.storeError(r, sess.ID, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
 // storeError maps a failure reading or writing a session's log.
 func (s *Server) storeError(r *http.Request, id string, err error) *apiError {
 	if errors.Is(err, session.ErrNotFound) {
