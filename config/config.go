@@ -460,6 +460,20 @@ func ExpandEnv(s string) (string, error) {
 	return out, nil
 }
 
+// ExpandHeaders expands ${VAR} in each configured header value
+// (ExpandEnv); an unset variable is an error naming the header.
+func ExpandHeaders(headers map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(headers))
+	for _, k := range sortedKeys(headers) {
+		x, err := ExpandEnv(headers[k])
+		if err != nil {
+			return nil, fmt.Errorf("headers.%s: %w", k, err)
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
 // APIKey maps the SHA-256 of a key to the scopes it may use.
 type APIKey struct {
 	SHA256 string   `yaml:"sha256"`

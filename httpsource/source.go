@@ -522,14 +522,13 @@ type credentials struct {
 }
 
 func newCredentials(cfg config.OpenAPISource, r *redactor) (*credentials, error) {
-	c := &credentials{headers: map[string]string{}, redactor: r}
-	for k, v := range cfg.Headers {
-		x, err := config.ExpandEnv(v)
-		if err != nil {
-			return nil, fmt.Errorf("headers.%s: %w", k, err)
-		}
-		c.headers[k] = x
-		r.add(x)
+	headers, err := config.ExpandHeaders(cfg.Headers)
+	if err != nil {
+		return nil, err
+	}
+	c := &credentials{headers: headers, redactor: r}
+	for _, v := range headers {
+		r.add(v)
 	}
 	a := cfg.Auth
 	if a == nil {

@@ -106,14 +106,11 @@ type httpSetup struct {
 }
 
 func newHTTPSetup(s config.MCPServer, log *slog.Logger) (*httpSetup, error) {
-	h := &httpSetup{headers: map[string]string{}, bound: &replyBound{server: s.Name, limit: s.MessageBytes(), log: log}}
-	for k, v := range s.Headers {
-		x, err := config.ExpandEnv(v)
-		if err != nil {
-			return nil, fmt.Errorf("headers.%s: %w", k, err)
-		}
-		h.headers[k] = x
+	headers, err := config.ExpandHeaders(s.Headers)
+	if err != nil {
+		return nil, err
 	}
+	h := &httpSetup{headers: headers, bound: &replyBound{server: s.Name, limit: s.MessageBytes(), log: log}}
 	a := s.Auth
 	if a == nil {
 		return h, nil
