@@ -59,7 +59,7 @@ func fillBlanks() {
 // program, Host or limits yet; nil if set-up failed (a bug: Run then sets one up itself and
 // reports it).
 func newBlankRun() (r *run) {
-	r = &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r = allocRun()
 	defer func() {
 		if recover() != nil {
 			r = nil
@@ -95,8 +95,8 @@ func (r *run) setupBase() error {
 		global.DefineAccessorProperty("ToolCallError", tce, tce, goja.FLAG_TRUE, goja.FLAG_FALSE),
 		define("tools", r.newTools()),
 		define("console", r.newConsole()),
-		define("setTimeout", r.function("setTimeout", r.setTimeout)),
-		define("clearTimeout", r.function("clearTimeout", r.clearTimer)),
+		define("setTimeout", r.function("setTimeout", r.timers.setTimeout)),
+		define("clearTimeout", r.function("clearTimeout", r.timers.clearTimer)),
 	); err != nil {
 		return err
 	}

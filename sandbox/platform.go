@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -20,6 +21,38 @@ import (
 // with eval or Function), and a global among them is built only when the program first reads
 // it. A program that reaches an addition under a name computed at run time, without naming it
 // anywhere, does not get it: that is the one price of the scheme.
+
+// platformHost is what a platform module is installed against, as k6's modules are against
+// their VU: the one run whose runtime the module extends. A module (the console, the timers)
+// is a type of its own holding its state and a platformHost, and reaches the run only through
+// these methods; the run holds one field per module. Methods are for the VM goroutine unless
+// said otherwise.
+type platformHost interface {
+	// runtime is the run's goja runtime.
+	runtime() *goja.Runtime
+	// function makes a Go function callable from JavaScript under name; a panic in fn becomes
+	// a JavaScript error.
+	function(name string, fn func(goja.FunctionCall) goja.Value) goja.Value
+	// lazyGlobal defines a global that build makes the first time a program reads it.
+	lazyGlobal(name string, build func() goja.Value) error
+	// prelude runs the named prelude of prelude/ once per runtime and returns its result.
+	prelude(name string, args ...goja.Value) goja.Value
+	// enqueue hands a job to the run's loop, to run as a top-level call into the VM; jobs
+	// queued after the run closed are dropped. Safe from any goroutine.
+	enqueue(j job)
+	// fail ends the run with f (the first failure wins) and interrupts its JavaScript. Safe
+	// from any goroutine.
+	fail(f *Failure)
+	// uncaught fails the run with an exception nothing caught, thrown in where (as "a
+	// setTimeout callback"); an uncatchable error (a limit) is panicked on, to unwind.
+	uncaught(err error, where string)
+	// describeThrown is the failure message for a thrown value.
+	describeThrown(v goja.Value) string
+	// timeout is the run's wall-clock limit; no timer need be longer.
+	timeout() time.Duration
+}
+
+var _ platformHost = (*run)(nil)
 
 // feature is one addition to the runtime.
 type feature struct {
@@ -202,7 +235,7 @@ var features = []feature{
 	{name: "iteratorPreview", match: iteratorPreviewUse, install: (*run).installIteratorPreview},
 	{name: "date", words: []string{"Date"}, install: (*run).installDate},
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
-		install: (*run).installTimerGlobals},
+		install: func(r *run) error { return r.timers.install() }},
 	{name: "url", words: []string{"URL", "URLSearchParams"},
 		install: (*run).installWebAPIs},
 	{name: "groupBy", words: []string{"groupBy"}, install: installPrelude("groupby.js")},

@@ -84,7 +84,7 @@ func (r *run) now() float64 {
 func (r *run) events() *goja.Object {
 	return r.prelude("events.js", r.natives(map[string]func(goja.FunctionCall) goja.Value{
 		"now":        func(goja.FunctionCall) goja.Value { return r.rt.ToValue(r.now()) },
-		"setTimeout": r.setTimeout,
+		"setTimeout": r.timers.setTimeout,
 		"report": func(call goja.FunctionCall) goja.Value {
 			r.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception in an event listener: " + r.describeThrown(call.Argument(0))})
 			return goja.Undefined()

@@ -234,17 +234,15 @@ type run struct {
 	held        int                   // calls dispatched to holder since the last release
 	heldSince   atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
 	inlining    atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
-	timerSeq    int
-	timers      map[int]*timer // pending timers by id
-	due         timerHeap      // scheduled timers by due time
-	value       []byte         // the result's JSON; read by Run only after done is closed
-	stopped     atomic.Bool    // set with failure; the loop runs no more JavaScript
-	idle        atomic.Bool    // the VM goroutine is waiting for a job (for the watchdog)
-	ranJS       atomic.Bool    // JavaScript ran since the watchdog last looked
-	wake        chan struct{}  // capacity 1: a job was queued or the run was stopped
-	done        chan struct{}  // closed when the VM goroutine returns
-	callsClosed bool           // guarded by callMu
-	callMu      sync.Mutex     // held while the Host is called, so none is after close
+	timers      timers                // the timer module
+	value       []byte                // the result's JSON; read by Run only after done is closed
+	stopped     atomic.Bool           // set with failure; the loop runs no more JavaScript
+	idle        atomic.Bool           // the VM goroutine is waiting for a job (for the watchdog)
+	ranJS       atomic.Bool           // JavaScript ran since the watchdog last looked
+	wake        chan struct{}         // capacity 1: a job was queued or the run was stopped
+	done        chan struct{}         // closed when the VM goroutine returns
+	callsClosed bool                  // guarded by callMu
+	callMu      sync.Mutex            // held while the Host is called, so none is after close
 	mu          sync.Mutex
 	closed      bool               // guarded by mu
 	failure     *Failure           // first failure wins; guarded by mu
@@ -253,7 +251,6 @@ type run struct {
 	logs        []string           // guarded by mu
 	logBytes    int                // guarded by mu
 	logFull     bool               // guarded by mu
-	alarm       *time.Timer        // wakes the loop for the earliest due timer; guarded by mu
 	stop        context.Context    // ends when the run fails (for a call run inline); guarded by mu
 	stopCancel  context.CancelFunc // guarded by mu
 }
@@ -263,11 +260,19 @@ type run struct {
 func newRun(p *Program, host Host, opts Options) *run {
 	r := takeBlank()
 	if r == nil {
-		r = &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+		r = allocRun()
 	}
 	r.prog, r.host, r.opts = p, host, opts
 	r.start = time.Now()
 	r.caps = capsFor(opts.Memory)
+	return r
+}
+
+// allocRun returns a run with a fresh runtime, nothing installed, and its platform modules
+// wired to it.
+func allocRun() *run {
+	r := &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r.timers.h = r
 	return r
 }
 
@@ -345,15 +350,13 @@ func (r *run) close() Result {
 
 	r.mu.Lock()
 	r.closed = true
-	if r.alarm != nil {
-		r.alarm.Stop()
-	}
 	if r.stopCancel != nil {
 		r.stopCancel()
 	}
 	r.queue = nil
 	res := Result{Logs: r.logs, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
+	r.timers.stop()
 
 	if res.Err == nil {
 		if finished {
@@ -440,7 +443,7 @@ func (r *run) loop(p *goja.Promise) {
 			if r.releaseHeld(true) {
 				continue // the call ran here: its settlement is queued
 			}
-			if r.inflight == 0 && len(r.timers) == 0 {
+			if r.inflight == 0 && r.timers.pending() == 0 {
 				r.fail(&Failure{Kind: KindRuntime, Message: "the program's promise never settled: it awaits something that nothing will resolve (no tool call or timer is pending)"})
 				return
 			}
@@ -474,7 +477,7 @@ func (r *run) releaseHeld(awaiting bool) bool {
 	if r.held == 0 {
 		return false
 	}
-	alone := awaiting && r.held == 1 && r.inflight == 1 && len(r.timers) == 0 && !r.stopped.Load()
+	alone := awaiting && r.held == 1 && r.inflight == 1 && r.timers.pending() == 0 && !r.stopped.Load()
 	r.held = 0
 	r.heldSince.Store(0)
 	if !alone {
@@ -585,6 +588,24 @@ func (r *run) setup() error {
 	}
 	return r.installFeatures(r.prog.features)
 }
+
+// uncaught fails the run with an exception nothing caught, thrown in where.
+func (r *run) uncaught(err error, where string) {
+	if isUncatchable(err) {
+		panic(err)
+	}
+	msg := "uncaught exception"
+	if ex, ok := err.(*goja.Exception); ok {
+		msg = r.describeThrown(ex.Value())
+	}
+	r.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception in " + where + ": " + msg})
+}
+
+// runtime is the run's goja runtime (platformHost).
+func (r *run) runtime() *goja.Runtime { return r.rt }
+
+// timeout is the run's wall-clock limit (platformHost).
+func (r *run) timeout() time.Duration { return r.opts.Timeout }
 
 // function makes a Go function callable from JavaScript under name. goja would otherwise name
 // it after the Go function, leaking this package's internals into the program. Panics in fn
