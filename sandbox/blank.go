@@ -94,7 +94,7 @@ func (r *run) setupBase() error {
 	if err := errors.Join(
 		global.DefineAccessorProperty("ToolCallError", tce, tce, goja.FLAG_TRUE, goja.FLAG_FALSE),
 		define("tools", r.newTools()),
-		define("console", r.newConsole()),
+		define("console", r.console.newObject()),
 		define("setTimeout", r.function("setTimeout", r.timers.setTimeout)),
 		define("clearTimeout", r.function("clearTimeout", r.timers.clearTimer)),
 	); err != nil {

@@ -23,6 +23,43 @@ type inspector struct {
 	st         *inspectState  // shared by the inspectors of one value; made by value when nil
 }
 
+// formatLog renders console arguments like Node's util.format, on one line and at most limit
+// bytes long (the output is cut there). A first string argument may hold %s %d %i %f %j %o %O
+// %c and %% directives.
+func (r *run) formatLog(args []goja.Value, limit int) string {
+	in := &inspector{r: r, limit: limit, depthLimit: inspectDepth}
+	rest := args
+	if len(args) > 0 && goja.IsString(args[0]) {
+		f := args[0].String()
+		rest = args[1:]
+		if strings.IndexByte(f, '%') >= 0 && len(rest) > 0 {
+			rest = in.format(f, rest)
+		} else {
+			in.write(f)
+		}
+		for _, a := range rest {
+			in.write(" ")
+			in.top(a)
+		}
+		return in.b.String()
+	}
+	for i, a := range rest {
+		if i > 0 {
+			in.write(" ")
+		}
+		in.top(a)
+	}
+	return in.b.String()
+}
+
+// inspectValue renders v as util.inspect does, strings quoted, nesting shown to depth
+// (negative for all), in at most limit bytes.
+func (r *run) inspectValue(v goja.Value, depth, limit int) string {
+	in := &inspector{r: r, limit: limit, depthLimit: depth}
+	in.value(v, 0)
+	return in.b.String()
+}
+
 // tooDeep reports whether a value at depth is shown by its kind only.
 func (in *inspector) tooDeep(depth int) bool { return in.depthLimit >= 0 && depth > in.depthLimit }
 

@@ -50,6 +50,22 @@ type platformHost interface {
 	describeThrown(v goja.Value) string
 	// timeout is the run's wall-clock limit; no timer need be longer.
 	timeout() time.Duration
+
+	// appendLog adds one line to the run's captured output (Result.Logs). The line that
+	// crosses Options.MaxLogBytes is cut, a marker line follows, and the run fails; lines
+	// after that, or after the run closed, are dropped. Safe from any goroutine.
+	appendLog(line string)
+	// logRoom is how many bytes a line may still have, plus one (a formatter that produces
+	// that many knows the line is cut), and whether the log takes no more lines.
+	logRoom() (room int, full bool)
+	// formatLog renders console arguments as Node's util.format does, in at most limit bytes.
+	formatLog(args []goja.Value, limit int) string
+	// inspectValue renders v as util.inspect does with nesting shown to depth (negative for
+	// all), in at most limit bytes.
+	inspectValue(v goja.Value, depth, limit int) string
+	// programFrame maps a line and column of the compiled program (as in a stack trace) to the
+	// model's own; false for positions outside the model's code.
+	programFrame(line, col int) (int, int, bool)
 }
 
 var _ platformHost = (*run)(nil)
@@ -231,7 +247,7 @@ func (r *run) natives(fns map[string]func(goja.FunctionCall) goja.Value) *goja.O
 // uses to reach it.
 var features = []feature{
 	{name: "console", words: []string{"table", "dir", "dirxml", "trace", "assert", "count", "countReset", "time", "timeLog", "timeEnd", "group", "groupCollapsed", "groupEnd"},
-		install: (*run).installConsoleExtras},
+		install: func(r *run) error { return r.console.install() }},
 	{name: "iteratorPreview", match: iteratorPreviewUse, install: (*run).installIteratorPreview},
 	{name: "date", words: []string{"Date"}, install: (*run).installDate},
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 
@@ -206,12 +207,8 @@ type run struct {
 	trampoline    goja.Callable // runs next as a top-level call into the VM
 	next          job
 
-	start         time.Time             // when the run began: the clock of performance.now
-	console       *goja.Object          // the console object, for methods added later
-	groupIndent   int                   // spaces console.group adds before each line
-	consoleCounts map[string]int        // console.count labels
-	consoleTimers map[string]time.Time  // console.time labels
-	preludes      map[string]goja.Value // results of preludes run in this runtime
+	start    time.Time             // when the run began: the clock of performance.now
+	preludes map[string]goja.Value // results of preludes run in this runtime
 
 	inspect          *inspectNatives                           // see inspectNatives; made on first use
 	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
@@ -234,6 +231,7 @@ type run struct {
 	held        int                   // calls dispatched to holder since the last release
 	heldSince   atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
 	inlining    atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
+	console     console               // the console module
 	timers      timers                // the timer module
 	value       []byte                // the result's JSON; read by Run only after done is closed
 	stopped     atomic.Bool           // set with failure; the loop runs no more JavaScript
@@ -272,7 +270,7 @@ func newRun(p *Program, host Host, opts Options) *run {
 // wired to it.
 func allocRun() *run {
 	r := &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	r.timers.h = r
+	r.console.h, r.timers.h = r, r
 	return r
 }
 
@@ -297,6 +295,52 @@ func (r *run) signal() {
 	case r.wake <- struct{}{}:
 	default:
 	}
+}
+
+// appendLog adds one captured line. Each line costs its bytes plus one for its newline. The
+// line that crosses MaxLogBytes is cut to fit, a marker line follows, and the run fails.
+func (r *run) appendLog(line string) {
+	r.mu.Lock()
+	if r.closed || r.logFull {
+		r.mu.Unlock()
+		return
+	}
+	room := r.opts.MaxLogBytes - r.logBytes
+	if len(line)+1 <= room {
+		r.logs = append(r.logs, line)
+		r.logBytes += len(line) + 1
+		r.mu.Unlock()
+		return
+	}
+	if cut := truncateUTF8(line, room-1); cut != "" {
+		r.logs = append(r.logs, cut)
+	}
+	r.logs = append(r.logs, fmt.Sprintf("[console output truncated: the %d-byte log limit was reached]", r.opts.MaxLogBytes))
+	r.logFull = true
+	r.mu.Unlock()
+	r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program logged more than %d bytes", r.opts.MaxLogBytes)})
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// logRoom is how many bytes a formatter may produce before the line cannot fit anyway (one
+// past the room left), and whether the log takes no more lines.
+func (r *run) logRoom() (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.MaxLogBytes - r.logBytes + 1, r.logFull || r.closed
 }
 
 // job is work for the VM goroutine.
@@ -603,6 +647,9 @@ func (r *run) uncaught(err error, where string) {
 
 // runtime is the run's goja runtime (platformHost).
 func (r *run) runtime() *goja.Runtime { return r.rt }
+
+// programFrame maps a line and column of the compiled program to the model's (platformHost).
+func (r *run) programFrame(line, col int) (int, int, bool) { return r.prog.frame(line, col) }
 
 // timeout is the run's wall-clock limit (platformHost).
 func (r *run) timeout() time.Duration { return r.opts.Timeout }
