@@ -71,14 +71,14 @@ func isoString(t time.Time) string {
 // installDate replaces Date.prototype.toISOString, toString and toTimeString with V8's
 // renderings (toJSON and string conversion go through them).
 func (r *run) installDate() error {
-	return r.catch(func() {
+	return tryJS(r, func() {
 		proto := r.rt.Get("Date").ToObject(r.rt).Get("prototype").(*goja.Object)
 		wrap := func(name string, fn func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value) {
 			native, ok := goja.AssertFunction(proto.Get(name))
 			if !ok {
 				panic("sandbox: Date.prototype." + name + " is not a function")
 			}
-			must(r.method(proto, name, 0, func(call goja.FunctionCall) goja.Value {
+			must(defineMethod(r, proto, name, 0, func(call goja.FunctionCall) goja.Value {
 				this, _ := call.This.(*goja.Object)
 				return fn(this, native, call)
 			}))

@@ -744,14 +744,14 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 	}
 	s.keys = in.keysOf(o, own, nil)
 	switch {
-	case ctor == "URL" && in.r.webClass(o, "URL"):
+	case ctor == "URL" && in.r.web.class(o, "URL"):
 		s.keys = nil
 		for _, k := range urlInspectKeys {
 			s.keys = append(s.keys, propKey{name: in.r.rt.ToValue(k)})
 		}
 		s.open = "URL {"
 	case ctor == "URLSearchParams":
-		if pairs, ok := in.r.searchParamsPairs(o); ok {
+		if pairs, ok := in.r.web.searchParamsPairs(o); ok {
 			if len(pairs) == 0 {
 				return final("URLSearchParams {}")
 			}

@@ -29,7 +29,7 @@ type iteratorPreview struct {
 // installIteratorPreview wraps Map.prototype.entries, keys, values and @@iterator, and Set's,
 // to record the kind of the iterators they make.
 func (r *run) installIteratorPreview() error {
-	return r.catch(func() {
+	return tryJS(r, func() {
 		kinds, err := r.rt.New(r.rt.Get("WeakMap"))
 		must(err)
 		set, ok := goja.AssertFunction(kinds.Get("set"))

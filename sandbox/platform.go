@@ -50,6 +50,12 @@ type platformHost interface {
 	describeThrown(v goja.Value) string
 	// timeout is the run's wall-clock limit; no timer need be longer.
 	timeout() time.Duration
+	// started is when the run began: the origin of performance.now and event time stamps.
+	started() time.Time
+	// memoryCaps are the built-in caps derived from Options.Memory; overCap fails the run with
+	// kind "limit" for what passed one and unwinds the VM (see guards.go).
+	memoryCaps() caps
+	overCap(what string, size float64, limit int64, unit string, divisor int64)
 
 	// appendLog adds one line to the run's captured output (Result.Logs). The line that
 	// crosses Options.MaxLogBytes is cut, a marker line follows, and the run fails; lines
@@ -160,7 +166,7 @@ func (r *run) lazyGlobal(name string, build func() goja.Value) error {
 
 // lazyGlobals defines several globals from one build, run once on first use of any of them:
 // build returns an object holding every name.
-func (r *run) lazyGlobals(names []string, build func() *goja.Object) error {
+func lazyGlobals(h platformHost, names []string, build func() *goja.Object) error {
 	var built *goja.Object
 	load := func() *goja.Object {
 		if built == nil {
@@ -169,17 +175,17 @@ func (r *run) lazyGlobals(names []string, build func() *goja.Object) error {
 		return built
 	}
 	for _, name := range names {
-		if err := r.lazyGlobal(name, func() goja.Value { return load().Get(name) }); err != nil {
+		if err := h.lazyGlobal(name, func() goja.Value { return load().Get(name) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// method defines a non-enumerable method on o, as built-in methods are.
-func (r *run) method(o *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
-	f := r.function(name, fn).(*goja.Object)
-	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+// defineMethod defines a non-enumerable method on o, as built-in methods are.
+func defineMethod(h platformHost, o *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
+	f := h.function(name, fn).(*goja.Object)
+	if err := f.DefineDataProperty("length", h.runtime().ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
 	return o.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE) // as a built-in method
@@ -234,13 +240,21 @@ func (r *run) prelude(name string, args ...goja.Value) goja.Value {
 	return v
 }
 
-// natives builds the object of Go functions handed to a prelude.
-func (r *run) natives(fns map[string]func(goja.FunctionCall) goja.Value) *goja.Object {
-	o := r.rt.NewObject()
+// nativesObject builds the object of Go functions handed to a prelude.
+func nativesObject(h platformHost, fns map[string]func(goja.FunctionCall) goja.Value) *goja.Object {
+	o := h.runtime().NewObject()
 	for name, fn := range fns {
-		must(o.Set(name, r.function(name, fn)))
+		must(o.Set(name, h.function(name, fn)))
 	}
 	return o
+}
+
+// tryJS runs f, turning a JavaScript exception into an error (interrupts keep unwinding).
+func tryJS(h platformHost, f func()) error {
+	if ex := h.runtime().Try(f); ex != nil {
+		return ex
+	}
+	return nil
 }
 
 // features lists every platform addition. The words of one feature are the names a program
@@ -253,7 +267,7 @@ var features = []feature{
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
 		install: func(r *run) error { return r.timers.install() }},
 	{name: "url", words: []string{"URL", "URLSearchParams"},
-		install: (*run).installWebAPIs},
+		install: func(r *run) error { return r.web.installURL() }},
 	{name: "groupBy", words: []string{"groupBy"}, install: installPrelude("groupby.js")},
 	{name: "fromAsync", words: []string{"fromAsync"}, install: installPrelude("fromasync.js")},
 	{name: "withResolvers", words: []string{"withResolvers"}, install: installPrelude("withresolvers.js")},
@@ -270,15 +284,15 @@ var features = []feature{
 	{name: "weakRef", words: []string{"WeakRef", "FinalizationRegistry"},
 		install: preludeGlobals("weakref.js", nil, "WeakRef", "FinalizationRegistry")},
 	{name: "structuredClone", words: []string{"structuredClone"},
-		install: preludeGlobals("structuredclone.js", (*run).structuredCloneNatives, "structuredClone")},
+		install: preludeGlobals("structuredclone.js", func(r *run) goja.Value { return r.web.structuredCloneNatives() }, "structuredClone")},
 	{name: "encoding", words: []string{"TextEncoder", "TextDecoder"},
-		install: preludeGlobals("encoding.js", (*run).encodingNatives, "TextEncoder", "TextDecoder")},
-	{name: "base64", words: []string{"atob", "btoa"}, install: (*run).installBase64},
+		install: preludeGlobals("encoding.js", func(r *run) goja.Value { return r.web.encodingNatives() }, "TextEncoder", "TextDecoder")},
+	{name: "base64", words: []string{"atob", "btoa"}, install: func(r *run) error { return r.web.installBase64() }},
 	{name: "events", words: []string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"},
 		install: func(r *run) error {
-			return r.lazyGlobals([]string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.events)
+			return lazyGlobals(r, []string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.web.events)
 		}},
-	{name: "crypto", words: []string{"crypto"}, install: (*run).installCrypto},
+	{name: "crypto", words: []string{"crypto"}, install: func(r *run) error { return r.web.installCrypto() }},
 	{name: "intl", words: []string{"Intl", "toLocaleString", "toLocaleDateString", "toLocaleTimeString", "localeCompare", "toLocaleUpperCase", "toLocaleLowerCase"},
 		install: (*run).installIntl},
 	// esbuild turns regular-expression literals goja cannot read into RegExp calls.
@@ -295,11 +309,13 @@ var features = []feature{
 	{name: "trig", words: []string{"sin", "cos", "tan"}, install: (*run).installTrig},
 	{name: "arrayBuffer", words: []string{"transfer", "transferToFixedLength", "detached", "resizable", "maxByteLength", "resize"},
 		// %TypedArray%.from: a typed array named, and a from (on it, a subclass or the prototype).
-		match:   regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),
-		install: func(r *run) error { return r.catch(func() { r.prelude("arraybuffer.js", r.arrayBufferNatives()) }) }},
+		match: regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),
+		install: func(r *run) error {
+			return tryJS(r, func() { r.prelude("arraybuffer.js", r.web.arrayBufferNatives()) })
+		}},
 	{name: "performance", words: []string{"performance"},
 		install: func(r *run) error {
-			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })
+			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.web.performanceNatives()) })
 		}},
 }
 

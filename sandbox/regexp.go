@@ -42,7 +42,7 @@ func (r *run) installRegexpTimeout() error {
 			return fmt.Errorf("RegExp.prototype.%s is not a function", name)
 		}
 		length := 1
-		err := r.method(proto, name, length, func(call goja.FunctionCall) goja.Value {
+		err := defineMethod(r, proto, name, length, func(call goja.FunctionCall) goja.Value {
 			start := time.Now()
 			v, err := orig(call.This, call.Arguments...)
 			if time.Since(start) >= RegexpMatchTimeout {
@@ -632,7 +632,7 @@ func classText(s runeSet, negate bool) string {
 
 // installRegexp replaces the global RegExp with the wrapper of prelude/regexp.js.
 func (r *run) installRegexp() error {
-	natives := r.natives(map[string]func(goja.FunctionCall) goja.Value{
+	natives := nativesObject(r, map[string]func(goja.FunctionCall) goja.Value{
 		"translate": func(call goja.FunctionCall) goja.Value {
 			t, ok, err := translateRegexp(call.Argument(0).String(), call.Argument(1).String())
 			if err != nil {
@@ -648,7 +648,7 @@ func (r *run) installRegexp() error {
 			return r.rt.ToValue(regexpSyntaxMessage(call.Argument(0).String(), call.Argument(1).String(), call.Argument(2).String()))
 		},
 	})
-	return r.catch(func() { r.prelude("regexp.js", natives) })
+	return tryJS(r, func() { r.prelude("regexp.js", natives) })
 }
 
 func (r *run) newSyntaxError(msg string) *goja.Object {

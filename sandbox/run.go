@@ -233,6 +233,7 @@ type run struct {
 	inlining    atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
 	console     console               // the console module
 	timers      timers                // the timer module
+	web         webAPIs               // the Web API module
 	value       []byte                // the result's JSON; read by Run only after done is closed
 	stopped     atomic.Bool           // set with failure; the loop runs no more JavaScript
 	idle        atomic.Bool           // the VM goroutine is waiting for a job (for the watchdog)
@@ -271,6 +272,7 @@ func newRun(p *Program, host Host, opts Options) *run {
 func allocRun() *run {
 	r := &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r.console.h, r.timers.h = r, r
+	r.web = webAPIs{h: r, setTimeout: r.timers.setTimeout}
 	return r
 }
 
@@ -650,6 +652,12 @@ func (r *run) runtime() *goja.Runtime { return r.rt }
 
 // programFrame maps a line and column of the compiled program to the model's (platformHost).
 func (r *run) programFrame(line, col int) (int, int, bool) { return r.prog.frame(line, col) }
+
+// started is when the run began (platformHost).
+func (r *run) started() time.Time { return r.start }
+
+// memoryCaps are the run's built-in caps (platformHost).
+func (r *run) memoryCaps() caps { return r.caps }
 
 // timeout is the run's wall-clock limit (platformHost).
 func (r *run) timeout() time.Duration { return r.opts.Timeout }
