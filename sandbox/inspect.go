@@ -203,6 +203,14 @@ func numberString(v goja.Value) string {
 	return v.String()
 }
 
+// inspectCache is what the inspector keeps between the values of one run.
+type inspectCache struct {
+	natives          *inspectNatives                           // see inspectNatives; made on first use
+	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
+	iteratorPreviews map[*goja.Object]*iteratorPreview         // iterators the console has read
+	protoNames       map[*goja.Object]protoName                // constructor names of prototypes met (see constructorName)
+}
+
 // inspectNatives are the intrinsics of prelude/inspect.js, taken when the run's console first
 // renders an object.
 type inspectNatives struct {
@@ -216,8 +224,8 @@ type inspectNatives struct {
 }
 
 func (r *run) inspectNatives() *inspectNatives {
-	if r.inspect != nil {
-		return r.inspect
+	if r.inspected.natives != nil {
+		return r.inspected.natives
 	}
 	exports := r.prelude("inspect.js").(*goja.Object)
 	fn := func(name string) goja.Callable {
@@ -228,7 +236,7 @@ func (r *run) inspectNatives() *inspectNatives {
 		return f
 	}
 	obj := func(name string) *goja.Object { return exports.Get(name).(*goja.Object) }
-	r.inspect = &inspectNatives{
+	r.inspected.natives = &inspectNatives{
 		descriptor: fn("descriptor"), descriptors: fn("descriptors"), functionSource: fn("functionSource"),
 		typedArrayTag: fn("typedArrayTag"), typedArrayLength: fn("typedArrayLength"),
 		dataViewByteLength: fn("dataViewByteLength"), dataViewByteOffset: fn("dataViewByteOffset"), dataViewBuffer: fn("dataViewBuffer"),
@@ -238,7 +246,7 @@ func (r *run) inspectNatives() *inspectNatives {
 		symbolProto: obj("symbolPrototype"), bigIntProto: obj("bigIntPrototype"),
 		mapIteratorProto: obj("mapIteratorPrototype"), setIteratorProto: obj("setIteratorPrototype"),
 	}
-	return r.inspect
+	return r.inspected.natives
 }
 
 // brand calls a native with o as this and reports whether it accepted o (Node's isX checks,
@@ -351,7 +359,7 @@ func (in *inspector) constructorName(o *goja.Object, own []string) (name string,
 	if proto == nil {
 		return "", false
 	}
-	if c, ok := in.r.protoNames[proto]; ok && proto.Get("constructor") == c.ctor && c.ctor.Get("prototype") == proto {
+	if c, ok := in.r.inspected.protoNames[proto]; ok && proto.Get("constructor") == c.ctor && c.ctor.Get("prototype") == proto {
 		return c.name, true
 	}
 	if c, ok := in.st.ctors[proto]; ok {
@@ -360,10 +368,10 @@ func (in *inspector) constructorName(o *goja.Object, own []string) (name string,
 	if name, ok := in.ownConstructor(o, proto); ok {
 		// Found on the prototype itself (a class's, a built-in's): kept for the run, and
 		// trusted while the prototype's constructor is that function and its prototype this.
-		if in.r.protoNames == nil {
-			in.r.protoNames = make(map[*goja.Object]protoName)
+		if in.r.inspected.protoNames == nil {
+			in.r.inspected.protoNames = make(map[*goja.Object]protoName)
 		}
-		in.r.protoNames[proto] = protoName{ctor: proto.Get("constructor").(*goja.Object), name: name}
+		in.r.inspected.protoNames[proto] = protoName{ctor: proto.Get("constructor").(*goja.Object), name: name}
 		return name, true
 	}
 	name = "Object"

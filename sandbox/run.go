@@ -194,64 +194,77 @@ func CancelledFailure(cause error) *Failure {
 
 func cancelled(ctx context.Context) *Failure { return CancelledFailure(context.Cause(ctx)) }
 
-// run is the state of one Run. Fields without a guard note belong to the VM goroutine.
+// run is the state of one Run: the runtime and the loop that applies jobs to it, the host
+// boundary (tool calls out, settlements and timers in, the logs and the result out) with its
+// limits, and one field per platform module, each installed against the run as its
+// platformHost (platform.go). Fields without a guard note belong to the VM goroutine.
 type run struct {
-	rt   *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
-	prog *Program
-	host Host
-	opts Options
+	rt    *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
+	prog  *Program
+	host  Host
+	opts  Options
+	start time.Time // when the run began: the clock of performance.now
+	caps  caps      // built-in caps derived from opts.Memory
+	based bool      // setupBase has run (a run set up ahead: see takeBlank)
 
-	objectProto   *goja.Object  // see intrinsics
-	arrayProto    *goja.Object  // see intrinsics
-	toolCallError *goja.Object  // the class, made on first use
-	trampoline    goja.Callable // runs next as a top-level call into the VM
-	next          job
+	// The platform.
+	console   console               // the console module
+	timers    timers                // the timer module
+	web       webAPIs               // the Web API module
+	preludes  map[string]goja.Value // results of preludes run in this runtime
+	inspected inspectCache          // what the inspector keeps between values (inspect.go)
+	guard     guardState            // what the built-in guards keep (guards.go)
 
-	start    time.Time             // when the run began: the clock of performance.now
-	preludes map[string]goja.Value // results of preludes run in this runtime
+	// The loop (main, loop, enter).
+	objectProto *goja.Object  // see intrinsics
+	arrayProto  *goja.Object  // see intrinsics
+	trampoline  goja.Callable // runs next as a top-level call into the VM
+	next        job
+	value       []byte        // the result's JSON; read by Run only after done is closed
+	stopped     atomic.Bool   // set with failure; the loop runs no more JavaScript
+	idle        atomic.Bool   // the VM goroutine is waiting for a job (for the watchdog)
+	ranJS       atomic.Bool   // JavaScript ran since the watchdog last looked
+	wake        chan struct{} // capacity 1: a job was queued or the run was stopped
+	done        chan struct{} // closed when the VM goroutine returns
+	spare       []job         // the queue's other buffer, empty
+	scratch     scratch       // buffers kept between calls
 
-	inspect          *inspectNatives                           // see inspectNatives; made on first use
-	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
-	iteratorPreviews map[*goja.Object]*iteratorPreview         // iterators the console has read
-	protoNames       map[*goja.Object]protoName                // constructor names of prototypes the console met (see constructorName)
+	// Tool calls (tools.go).
+	toolCallError *goja.Object          // the class, made on first use
+	bindings      map[string]goja.Value // tool functions made so far, by name
+	calls         int                   // calls dispatched
+	callBytes     int                   // argument bytes of the calls dispatched
+	inflight      int                   // dispatched calls not yet settled in the VM
+	holder        Holder                // host, when it holds calls for the VM to release; nil otherwise
+	held          int                   // calls dispatched to holder since the last release
+	heldSince     atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
+	inlining      atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
+	callsClosed   bool                  // guarded by callMu
+	callMu        sync.Mutex            // held while the Host is called, so none is after close
 
-	caps        caps                  // built-in caps derived from opts.Memory
-	guard       guardState            // what the built-in guards keep
-	bindings    map[string]goja.Value // tool functions made so far, by name
-	frames      []goja.StackFrame     // callSite's scratch
-	snapStack   []snapFrame           // snapshot's scratch, lent to one snapshot at a time
-	jsonStack   []jsonFrame           // fromJSON's scratch, kept between calls
-	jsonItems   []any                 // fromJSON's scratch, kept between calls
-	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
-	calls       int                   // calls dispatched
-	callBytes   int                   // argument bytes of the calls dispatched
-	inflight    int                   // dispatched calls not yet settled in the VM
-	based       bool                  // setupBase has run (a run set up ahead: see takeBlank)
-	holder      Holder                // host, when it holds calls for the VM to release; nil otherwise
-	held        int                   // calls dispatched to holder since the last release
-	heldSince   atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
-	inlining    atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
-	console     console               // the console module
-	timers      timers                // the timer module
-	web         webAPIs               // the Web API module
-	value       []byte                // the result's JSON; read by Run only after done is closed
-	stopped     atomic.Bool           // set with failure; the loop runs no more JavaScript
-	idle        atomic.Bool           // the VM goroutine is waiting for a job (for the watchdog)
-	ranJS       atomic.Bool           // JavaScript ran since the watchdog last looked
-	wake        chan struct{}         // capacity 1: a job was queued or the run was stopped
-	done        chan struct{}         // closed when the VM goroutine returns
-	callsClosed bool                  // guarded by callMu
-	callMu      sync.Mutex            // held while the Host is called, so none is after close
-	mu          sync.Mutex
-	closed      bool               // guarded by mu
-	failure     *Failure           // first failure wins; guarded by mu
-	queue       []job              // jobs for the VM goroutine; guarded by mu
-	spare       []job              // the queue's other buffer, empty; owned by the VM goroutine
-	logs        []string           // guarded by mu
-	logBytes    int                // guarded by mu
-	logFull     bool               // guarded by mu
-	stop        context.Context    // ends when the run fails (for a call run inline); guarded by mu
-	stopCancel  context.CancelFunc // guarded by mu
+	mu         sync.Mutex
+	closed     bool               // guarded by mu
+	failure    *Failure           // first failure wins; guarded by mu
+	queue      []job              // jobs for the VM goroutine; guarded by mu
+	logs       logSink            // guarded by mu
+	stop       context.Context    // ends when the run fails (for a call run inline); guarded by mu
+	stopCancel context.CancelFunc // guarded by mu
+}
+
+// logSink is the captured console output: Result.Logs.
+type logSink struct {
+	lines []string
+	bytes int  // the lines' bytes, one more each for its newline
+	full  bool // MaxLogBytes was reached: no more lines
+}
+
+// scratch are buffers a run keeps between calls, so that each does not allocate its own.
+type scratch struct {
+	frames    []goja.StackFrame // callSite's
+	snapStack []snapFrame       // snapshot's, lent to one snapshot at a time
+	jsonStack []jsonFrame       // fromJSON's
+	jsonItems []any             // fromJSON's
+	jsonKeys  map[string]string // object keys fromJSON has seen (see jsonString)
 }
 
 // newRun returns the run of p: one set up ahead when one is ready (see takeBlank), else a
@@ -303,22 +316,22 @@ func (r *run) signal() {
 // line that crosses MaxLogBytes is cut to fit, a marker line follows, and the run fails.
 func (r *run) appendLog(line string) {
 	r.mu.Lock()
-	if r.closed || r.logFull {
+	if r.closed || r.logs.full {
 		r.mu.Unlock()
 		return
 	}
-	room := r.opts.MaxLogBytes - r.logBytes
+	room := r.opts.MaxLogBytes - r.logs.bytes
 	if len(line)+1 <= room {
-		r.logs = append(r.logs, line)
-		r.logBytes += len(line) + 1
+		r.logs.lines = append(r.logs.lines, line)
+		r.logs.bytes += len(line) + 1
 		r.mu.Unlock()
 		return
 	}
 	if cut := truncateUTF8(line, room-1); cut != "" {
-		r.logs = append(r.logs, cut)
+		r.logs.lines = append(r.logs.lines, cut)
 	}
-	r.logs = append(r.logs, fmt.Sprintf("[console output truncated: the %d-byte log limit was reached]", r.opts.MaxLogBytes))
-	r.logFull = true
+	r.logs.lines = append(r.logs.lines, fmt.Sprintf("[console output truncated: the %d-byte log limit was reached]", r.opts.MaxLogBytes))
+	r.logs.full = true
 	r.mu.Unlock()
 	r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program logged more than %d bytes", r.opts.MaxLogBytes)})
 }
@@ -342,7 +355,7 @@ func truncateUTF8(s string, n int) string {
 func (r *run) logRoom() (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.opts.MaxLogBytes - r.logBytes + 1, r.logFull || r.closed
+	return r.opts.MaxLogBytes - r.logs.bytes + 1, r.logs.full || r.closed
 }
 
 // job is work for the VM goroutine.
@@ -400,7 +413,7 @@ func (r *run) close() Result {
 		r.stopCancel()
 	}
 	r.queue = nil
-	res := Result{Logs: r.logs, Err: r.failure, Abandoned: !finished}
+	res := Result{Logs: r.logs.lines, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
 	r.timers.stop()
 

@@ -259,8 +259,8 @@ func (s site) frame() string {
 
 // callSite finds the innermost frame of the program calling a native function.
 func (r *run) callSite() site {
-	r.frames = r.rt.CaptureCallStack(8, r.frames[:0])
-	for _, f := range r.frames {
+	r.scratch.frames = r.rt.CaptureCallStack(8, r.scratch.frames[:0])
+	for _, f := range r.scratch.frames {
 		pos := f.Position()
 		if pos.Filename != programName && pos.Filename != tsName {
 			continue
