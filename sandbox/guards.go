@@ -558,7 +558,7 @@ func (r *run) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Va
 	v, err := orig(call.This, args...)
 	if err != nil {
 		if msg, ok := jsonDiagnosis(text); ok {
-			panic(r.newSyntaxError(msg)) // in Node's words, not Go's decoder's
+			panic(newSyntaxError(r.rt, msg)) // in Node's words, not Go's decoder's
 		}
 		must(err)
 	}

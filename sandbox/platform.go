@@ -263,7 +263,7 @@ var features = []feature{
 	{name: "console", words: []string{"table", "dir", "dirxml", "trace", "assert", "count", "countReset", "time", "timeLog", "timeEnd", "group", "groupCollapsed", "groupEnd"},
 		install: func(r *run) error { return r.console.install() }},
 	{name: "iteratorPreview", match: iteratorPreviewUse, install: (*run).installIteratorPreview},
-	{name: "date", words: []string{"Date"}, install: (*run).installDate},
+	{name: "date", words: []string{"Date"}, install: func(r *run) error { return installDate(r) }},
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
 		install: func(r *run) error { return r.timers.install() }},
 	{name: "url", words: []string{"URL", "URLSearchParams"},
@@ -296,10 +296,10 @@ var features = []feature{
 	{name: "intl", words: []string{"Intl", "toLocaleString", "toLocaleDateString", "toLocaleTimeString", "localeCompare", "toLocaleUpperCase", "toLocaleLowerCase"},
 		install: (*run).installIntl},
 	// esbuild turns regular-expression literals goja cannot read into RegExp calls.
-	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: (*run).installRegexp},
+	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: func(r *run) error { return installRegexp(r) }},
 	// Every match goes through exec or test.
 	{name: "regexpTimeout", words: []string{"exec", "test", "match", "matchAll", "replace", "replaceAll", "search", "split", "RegExp"},
-		install: (*run).installRegexpTimeout},
+		install: func(r *run) error { return installRegexpTimeout(r) }},
 	// Where goja's numbers differ from V8's: Number of a BigInt (a program that has one names
 	// BigInt, writes a literal or reads a BigInt64Array) and parseInt of a negative zero.
 	{name: "bigIntNumber", match: regexp.MustCompile(`\bNumber\b[\s\S]*(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)|(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)[\s\S]*\bNumber\b`),
