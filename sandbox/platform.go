@@ -22,11 +22,12 @@ import (
 // it. A program that reaches an addition under a name computed at run time, without naming it
 // anywhere, does not get it: that is the one price of the scheme.
 
-// platformHost is what a platform module is installed against, as k6's modules are against
-// their VU: the one run whose runtime the module extends. A module (the console, the timers)
-// is a type of its own holding its state and a platformHost, and reaches the run only through
-// these methods; the run holds one field per module. Methods are for the VM goroutine unless
-// said otherwise.
+// platformHost is what the platform is installed against, as k6's modules are against their
+// VU: the one run whose runtime it extends. A module (the console, the timers, the Web APIs)
+// is a type of its own holding its state and a platformHost, with one field in the run; the
+// other additions are functions of a platformHost. None holds the run itself. The methods come
+// in four groups: the runtime, the loop, the clock and limits, the log. They are for the VM
+// goroutine unless said otherwise.
 type platformHost interface {
 	// runtime is the run's goja runtime.
 	runtime() *goja.Runtime
@@ -37,6 +38,7 @@ type platformHost interface {
 	lazyGlobal(name string, build func() goja.Value) error
 	// prelude runs the named prelude of prelude/ once per runtime and returns its result.
 	prelude(name string, args ...goja.Value) goja.Value
+
 	// enqueue hands a job to the run's loop, to run as a top-level call into the VM; jobs
 	// queued after the run closed are dropped. Safe from any goroutine.
 	enqueue(j job)
@@ -48,6 +50,7 @@ type platformHost interface {
 	uncaught(err error, where string)
 	// describeThrown is the failure message for a thrown value.
 	describeThrown(v goja.Value) string
+
 	// timeout is the run's wall-clock limit; no timer need be longer.
 	timeout() time.Duration
 	// started is when the run began: the origin of performance.now and event time stamps.
