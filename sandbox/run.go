@@ -285,7 +285,7 @@ func newRun(p *Program, host Host, opts Options) *run {
 func allocRun() *run {
 	r := &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r.console.h, r.timers.h = r, r
-	r.web = webAPIs{h: r, setTimeout: r.timers.setTimeout}
+	r.web = webAPIs{h: r, timers: &r.timers}
 	return r
 }
 

@@ -26,8 +26,8 @@ import (
 // and return strings, numbers and buffers only. Fields belong to the VM goroutine.
 type webAPIs struct {
 	h platformHost
-	// setTimeout is the timers module's, for AbortSignal.timeout.
-	setTimeout func(goja.FunctionCall) goja.Value
+	// timers is the run's timer module, for AbortSignal.timeout.
+	timers *timers
 	// urls is what prelude/url.js returned (the URL classes), once a program read URL or
 	// URLSearchParams; nil before.
 	urls *goja.Object
@@ -252,7 +252,7 @@ func (w *webAPIs) now() float64 {
 func (w *webAPIs) events() *goja.Object {
 	return w.h.prelude("events.js", nativesObject(w.h, map[string]func(goja.FunctionCall) goja.Value{
 		"now":        func(goja.FunctionCall) goja.Value { return w.h.runtime().ToValue(w.now()) },
-		"setTimeout": w.setTimeout,
+		"setTimeout": w.timers.setTimeout,
 		"report": func(call goja.FunctionCall) goja.Value {
 			w.h.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception in an event listener: " + w.h.describeThrown(call.Argument(0))})
 			return goja.Undefined()
