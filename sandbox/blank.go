@@ -79,7 +79,7 @@ func (r *run) setupBase() error {
 	rt := r.rt
 	// eval and new Function parse at run time; never let them read source maps from disk.
 	rt.SetParserOptions(parser.WithDisableSourceMaps)
-	if err := r.installGuards(alwaysGuarded); err != nil {
+	if err := r.guards.install(alwaysGuarded); err != nil {
 		return err
 	}
 	r.trampoline, _ = goja.AssertFunction(r.function("sandbox", func(goja.FunctionCall) goja.Value {

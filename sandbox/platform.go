@@ -50,6 +50,11 @@ type platformHost interface {
 	uncaught(err error, where string)
 	// describeThrown is the failure message for a thrown value.
 	describeThrown(v goja.Value) string
+	// stopping reports whether the run has failed or was stopped: a native step should end.
+	// Safe from any goroutine.
+	stopping() bool
+	// intrinsics are Object.prototype and Array.prototype as the runtime created them.
+	intrinsics() (objectProto, arrayProto *goja.Object)
 
 	// timeout is the run's wall-clock limit; no timer need be longer.
 	timeout() time.Duration

@@ -196,16 +196,17 @@ func cancelled(ctx context.Context) *Failure { return CancelledFailure(context.C
 
 // run is the state of one Run: the runtime and the loop that applies jobs to it, the host
 // boundary (tool calls out, settlements and timers in, the logs and the result out) with its
-// limits, and one field per platform module, each installed against the run as its
-// platformHost (platform.go). Fields without a guard note belong to the VM goroutine.
+// limits, and one field per platform module; the modules and the guards are installed against
+// the run as their platformHost (platform.go). Fields without a guard note belong to the VM goroutine.
 type run struct {
-	rt    *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
-	prog  *Program
-	host  Host
-	opts  Options
-	start time.Time // when the run began: the clock of performance.now
-	caps  caps      // built-in caps derived from opts.Memory
-	based bool      // setupBase has run (a run set up ahead: see takeBlank)
+	rt     *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
+	prog   *Program
+	host   Host
+	opts   Options
+	start  time.Time     // when the run began: the clock of performance.now
+	caps   caps          // built-in caps derived from opts.Memory
+	guards builtinGuards // the guards on built-ins that enforce caps (guards.go)
+	based  bool          // setupBase has run (a run set up ahead: see takeBlank)
 
 	// The platform.
 	console   console               // the console module
@@ -213,7 +214,6 @@ type run struct {
 	web       webAPIs               // the Web API module
 	preludes  map[string]goja.Value // results of preludes run in this runtime
 	inspected inspectCache          // what the inspector keeps between values (inspect.go)
-	guard     guardState            // what the built-in guards keep (guards.go)
 
 	// The loop (main, loop, enter).
 	objectProto *goja.Object  // see intrinsics
@@ -285,6 +285,7 @@ func newRun(p *Program, host Host, opts Options) *run {
 func allocRun() *run {
 	r := &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r.console.h, r.timers.h = r, r
+	r.guards = builtinGuards{h: r, caps: &r.caps}
 	r.web = webAPIs{h: r, timers: &r.timers}
 	return r
 }
@@ -642,7 +643,7 @@ func (r *run) setup() error {
 		}
 	}
 	r.rt.SetMaxCallStackSize(r.opts.MaxCallStackDepth)
-	if err := r.installGuards(r.prog.guards &^ alwaysGuarded); err != nil {
+	if err := r.guards.install(r.prog.guards &^ alwaysGuarded); err != nil {
 		return err
 	}
 	return r.installFeatures(r.prog.features)
@@ -671,6 +672,14 @@ func (r *run) started() time.Time { return r.start }
 
 // memoryCaps are the run's built-in caps (platformHost).
 func (r *run) memoryCaps() caps { return r.caps }
+
+// overCap fails the run for what passed one of its caps (platformHost; see builtinGuards).
+func (r *run) overCap(what string, size float64, limit int64, unit string, divisor int64) {
+	r.guards.overCap(what, size, limit, unit, divisor)
+}
+
+// stopping reports whether the run has failed or was stopped (platformHost).
+func (r *run) stopping() bool { return r.stopped.Load() }
 
 // timeout is the run's wall-clock limit (platformHost).
 func (r *run) timeout() time.Duration { return r.opts.Timeout }
