@@ -103,3 +103,20 @@ func benchmarkRunProgram(b *testing.B, host Host, want, src string) {
 		}
 	}
 }
+
+// BenchmarkRunConsole is a run that logs: the console module formats a hundred lines with
+// objects in them, and uses group and count.
+func BenchmarkRunConsole(b *testing.B) {
+	benchmarkRunProgram(b, nil, "1", `for (let i = 0; i < 100; i++) console.log("item", i, {a: i, b: [1, 2, 3]}); console.group("g"); console.count(); console.groupEnd(); return 1`)
+}
+
+// BenchmarkRunTimers is a run that schedules: a hundred setImmediate callbacks through the
+// job queue, and a hundred timeouts set and cleared.
+func BenchmarkRunTimers(b *testing.B) {
+	benchmarkRunProgram(b, nil, "100", `let n = 0; await new Promise(r => { for (let i = 0; i < 100; i++) setImmediate(() => { if (++n === 100) r() }) }); for (let i = 0; i < 100; i++) clearTimeout(setTimeout(() => {}, 1000)); return n`)
+}
+
+// BenchmarkRunWebAPIs is a run that builds the URL and encoding preludes and uses each once.
+func BenchmarkRunWebAPIs(b *testing.B) {
+	benchmarkRunProgram(b, nil, "25", `const u = new URL("https://example.com/a?b=1"); return new TextEncoder().encode(u.href).length`)
+}

@@ -59,7 +59,7 @@ func fillBlanks() {
 // program, Host or limits yet; nil if set-up failed (a bug: Run then sets one up itself and
 // reports it).
 func newBlankRun() (r *run) {
-	r = &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r = allocRun()
 	defer func() {
 		if recover() != nil {
 			r = nil
@@ -79,7 +79,7 @@ func (r *run) setupBase() error {
 	rt := r.rt
 	// eval and new Function parse at run time; never let them read source maps from disk.
 	rt.SetParserOptions(parser.WithDisableSourceMaps)
-	if err := r.installGuards(alwaysGuarded); err != nil {
+	if err := r.guards.install(alwaysGuarded); err != nil {
 		return err
 	}
 	r.trampoline, _ = goja.AssertFunction(r.function("sandbox", func(goja.FunctionCall) goja.Value {
@@ -94,9 +94,9 @@ func (r *run) setupBase() error {
 	if err := errors.Join(
 		global.DefineAccessorProperty("ToolCallError", tce, tce, goja.FLAG_TRUE, goja.FLAG_FALSE),
 		define("tools", r.newTools()),
-		define("console", r.newConsole()),
-		define("setTimeout", r.function("setTimeout", r.setTimeout)),
-		define("clearTimeout", r.function("clearTimeout", r.clearTimer)),
+		define("console", r.console.newObject()),
+		define("setTimeout", r.function("setTimeout", r.timers.setTimeout)),
+		define("clearTimeout", r.function("clearTimeout", r.timers.clearTimer)),
 	); err != nil {
 		return err
 	}

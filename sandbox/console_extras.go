@@ -15,48 +15,40 @@ import (
 // never fails a run: whatever goes wrong while formatting (a getter that throws, say) is
 // logged as a note instead. Only the log-size limit ends a run.
 
-// installConsoleExtras adds table, dir, dirxml, trace, assert, count, countReset, time,
-// timeLog, timeEnd, group, groupCollapsed and groupEnd to the run's console.
-func (r *run) installConsoleExtras() error {
-	c := r.console
+// install adds table, dir, dirxml, trace, assert, count, countReset, time, timeLog, timeEnd,
+// group, groupCollapsed and groupEnd to the console object.
+func (c *console) install() error {
 	methods := []struct {
 		name string
 		fn   func(goja.FunctionCall)
 	}{
-		{"table", r.consoleTable},
-		{"dir", r.consoleDir},
-		{"dirxml", func(call goja.FunctionCall) { r.consoleLog(call) }},
-		{"trace", r.consoleTrace},
-		{"assert", r.consoleAssert},
-		{"count", r.consoleCount},
-		{"countReset", r.consoleCountReset},
-		{"time", r.consoleTime},
-		{"timeLog", func(call goja.FunctionCall) { r.consoleTimeLog(call, false) }},
-		{"timeEnd", func(call goja.FunctionCall) { r.consoleTimeLog(call, true) }},
-		{"group", r.consoleGroup},
-		{"groupCollapsed", r.consoleGroup},
-		{"groupEnd", r.consoleGroupEnd},
+		{"table", c.table},
+		{"dir", c.dir},
+		{"dirxml", func(call goja.FunctionCall) { c.log(call) }},
+		{"trace", c.trace},
+		{"assert", c.assert},
+		{"count", c.count},
+		{"countReset", c.countReset},
+		{"time", c.time},
+		{"timeLog", func(call goja.FunctionCall) { c.timeLog(call, false) }},
+		{"timeEnd", func(call goja.FunctionCall) { c.timeLog(call, true) }},
+		{"group", c.group},
+		{"groupCollapsed", c.group},
+		{"groupEnd", c.groupEnd},
 	}
 	for _, m := range methods {
 		name, fn := m.name, m.fn
-		f := r.function(name, func(call goja.FunctionCall) goja.Value {
-			if ex := r.rt.Try(func() { fn(call) }); ex != nil {
-				r.emit(fmt.Sprintf("[console.%s could not format its arguments: %s]", name, r.describeThrown(ex.Value())))
+		f := c.h.function(name, func(call goja.FunctionCall) goja.Value {
+			if ex := c.h.runtime().Try(func() { fn(call) }); ex != nil {
+				c.emit(fmt.Sprintf("[console.%s could not format its arguments: %s]", name, c.h.describeThrown(ex.Value())))
 			}
 			return goja.Undefined()
 		})
-		if err := c.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
+		if err := c.obj.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// logRoom is how many bytes a formatter may produce before the line cannot fit anyway.
-func (r *run) logRoom() (int, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.opts.MaxLogBytes - r.logBytes + 1, r.logFull || r.closed
 }
 
 // label reads a console label argument: "default" when undefined.
@@ -67,56 +59,55 @@ func label(v goja.Value) string {
 	return v.String()
 }
 
-func (r *run) consoleDir(call goja.FunctionCall) {
-	room, full := r.logRoom()
+func (c *console) dir(call goja.FunctionCall) {
+	room, full := c.h.logRoom()
 	if full {
 		return
 	}
-	in := &inspector{r: r, limit: room, depthLimit: inspectDepth}
+	depth := inspectDepth
 	if opts, ok := call.Argument(1).(*goja.Object); ok {
 		if d := opts.Get("depth"); d != nil && !goja.IsUndefined(d) {
 			switch f := d.ToFloat(); {
 			case goja.IsNull(d) || math.IsInf(f, 1):
-				in.depthLimit = -1
+				depth = -1
 			case !math.IsNaN(f):
-				in.depthLimit = int(math.Max(f, 0))
+				depth = int(math.Max(f, 0))
 			}
 		}
 	}
-	in.value(call.Argument(0), 0) // strings quoted, as util.inspect shows them
-	r.emit(in.b.String())
+	c.emit(c.h.inspectValue(call.Argument(0), depth, room)) // strings quoted, as util.inspect shows them
 }
 
-func (r *run) consoleTrace(call goja.FunctionCall) {
-	room, full := r.logRoom()
+func (c *console) trace(call goja.FunctionCall) {
+	room, full := c.h.logRoom()
 	if full {
 		return
 	}
 	text := "Trace"
 	if len(call.Arguments) > 0 {
-		text += ": " + r.formatLog(call.Arguments, room)
+		text += ": " + c.h.formatLog(call.Arguments, room)
 	}
-	for _, f := range r.rt.CaptureCallStack(16, nil) {
+	for _, f := range c.h.runtime().CaptureCallStack(16, nil) {
 		p := f.Position()
 		if !strings.HasPrefix(p.Filename, "program.") {
 			continue
 		}
-		if l, c, ok := r.prog.frame(p.Line, p.Column); ok {
+		if l, col, ok := c.h.programFrame(p.Line, p.Column); ok {
 			name := f.FuncName()
 			if name == "" {
 				name = "<anonymous>"
 			}
-			text += fmt.Sprintf("\n    at %s (line %d:%d)", name, l, c)
+			text += fmt.Sprintf("\n    at %s (line %d:%d)", name, l, col)
 		}
 	}
-	r.emit(text)
+	c.emit(text)
 }
 
-func (r *run) consoleAssert(call goja.FunctionCall) {
+func (c *console) assert(call goja.FunctionCall) {
 	if call.Argument(0).ToBoolean() {
 		return
 	}
-	room, full := r.logRoom()
+	room, full := c.h.logRoom()
 	if full {
 		return
 	}
@@ -127,60 +118,60 @@ func (r *run) consoleAssert(call goja.FunctionCall) {
 		if goja.IsString(rest[0]) {
 			sep = ": "
 		}
-		text += sep + r.formatLog(rest, room)
+		text += sep + c.h.formatLog(rest, room)
 	}
-	r.emit(text)
+	c.emit(text)
 }
 
-func (r *run) consoleCount(call goja.FunctionCall) {
+func (c *console) count(call goja.FunctionCall) {
 	l := label(call.Argument(0))
-	if r.consoleCounts == nil {
-		r.consoleCounts = make(map[string]int)
+	if c.counts == nil {
+		c.counts = make(map[string]int)
 	}
-	r.consoleCounts[l]++
-	r.emit(l + ": " + strconv.Itoa(r.consoleCounts[l]))
+	c.counts[l]++
+	c.emit(l + ": " + strconv.Itoa(c.counts[l]))
 }
 
-func (r *run) consoleCountReset(call goja.FunctionCall) {
+func (c *console) countReset(call goja.FunctionCall) {
 	l := label(call.Argument(0))
-	if _, ok := r.consoleCounts[l]; !ok {
-		r.emit(fmt.Sprintf("Warning: Count for '%s' does not exist", l))
+	if _, ok := c.counts[l]; !ok {
+		c.emit(fmt.Sprintf("Warning: Count for '%s' does not exist", l))
 		return
 	}
-	r.consoleCounts[l] = 0
+	c.counts[l] = 0
 }
 
-func (r *run) consoleTime(call goja.FunctionCall) {
+func (c *console) time(call goja.FunctionCall) {
 	l := label(call.Argument(0))
-	if r.consoleTimers == nil {
-		r.consoleTimers = make(map[string]time.Time)
+	if c.timers == nil {
+		c.timers = make(map[string]time.Time)
 	}
-	if _, ok := r.consoleTimers[l]; ok {
-		r.emit(fmt.Sprintf("Warning: Label '%s' already exists for console.time()", l))
+	if _, ok := c.timers[l]; ok {
+		c.emit(fmt.Sprintf("Warning: Label '%s' already exists for console.time()", l))
 		return
 	}
-	r.consoleTimers[l] = time.Now()
+	c.timers[l] = time.Now()
 }
 
-func (r *run) consoleTimeLog(call goja.FunctionCall, end bool) {
+func (c *console) timeLog(call goja.FunctionCall, end bool) {
 	l := label(call.Argument(0))
-	start, ok := r.consoleTimers[l]
+	start, ok := c.timers[l]
 	if !ok {
 		method := "console.timeLog()"
 		if end {
 			method = "console.timeEnd()"
 		}
-		r.emit(fmt.Sprintf("Warning: No such label '%s' for %s", l, method))
+		c.emit(fmt.Sprintf("Warning: No such label '%s' for %s", l, method))
 		return
 	}
 	text := l + ": " + formatDuration(time.Since(start))
 	if end {
-		delete(r.consoleTimers, l)
+		delete(c.timers, l)
 	} else if len(call.Arguments) > 1 {
-		room, _ := r.logRoom()
-		text += " " + r.formatLog(call.Arguments[1:], room)
+		room, _ := c.h.logRoom()
+		text += " " + c.h.formatLog(call.Arguments[1:], room)
 	}
-	r.emit(text)
+	c.emit(text)
 }
 
 // formatDuration renders a console.time duration as Node does: milliseconds with three
@@ -203,18 +194,18 @@ func formatDuration(d time.Duration) string {
 	return strconv.FormatFloat(ms, 'f', 3, 64) + "ms"
 }
 
-func (r *run) consoleGroup(call goja.FunctionCall) {
+func (c *console) group(call goja.FunctionCall) {
 	if len(call.Arguments) > 0 {
-		r.consoleLog(call)
+		c.log(call)
 	}
-	if r.groupIndent < 200 {
-		r.groupIndent += 2
+	if c.indent < 200 {
+		c.indent += 2
 	}
 }
 
-func (r *run) consoleGroupEnd(goja.FunctionCall) {
-	if r.groupIndent >= 2 {
-		r.groupIndent -= 2
+func (c *console) groupEnd(goja.FunctionCall) {
+	if c.indent >= 2 {
+		c.indent -= 2
 	}
 }
 
@@ -222,10 +213,10 @@ func (r *run) consoleGroupEnd(goja.FunctionCall) {
 // (index) column, one column per property of the rows (in first-seen order, or those named by
 // the second argument), and a Values column for rows that are not objects. Anything else is
 // logged as console.log would.
-func (r *run) consoleTable(call goja.FunctionCall) {
+func (c *console) table(call goja.FunctionCall) {
 	data, ok := call.Argument(0).(*goja.Object)
 	if !ok {
-		r.consoleLog(call)
+		c.log(call)
 		return
 	}
 	var filter []string
@@ -236,14 +227,10 @@ func (r *run) consoleTable(call goja.FunctionCall) {
 		}
 	}
 	cell := func(v goja.Value) string {
-		in := &inspector{r: r, limit: 1 << 12, depthLimit: 0}
 		if o, ok := v.(*goja.Object); ok && objectClass(o) != "Array" && len(o.Keys()) > 2 {
-			in.depthLimit = -1 // as Node: depth -1 shows such an object as [Object]
-			in.write("[Object]")
-			return in.b.String()
+			return "[Object]" // as Node: depth -1 shows such an object so
 		}
-		in.value(v, 0)
-		return in.b.String()
+		return c.h.inspectValue(v, 0, 1<<12)
 	}
 	type row struct {
 		index  string
@@ -275,7 +262,7 @@ func (r *run) consoleTable(call goja.FunctionCall) {
 	switch objectClass(data) {
 	case "Map":
 		indexHeader = "(iteration index)"
-		entries := r.arrayFrom(data)
+		entries := c.arrayFrom(data)
 		keys = []string{"Key", "Values"}
 		for i, e := range entries {
 			pair, _ := e.(*goja.Object)
@@ -287,7 +274,7 @@ func (r *run) consoleTable(call goja.FunctionCall) {
 		filter = nil
 	case "Set":
 		indexHeader = "(iteration index)"
-		for i, v := range r.arrayFrom(data) {
+		for i, v := range c.arrayFrom(data) {
 			rows = append(rows, row{index: strconv.Itoa(i), value: cell(v), hasVal: true})
 		}
 		hasValues = true
@@ -321,7 +308,7 @@ func (r *run) consoleTable(call goja.FunctionCall) {
 		}
 		table = append(table, line)
 	}
-	r.emit(renderTable(header, table))
+	c.emit(renderTable(header, table))
 }
 
 func isFunctionObject(o *goja.Object) bool {
@@ -340,8 +327,9 @@ func tableKeys(o *goja.Object) []string {
 }
 
 // arrayFrom lists an iterable's values through Array.from (bounded by inspectReads).
-func (r *run) arrayFrom(o *goja.Object) []goja.Value {
-	from, ok := goja.AssertFunction(r.rt.Get("Array").ToObject(r.rt).Get("from"))
+func (c *console) arrayFrom(o *goja.Object) []goja.Value {
+	rt := c.h.runtime()
+	from, ok := goja.AssertFunction(rt.Get("Array").ToObject(rt).Get("from"))
 	if !ok {
 		return nil
 	}

@@ -70,15 +70,16 @@ func isoString(t time.Time) string {
 
 // installDate replaces Date.prototype.toISOString, toString and toTimeString with V8's
 // renderings (toJSON and string conversion go through them).
-func (r *run) installDate() error {
-	return r.catch(func() {
-		proto := r.rt.Get("Date").ToObject(r.rt).Get("prototype").(*goja.Object)
+func installDate(h platformHost) error {
+	return tryJS(h, func() {
+		rt := h.runtime()
+		proto := rt.Get("Date").ToObject(rt).Get("prototype").(*goja.Object)
 		wrap := func(name string, fn func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value) {
 			native, ok := goja.AssertFunction(proto.Get(name))
 			if !ok {
 				panic("sandbox: Date.prototype." + name + " is not a function")
 			}
-			must(r.method(proto, name, 0, func(call goja.FunctionCall) goja.Value {
+			must(defineMethod(h, proto, name, 0, func(call goja.FunctionCall) goja.Value {
 				this, _ := call.This.(*goja.Object)
 				return fn(this, native, call)
 			}))
@@ -86,7 +87,7 @@ func (r *run) installDate() error {
 		wrap("toISOString", func(this *goja.Object, native goja.Callable, call goja.FunctionCall) goja.Value {
 			if this != nil && this.ClassName() == "Date" {
 				if t, ok := this.Export().(time.Time); ok {
-					return r.rt.ToValue(isoString(t))
+					return rt.ToValue(isoString(t))
 				}
 			}
 			v, err := native(call.This) // an invalid date or not a date: goja's errors are V8's
@@ -98,7 +99,7 @@ func (r *run) installDate() error {
 			must(err)
 			if this != nil && this.ClassName() == "Date" {
 				if t, ok := this.Export().(time.Time); ok {
-					return r.rt.ToValue(longZoneName(v.String(), t))
+					return rt.ToValue(longZoneName(v.String(), t))
 				}
 			}
 			return v

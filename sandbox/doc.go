@@ -33,6 +33,35 @@
 //     structuredClone, Intl, …), each installed when the program mentions it (platform.go);
 //     no require, process, file system or network.
 //
+// # Map
+//
+// The package has three ideas. The run ([Run], run.go): a goja runtime, the loop that applies
+// jobs to it on its own goroutine (settlements, timers, held calls), and the host boundary with
+// its limits: tool calls out as snapshots (tools.go, snapshot.go, host.go), settlements in
+// (fromjson.go), the log sink and the result out, failures worded for the model (failure.go);
+// the guards on built-ins that allocate in one step (guards.go: builtinGuards, installed
+// against platformHost as the modules are), the heap watchdog (watchdog.go) and runtimes set up
+// ahead (blank.go). Compiling ([Compile], program.go): source to a goja program, through one
+// JavaScript scanner (scan.go) for the bracket guard (nesting.go), program shapes (shape.go,
+// namespace.go), and the try-call rewriting (trycall.go); compiled programs are cached
+// (cache.go). The platform (platform.go): what a program gets beyond ECMAScript (console and
+// setTimeout always, the rest when the program names it), each piece installed against
+// platformHost, the small interface through which a module reaches the run it extends (its
+// runtime, job queue, failure, log sink, clock, memory caps and formatter), as k6's modules
+// reach their VU. The modules are the console (console.go, console_extras.go), the timers
+// (timers.go) and the Web APIs (webapi.go), each a type holding its own state with one field in
+// the run; the ES2023–2025 built-ins, Date and RegExp fixes (platform_builtins.go, date.go,
+// regexp.go) are functions of platformHost; Intl is package sandbox/intl, which the run
+// installs with its guards (intl.go). The inspector (inspect.go, util.inspect as Node's) is the
+// run's: failure messages describe thrown values with it, and the console formats through
+// platformHost with it.
+//
+// The modules are types in this package rather than sub-packages because what they share with
+// the run is its vocabulary, not its state: the job type, Failure, the memory caps and the
+// inspector, which reads the Web API classes' internal state (URL, URLSearchParams); as
+// sub-packages these would all be exported. None of them holds a *run: platformHost is all
+// they see of it.
+//
 // Importing this package sets regexp2's process-wide default match timeout (see
 // [RegexpMatchTimeout]); goja is the only user of regexp2 in codemode.
 package sandbox

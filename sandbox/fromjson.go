@@ -31,7 +31,7 @@ func (r *run) fromJSON(data []byte) (goja.Value, error) {
 		return nil, errInvalidJSON
 	}
 	// The text is valid from here on: the scan below only tells its tokens apart.
-	stack, items := r.jsonStack[:0], r.jsonItems[:0]
+	stack, items := r.scratch.jsonStack[:0], r.scratch.jsonItems[:0]
 	i := jsontext.SkipSpace(data, 0)
 	for {
 		var v goja.Value
@@ -72,14 +72,14 @@ func (r *run) fromJSON(data []byte) (goja.Value, error) {
 		// v is complete: store it in its container, and close each container it completes.
 		for {
 			if len(stack) == 0 {
-				r.jsonStack, r.jsonItems = stack, items
+				r.scratch.jsonStack, r.scratch.jsonItems = stack, items
 				return v, nil
 			}
 			top := &stack[len(stack)-1]
 			if top.obj != nil {
 				if err := top.obj.DefineDataProperty(top.key, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
 					clear(items)
-					r.jsonStack, r.jsonItems = stack[:0], items[:0]
+					r.scratch.jsonStack, r.scratch.jsonItems = stack[:0], items[:0]
 					return nil, err
 				}
 			} else {
@@ -141,15 +141,15 @@ func (r *run) jsonString(data []byte, i int, key bool) (string, int) {
 	if !key || len(raw) > maxInternedKey {
 		return string(raw), j + 1
 	}
-	if s, ok := r.jsonKeys[string(raw)]; ok {
+	if s, ok := r.scratch.jsonKeys[string(raw)]; ok {
 		return s, j + 1
 	}
 	s := string(raw)
-	if r.jsonKeys == nil {
-		r.jsonKeys = make(map[string]string)
+	if r.scratch.jsonKeys == nil {
+		r.scratch.jsonKeys = make(map[string]string)
 	}
-	if len(r.jsonKeys) < maxInternedKeys {
-		r.jsonKeys[s] = s
+	if len(r.scratch.jsonKeys) < maxInternedKeys {
+		r.scratch.jsonKeys[s] = s
 	}
 	return s, j + 1
 }

@@ -223,14 +223,14 @@ func guardsFor(src string) guardSet {
 	return g
 }
 
-// installGuards replaces the built-ins of set in the run's runtime with guarded versions. It
+// install replaces the built-ins of set in the run's runtime with guarded versions. It
 // runs before the program, so the originals it wraps (and the intrinsics the guards use) are
 // the runtime's own.
-func (r *run) installGuards(set guardSet) error {
+func (g *builtinGuards) install(set guardSet) error {
 	if set == 0 {
 		return nil
 	}
-	rt := r.rt
+	rt := g.h.runtime()
 	global := rt.GlobalObject()
 	var errs []error
 	add := func(bit guardSet, install func() error) {
@@ -251,85 +251,85 @@ func (r *run) installGuards(set guardSet) error {
 			if err != nil {
 				return err
 			}
-			return r.guardMethod(o, name, length, guard)
+			return g.guardMethod(o, name, length, guard)
 		}
 	}
 	if set&(guardRepeat|guardPadStart|guardPadEnd|guardConcat|guardReplace|guardSplit) != 0 {
 		stringProto := rt.ToValue("").ToObject(rt).Prototype()
-		add(guardRepeat, func() error { return r.guardMethod(stringProto, "repeat", 1, r.guardRepeat) })
-		add(guardPadStart, func() error { return r.guardMethod(stringProto, "padStart", 2, r.guardPad("padStart")) })
-		add(guardPadEnd, func() error { return r.guardMethod(stringProto, "padEnd", 2, r.guardPad("padEnd")) })
-		add(guardConcat, func() error { return r.guardMethod(stringProto, "concat", 1, r.guardStringConcat) })
+		add(guardRepeat, func() error { return g.guardMethod(stringProto, "repeat", 1, g.guardRepeat) })
+		add(guardPadStart, func() error { return g.guardMethod(stringProto, "padStart", 2, g.guardPad("padStart")) })
+		add(guardPadEnd, func() error { return g.guardMethod(stringProto, "padEnd", 2, g.guardPad("padEnd")) })
+		add(guardConcat, func() error { return g.guardMethod(stringProto, "concat", 1, g.guardStringConcat) })
 		add(guardReplace, func() error {
-			r.guard.match, _ = goja.AssertFunction(stringProto.Get("match"))
+			g.state.match, _ = goja.AssertFunction(stringProto.Get("match"))
 			return errors.Join(
-				r.guardMethod(stringProto, "replace", 2, r.guardReplace("replace", false)),
-				r.guardMethod(stringProto, "replaceAll", 2, r.guardReplace("replaceAll", true)))
+				g.guardMethod(stringProto, "replace", 2, g.guardReplace("replace", false)),
+				g.guardMethod(stringProto, "replaceAll", 2, g.guardReplace("replaceAll", true)))
 		})
-		add(guardSplit, func() error { return r.guardMethod(stringProto, "split", 2, r.guardSplit) })
+		add(guardSplit, func() error { return g.guardMethod(stringProto, "split", 2, g.guardSplit) })
 	}
-	_, arrayProto := r.intrinsics()
-	add(guardJoin, func() error { return r.guardMethod(arrayProto, "join", 1, r.guardJoin) })
-	add(guardFill, func() error { return r.guardMethod(arrayProto, "fill", 1, r.guardFill) })
-	add(guardIterators, func() error { return r.guardIterators(arrayProto) })
+	_, arrayProto := g.h.intrinsics()
+	add(guardJoin, func() error { return g.guardMethod(arrayProto, "join", 1, g.guardJoin) })
+	add(guardFill, func() error { return g.guardMethod(arrayProto, "fill", 1, g.guardFill) })
+	add(guardIterators, func() error { return g.guardIterators(arrayProto) })
 	add(guardFlat, func() error {
 		array, err := object(global, "Array")
 		if err != nil {
 			return err
 		}
-		r.guard.isArray, _ = goja.AssertFunction(array.Get("isArray"))
-		return errors.Join(r.guardMethod(arrayProto, "flat", 0, r.guardFlat), r.guardMethod(arrayProto, "flatMap", 1, r.guardFlatMap))
+		g.state.isArray, _ = goja.AssertFunction(array.Get("isArray"))
+		return errors.Join(g.guardMethod(arrayProto, "flat", 0, g.guardFlat), g.guardMethod(arrayProto, "flatMap", 1, g.guardFlatMap))
 	})
-	add(guardConcat, func() error { return r.guardMethod(arrayProto, "concat", 1, r.guardArrayConcat) })
+	add(guardConcat, func() error { return g.guardMethod(arrayProto, "concat", 1, g.guardArrayConcat) })
 	for i, w := range walkers {
 		add(guardWalkers<<i, func() error {
 			var errs []error
 			for _, m := range w.methods {
 				length := int(intOf(arrayProto.Get(m).ToObject(rt).Get("length")))
-				errs = append(errs, r.guardMethod(arrayProto, m, length, r.guardWalk(m)))
+				errs = append(errs, g.guardMethod(arrayProto, m, length, g.guardWalk(m)))
 			}
 			return errors.Join(errs...)
 		})
 	}
 	add(guardApply, func() error {
 		fnProto := rt.ToValue(func() {}).ToObject(rt).Prototype()
-		return r.guardMethod(fnProto, "apply", 2, r.guardArgList("Function.prototype.apply", 1))
+		return g.guardMethod(fnProto, "apply", 2, g.guardArgList("Function.prototype.apply", 1))
 	})
 	add(guardReflect, func() error {
 		return errors.Join(
-			static("Reflect", "apply", 3, r.guardArgList("Reflect.apply", 2))(),
-			static("Reflect", "construct", 2, r.guardArgList("Reflect.construct", 1))())
+			static("Reflect", "apply", 3, g.guardArgList("Reflect.apply", 2))(),
+			static("Reflect", "construct", 2, g.guardArgList("Reflect.construct", 1))())
 	})
-	add(guardStringRaw, static("String", "raw", 1, r.guardStringRaw))
+	add(guardStringRaw, static("String", "raw", 1, g.guardStringRaw))
 	add(guardBigIntBits, func() error {
 		return errors.Join(
-			static("BigInt", "asUintN", 2, r.guardBigIntBits("BigInt.asUintN"))(),
-			static("BigInt", "asIntN", 2, r.guardBigIntBits("BigInt.asIntN"))())
+			static("BigInt", "asUintN", 2, g.guardBigIntBits("BigInt.asUintN"))(),
+			static("BigInt", "asIntN", 2, g.guardBigIntBits("BigInt.asIntN"))())
 	})
 	add(guardJSON, func() error {
 		json, err := object(global, "JSON")
 		if err != nil {
 			return err
 		}
-		return errors.Join(r.guardMethod(json, "parse", 2, r.guardJSONParse), r.guardMethod(json, "stringify", 3, r.guardJSONStringify))
+		return errors.Join(g.guardMethod(json, "parse", 2, g.guardJSONParse), g.guardMethod(json, "stringify", 3, g.guardJSONStringify))
 	})
 	// Array.from is guarded on the original constructor, before the Array guard wraps it:
 	// the wrapper's statics are the original's.
-	add(guardArrayFrom, static("Array", "from", 1, r.guardArrayFrom))
-	add(guardArray, func() error { return r.guardConstructor(global, "Array", true, r.checkArrayArgs) })
-	add(guardArrayBuffer, func() error { return r.guardConstructor(global, "ArrayBuffer", false, r.checkBufferArgs) })
+	add(guardArrayFrom, static("Array", "from", 1, g.guardArrayFrom))
+	add(guardArray, func() error { return g.guardConstructor(global, "Array", true, g.checkArrayArgs) })
+	add(guardArrayBuffer, func() error { return g.guardConstructor(global, "ArrayBuffer", false, g.checkBufferArgs) })
 	add(guardTypedJoin, func() error {
-		proto, err := r.typedArrayProto()
+		proto, err := g.typedArrayProto()
 		if err != nil {
 			return err
 		}
 		return errors.Join(
-			r.guardMethod(proto, "join", 1, r.guardTypedJoin("join")),
-			r.guardMethod(proto, "toLocaleString", 0, r.guardTypedJoin("toLocaleString")))
+			g.guardMethod(proto, "join", 1, g.guardTypedJoin("join")),
+			g.guardMethod(proto, "toLocaleString", 0, g.guardTypedJoin("toLocaleString")))
 	})
 	for i, ta := range typedArrays {
 		add(guardTypedArrays<<i, func() error {
-			return r.guardConstructor(global, ta.name, false, r.checkTypedArrayArgs(ta.name, ta.size))
+			return g.guardConstructor(global, ta.name, false, g.checkTypedArrayArgs(ta.name, ta.size))
 		})
 	}
 	return errors.Join(errs...)
@@ -341,13 +341,13 @@ type guardFunc func(orig goja.Callable, call goja.FunctionCall) goja.Value
 
 // guardMethod replaces holder[name] with a native function of the same name and length that
 // runs guard around the original.
-func (r *run) guardMethod(holder *goja.Object, name string, length int, guard guardFunc) error {
+func (g *builtinGuards) guardMethod(holder *goja.Object, name string, length int, guard guardFunc) error {
 	orig, ok := goja.AssertFunction(holder.Get(name))
 	if !ok {
 		return fmt.Errorf("guard %s: not a function", name)
 	}
-	f := r.function(name, func(call goja.FunctionCall) goja.Value { return guard(orig, call) }).(*goja.Object)
-	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+	f := g.h.function(name, func(call goja.FunctionCall) goja.Value { return guard(orig, call) }).(*goja.Object)
+	if err := f.DefineDataProperty("length", g.h.runtime().ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
 	return holder.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE) // as a built-in method
@@ -361,7 +361,7 @@ func (r *run) guardMethod(holder *goja.Object, name string, length int, guard gu
 // neither callable nor usable with instanceof, is replaced by a native constructor that takes
 // over its prototype, its own statics and its [[Prototype]] (and, being a goja native
 // constructor, also constructs when called without new, where the original throws).
-func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, check func([]goja.Value) []goja.Value) error {
+func (g *builtinGuards) guardConstructor(holder *goja.Object, name string, callable bool, check func([]goja.Value) []goja.Value) error {
 	ctor, ok := holder.Get(name).(*goja.Object)
 	if !ok {
 		return fmt.Errorf("guard %s: not an object", name)
@@ -377,15 +377,15 @@ func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, 
 	var guarded goja.Value
 	if callable {
 		call, _ := goja.AssertFunction(ctor)
-		guarded = r.rt.ToValue(r.rt.NewProxy(ctor, &goja.ProxyTrapConfig{
+		guarded = g.h.runtime().ToValue(g.h.runtime().NewProxy(ctor, &goja.ProxyTrapConfig{
 			Construct: func(_ *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
-				defer r.recoverNative(name)
+				defer recoverNative(g.h.runtime(), name)
 				o, err := construct(newTarget, check(args)...)
 				must(err)
 				return o
 			},
 			Apply: func(_ *goja.Object, this goja.Value, args []goja.Value) goja.Value {
-				defer r.recoverNative(name)
+				defer recoverNative(g.h.runtime(), name)
 				v, err := call(this, check(args)...)
 				must(err)
 				return v
@@ -393,8 +393,8 @@ func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, 
 		}))
 	} else {
 		var f *goja.Object
-		f = r.rt.ToValue(func(c goja.ConstructorCall) *goja.Object {
-			defer r.recoverNative(name)
+		f = g.h.runtime().ToValue(func(c goja.ConstructorCall) *goja.Object {
+			defer recoverNative(g.h.runtime(), name)
 			// goja passes no new.target to a native constructor constructed directly (and
 			// cannot tell a call from a construction): the constructor itself stands in.
 			newTarget := c.NewTarget
@@ -406,7 +406,7 @@ func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, 
 			return o
 		}).(*goja.Object)
 		errs := []error{
-			f.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE),
+			f.DefineDataProperty("name", g.h.runtime().ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE),
 			f.DefineDataProperty("length", ctor.Get("length"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE),
 			f.DefineDataProperty("prototype", proto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE),
 			f.SetPrototype(ctor.Prototype()),
@@ -430,11 +430,11 @@ func (r *run) guardConstructor(holder *goja.Object, name string, callable bool, 
 // overCap fails the run with kind "limit" and unwinds the VM. The failure interrupts the
 // runtime, so the program runs no further instruction: no catch or finally block of it sees
 // the error.
-func (r *run) overCap(what string, size float64, limit int64, unit string, divisor int64) {
+func (g *builtinGuards) overCap(what string, size float64, limit int64, unit string, divisor int64) {
 	msg := fmt.Sprintf("%s %s; the limit is %d %s (1/%d of the run's %s memory limit)",
-		what, formatCount(size, unit), limit, unit, divisor, formatBytes(r.caps.memory))
-	r.fail(&Failure{Kind: KindLimit, Message: msg})
-	panic(r.rt.NewTypeError(msg))
+		what, formatCount(size, unit), limit, unit, divisor, formatBytes(g.caps.memory))
+	g.h.fail(&Failure{Kind: KindLimit, Message: msg})
+	panic(g.h.runtime().NewTypeError(msg))
 }
 
 func formatCount(n float64, unit string) string {
@@ -507,22 +507,22 @@ func relIndex(v goja.Value, length float64) float64 {
 }
 
 // guardRepeat is String.prototype.repeat(count).
-func (r *run) guardRepeat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardRepeat(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	if isNullish(call.This) {
 		return callOrig(orig, call.This, call.Arguments...) // throws the TypeError
 	}
 	s := call.This.ToString()
 	count := call.Argument(0).ToNumber()
 	if n := math.Trunc(count.ToFloat()); n >= 1 && !math.IsInf(n, 1) {
-		if size := stringLength(s) * n; size > float64(r.caps.stringLength) {
-			r.overCap("String.prototype.repeat would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+		if size := stringLength(s) * n; size > float64(g.caps.stringLength) {
+			g.overCap("String.prototype.repeat would build a string of", size, g.caps.stringLength, "characters", stringCapDivisor)
 		}
 	}
 	return callOrig(orig, s, count)
 }
 
 // guardPad is String.prototype.padStart or padEnd(maxLength, fillString).
-func (r *run) guardPad(name string) guardFunc {
+func (g *builtinGuards) guardPad(name string) guardFunc {
 	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
 		if isNullish(call.This) {
 			return callOrig(orig, call.This, call.Arguments...)
@@ -532,24 +532,24 @@ func (r *run) guardPad(name string) guardFunc {
 		args := []goja.Value{maxLength}
 		fills := true
 		if fill := call.Argument(1); !goja.IsUndefined(fill) {
-			f := r.toString(fill)
+			f := g.toString(fill)
 			args = append(args, f)
 			fills = stringLength(f) > 0
 		}
-		if size := toLength(maxLength); fills && size > stringLength(s) && size > float64(r.caps.stringLength) {
-			r.overCap("String.prototype."+name+" would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+		if size := toLength(maxLength); fills && size > stringLength(s) && size > float64(g.caps.stringLength) {
+			g.overCap("String.prototype."+name+" would build a string of", size, g.caps.stringLength, "characters", stringCapDivisor)
 		}
 		return callOrig(orig, s, args...)
 	}
 }
 
 // guardJSONParse is JSON.parse(text, reviver) with the text's nesting checked first.
-func (r *run) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Value {
-	text := r.toString(call.Argument(0))
+func (g *builtinGuards) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	text := g.toString(call.Argument(0))
 	if d := jsonDepth(text.String()); d > MaxDataDepth {
 		msg := fmt.Sprintf("JSON.parse was given text that nests deeper than %d levels", MaxDataDepth)
-		r.fail(&Failure{Kind: KindLimit, Message: msg})
-		panic(r.rt.NewTypeError(msg))
+		g.h.fail(&Failure{Kind: KindLimit, Message: msg})
+		panic(g.h.runtime().NewTypeError(msg))
 	}
 	args := []goja.Value{text}
 	if len(call.Arguments) > 1 {
@@ -558,7 +558,7 @@ func (r *run) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Va
 	v, err := orig(call.This, args...)
 	if err != nil {
 		if msg, ok := jsonDiagnosis(text); ok {
-			panic(r.newSyntaxError(msg)) // in Node's words, not Go's decoder's
+			panic(newSyntaxError(g.h.runtime(), msg)) // in Node's words, not Go's decoder's
 		}
 		must(err)
 	}
@@ -567,24 +567,24 @@ func (r *run) guardJSONParse(orig goja.Callable, call goja.FunctionCall) goja.Va
 
 // checkArrayArgs guards Array(n) and new Array(n). Lengths that are not valid array lengths
 // go through, for the original to reject with a RangeError.
-func (r *run) checkArrayArgs(args []goja.Value) []goja.Value {
+func (g *builtinGuards) checkArrayArgs(args []goja.Value) []goja.Value {
 	if len(args) == 1 && goja.IsNumber(args[0]) {
 		n := args[0].ToFloat()
-		if n > float64(r.caps.arrayLength) && n <= maxArrayLength && n == math.Trunc(n) {
-			r.overCap("new Array would make an array of", n, r.caps.arrayLength, "elements", arrayCapDivisor)
+		if n > float64(g.caps.arrayLength) && n <= maxArrayLength && n == math.Trunc(n) {
+			g.overCap("new Array would make an array of", n, g.caps.arrayLength, "elements", arrayCapDivisor)
 		}
 	}
 	return args
 }
 
 // checkBufferArgs guards new ArrayBuffer(length).
-func (r *run) checkBufferArgs(args []goja.Value) []goja.Value {
+func (g *builtinGuards) checkBufferArgs(args []goja.Value) []goja.Value {
 	if len(args) == 0 {
 		return args
 	}
 	n := args[0].ToNumber()
-	if size := n.ToFloat(); size > float64(r.caps.bufferBytes) {
-		r.overCap("new ArrayBuffer would allocate", size, r.caps.bufferBytes, "bytes", bufferCapDivisor)
+	if size := n.ToFloat(); size > float64(g.caps.bufferBytes) {
+		g.overCap("new ArrayBuffer would allocate", size, g.caps.bufferBytes, "bytes", bufferCapDivisor)
 	}
 	out := append([]goja.Value{n}, args[1:]...)
 	return out
@@ -595,13 +595,13 @@ func (r *run) checkBufferArgs(args []goja.Value) []goja.Value {
 // read; a typed array or ArrayBuffer source reads as its own size) and the elements made,
 // also of a view of an existing buffer, which allocates nothing but has as many elements to
 // expand (Object.keys, spread, Array.from) as a new typed array. Numbers are converted once.
-func (r *run) checkTypedArrayArgs(name string, elemSize float64) func([]goja.Value) []goja.Value {
+func (g *builtinGuards) checkTypedArrayArgs(name string, elemSize float64) func([]goja.Value) []goja.Value {
 	check := func(length float64) {
-		if size := length * elemSize; size > float64(r.caps.bufferBytes) {
-			r.overCap("new "+name+" would allocate", size, r.caps.bufferBytes, "bytes", bufferCapDivisor)
+		if size := length * elemSize; size > float64(g.caps.bufferBytes) {
+			g.overCap("new "+name+" would allocate", size, g.caps.bufferBytes, "bytes", bufferCapDivisor)
 		}
-		if length > float64(r.caps.arrayLength) {
-			r.overCap("new "+name+" would make a typed array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
+		if length > float64(g.caps.arrayLength) {
+			g.overCap("new "+name+" would make a typed array of", length, g.caps.arrayLength, "elements", arrayCapDivisor)
 		}
 	}
 	return func(args []goja.Value) []goja.Value {
@@ -635,8 +635,8 @@ func (r *run) checkTypedArrayArgs(name string, elemSize float64) func([]goja.Val
 		} else if len(args) > 2 {
 			out = append(out, args[2])
 		}
-		if length > float64(r.caps.arrayLength) {
-			r.overCap("new "+name+" would make a typed array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
+		if length > float64(g.caps.arrayLength) {
+			g.overCap("new "+name+" would make a typed array of", length, g.caps.arrayLength, "elements", arrayCapDivisor)
 		}
 		return append(out, args[min(len(args), 3):]...)
 	}
@@ -663,36 +663,36 @@ func isArray(o *goja.Object) bool { return o.ClassName() == "Array" }
 // arrayLike reads an array-like's length once and fails the run when walking it would pass
 // the cap; it returns the object a built-in may walk safely: an array itself (its length is
 // an own data property no program can make lie), anything else pinned (see pin).
-func (r *run) arrayLike(o *goja.Object, what string) (*goja.Object, float64) {
+func (g *builtinGuards) arrayLike(o *goja.Object, what string) (*goja.Object, float64) {
 	length := lengthOf(o)
-	if length > float64(r.caps.arrayLength) {
+	if length > float64(g.caps.arrayLength) {
 		noun := " would walk an array-like of"
 		if isArray(o) {
 			noun = " would walk an array of"
 		}
-		r.overCap(what+noun, length, r.caps.arrayLength, "elements", arrayCapDivisor)
+		g.overCap(what+noun, length, g.caps.arrayLength, "elements", arrayCapDivisor)
 	}
 	if isArray(o) {
 		return o, length
 	}
-	return r.pin(o, length, nil), length
+	return g.pin(o, length, nil), length
 }
 
 // receiver is arrayLike for a built-in's this value; a nullish one is left to the original,
 // which throws the TypeError.
-func (r *run) receiver(this goja.Value, what string) (goja.Value, float64) {
+func (g *builtinGuards) receiver(this goja.Value, what string) (goja.Value, float64) {
 	if isNullish(this) {
 		return this, 0
 	}
-	o, length := r.arrayLike(this.ToObject(r.rt), what)
+	o, length := g.arrayLike(this.ToObject(g.h.runtime()), what)
 	return o, length
 }
 
 // pin returns a proxy of o that answers length (and, when spreadable is set,
 // Symbol.isConcatSpreadable) with the values already read and checked, and forwards
 // everything else to o.
-func (r *run) pin(o *goja.Object, length float64, spreadable goja.Value) *goja.Object {
-	pinned := r.rt.ToValue(length)
+func (g *builtinGuards) pin(o *goja.Object, length float64, spreadable goja.Value) *goja.Object {
+	pinned := g.h.runtime().ToValue(length)
 	traps := &goja.ProxyTrapConfig{
 		Get: func(target *goja.Object, property string, _ goja.Value) goja.Value {
 			if property == "length" {
@@ -709,23 +709,23 @@ func (r *run) pin(o *goja.Object, length float64, spreadable goja.Value) *goja.O
 			return target.GetSymbol(property)
 		}
 	}
-	return r.rt.ToValue(r.rt.NewProxy(o, traps)).(*goja.Object)
+	return g.h.runtime().ToValue(g.h.runtime().NewProxy(o, traps)).(*goja.Object)
 }
 
 // stopCheck ends a native step of a stopped run: guard-side callbacks call it, so that the
 // native loop calling them (JSON.stringify, flatMap, replace) does not run on after the run's
 // timeout. The run is interrupted already: no catch of the program sees this.
-func (r *run) stopCheck() {
-	if r.stopped.Load() {
-		panic(r.rt.NewTypeError("the run was stopped"))
+func (g *builtinGuards) stopCheck() {
+	if g.h.stopping() {
+		panic(g.h.runtime().NewTypeError("the run was stopped"))
 	}
 }
 
 // guardWalk is an Array.prototype method that walks its receiver up to its length.
-func (r *run) guardWalk(method string) guardFunc {
+func (g *builtinGuards) guardWalk(method string) guardFunc {
 	what := "Array.prototype." + method
 	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
-		this, _ := r.receiver(call.This, what)
+		this, _ := g.receiver(call.This, what)
 		return callOrig(orig, this, call.Arguments...)
 	}
 }
@@ -733,21 +733,21 @@ func (r *run) guardWalk(method string) guardFunc {
 // guardIterators guards Array.prototype.values, which is also [Symbol.iterator]: an iterator
 // over an array-like walks it to its length, and the built-ins that iterate (spread,
 // Array.from, new Set, Promise.all, …) do so natively. (keys and entries are walkers.)
-func (r *run) guardIterators(arrayProto *goja.Object) error {
+func (g *builtinGuards) guardIterators(arrayProto *goja.Object) error {
 	return errors.Join(
-		r.guardMethod(arrayProto, "values", 0, r.guardWalk("values")),
+		g.guardMethod(arrayProto, "values", 0, g.guardWalk("values")),
 		arrayProto.DefineDataPropertySymbol(goja.SymIterator, arrayProto.Get("values"), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }
 
 // guardArgList is a built-in that spreads the array-like argument at index into an argument
 // list (Function.prototype.apply, Reflect.apply, Reflect.construct): goja allocates the list
 // for the whole length at once.
-func (r *run) guardArgList(what string, index int) guardFunc {
+func (g *builtinGuards) guardArgList(what string, index int) guardFunc {
 	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
 		args := call.Arguments
 		if index < len(args) {
 			if o, ok := args[index].(*goja.Object); ok {
-				pinned, _ := r.arrayLike(o, what)
+				pinned, _ := g.arrayLike(o, what)
 				args = append([]goja.Value(nil), args...)
 				args[index] = pinned
 			}
@@ -759,7 +759,7 @@ func (r *run) guardArgList(what string, index int) guardFunc {
 // guardArrayFrom is Array.from(items, mapFn, thisArg): the result has an element for each of
 // the source's, whether it is walked to its length or iterated (a string); called on another
 // constructor (Array.from.call(Object, …)) it makes no array, and no Array guard sees it.
-func (r *run) guardArrayFrom(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardArrayFrom(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	items := call.Argument(0)
 	var length float64
 	switch v := items.(type) {
@@ -768,21 +768,21 @@ func (r *run) guardArrayFrom(orig goja.Callable, call goja.FunctionCall) goja.Va
 	case goja.String:
 		length = float64(v.Length())
 	}
-	if length > float64(r.caps.arrayLength) {
-		r.overCap("Array.from would make an array of", length, r.caps.arrayLength, "elements", arrayCapDivisor)
+	if length > float64(g.caps.arrayLength) {
+		g.overCap("Array.from would make an array of", length, g.caps.arrayLength, "elements", arrayCapDivisor)
 	}
 	return callOrig(orig, call.This, call.Arguments...)
 }
 
 // guardFill is Array.prototype.fill(value, start, end): filling a sparse array makes it dense.
-func (r *run) guardFill(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardFill(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	if isNullish(call.This) {
 		return callOrig(orig, call.This, call.Arguments...)
 	}
-	o := call.This.ToObject(r.rt)
+	o := call.This.ToObject(g.h.runtime())
 	length := lengthOf(o)
 	if !isArray(o) {
-		o = r.pin(o, length, nil)
+		o = g.pin(o, length, nil)
 	}
 	start := call.Argument(1).ToNumber()
 	args := []goja.Value{call.Argument(0), start}
@@ -792,8 +792,8 @@ func (r *run) guardFill(orig goja.Callable, call goja.FunctionCall) goja.Value {
 		args = append(args, n)
 		end = relIndex(n, length)
 	}
-	if size := end - relIndex(start, length); size > float64(r.caps.arrayLength) {
-		r.overCap("Array.prototype.fill would fill", size, r.caps.arrayLength, "elements", arrayCapDivisor)
+	if size := end - relIndex(start, length); size > float64(g.caps.arrayLength) {
+		g.overCap("Array.prototype.fill would fill", size, g.caps.arrayLength, "elements", arrayCapDivisor)
 	}
 	return callOrig(orig, o, args...)
 }
@@ -804,29 +804,29 @@ func (r *run) guardFill(orig goja.Callable, call goja.FunctionCall) goja.Value {
 // join of many long strings fails at the cap instead of building gigabytes; it walks no
 // array-like past the cap, and joins an array that contains itself to "" where it recurs,
 // as goja does.
-func (r *run) guardJoin(_ goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardJoin(_ goja.Callable, call goja.FunctionCall) goja.Value {
 	if isNullish(call.This) {
-		panic(r.rt.NewTypeError("Array.prototype.join called on null or undefined"))
+		panic(g.h.runtime().NewTypeError("Array.prototype.join called on null or undefined"))
 	}
-	o := call.This.ToObject(r.rt)
-	for _, j := range r.guard.joining {
+	o := call.This.ToObject(g.h.runtime())
+	for _, j := range g.state.joining {
 		if j == o {
-			return r.rt.ToValue("")
+			return g.h.runtime().ToValue("")
 		}
 	}
-	r.guard.joining = append(r.guard.joining, o)
-	defer func() { r.guard.joining = r.guard.joining[:len(r.guard.joining)-1] }()
+	g.state.joining = append(g.state.joining, o)
+	defer func() { g.state.joining = g.state.joining[:len(g.state.joining)-1] }()
 
-	elements, length := r.arrayLike(o, "Array.prototype.join")
+	elements, length := g.arrayLike(o, "Array.prototype.join")
 	var sep goja.String
 	sepLength := 1.0
 	if s := call.Argument(0); !goja.IsUndefined(s) {
-		sep = r.toString(s)
+		sep = g.toString(s)
 		sepLength = float64(sep.Length())
 	}
-	limit := float64(r.caps.stringLength)
+	limit := float64(g.caps.stringLength)
 	if size := (length - 1) * sepLength; size > limit {
-		r.overCap("Array.prototype.join would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+		g.overCap("Array.prototype.join would build a string of", size, g.caps.stringLength, "characters", stringCapDivisor)
 	}
 	var b goja.StringBuilder
 	size := 0.0
@@ -843,9 +843,9 @@ func (r *run) guardJoin(_ goja.Callable, call goja.FunctionCall) goja.Value {
 		if isNullish(v) {
 			continue
 		}
-		s := r.toString(v)
+		s := g.toString(v)
 		if size += float64(s.Length()); size > limit {
-			r.overCap("Array.prototype.join would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
+			g.overCap("Array.prototype.join would build a string of more than", limit, g.caps.stringLength, "characters", stringCapDivisor)
 		}
 		b.WriteString(s)
 	}
@@ -862,18 +862,18 @@ const localeWidth = 40
 // guardTypedJoin is TypedArray.prototype.join(separator) or toLocaleString(): the length and
 // the element size are the typed array's own (read through the intrinsic getters, which no
 // program can make lie).
-func (r *run) guardTypedJoin(method string) guardFunc {
+func (g *builtinGuards) guardTypedJoin(method string) guardFunc {
 	what := "TypedArray.prototype." + method
 	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
 		o, ok := call.This.(*goja.Object)
 		if !ok {
 			return callOrig(orig, call.This, call.Arguments...)
 		}
-		length, ok := r.typedLength(o)
+		length, ok := g.typedLength(o)
 		if !ok || length == 0 {
 			return callOrig(orig, call.This, call.Arguments...)
 		}
-		bytes, _ := r.typedByteLength(o)
+		bytes, _ := g.typedByteLength(o)
 		width := typedWidths[bytes/length]
 		if method == "toLocaleString" {
 			width = localeWidth
@@ -881,12 +881,12 @@ func (r *run) guardTypedJoin(method string) guardFunc {
 		args := call.Arguments
 		sepLength := 1.0
 		if method == "join" && len(args) > 0 && !goja.IsUndefined(args[0]) {
-			sep := r.toString(args[0])
+			sep := g.toString(args[0])
 			args = []goja.Value{sep}
 			sepLength = float64(sep.Length())
 		}
-		if size := length*width + (length-1)*sepLength; size > float64(r.caps.stringLength) {
-			r.overCap(what+" could build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+		if size := length*width + (length-1)*sepLength; size > float64(g.caps.stringLength) {
+			g.overCap(what+" could build a string of", size, g.caps.stringLength, "characters", stringCapDivisor)
 		}
 		return callOrig(orig, call.This, args...)
 	}
@@ -895,7 +895,7 @@ func (r *run) guardTypedJoin(method string) guardFunc {
 // guardArrayConcat is Array.prototype.concat(...items): the result has the elements of the
 // receiver and of every spreadable item (an array, or an object whose
 // Symbol.isConcatSpreadable is true), walked to their lengths.
-func (r *run) guardArrayConcat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardArrayConcat(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	if isNullish(call.This) {
 		return callOrig(orig, call.This, call.Arguments...)
 	}
@@ -917,15 +917,15 @@ func (r *run) guardArrayConcat(orig goja.Callable, call goja.FunctionCall) goja.
 		}
 		length := lengthOf(o)
 		total += length
-		return r.pin(o, length, r.rt.ToValue(true))
+		return g.pin(o, length, g.h.runtime().ToValue(true))
 	}
-	this := spread(call.This.ToObject(r.rt))
+	this := spread(call.This.ToObject(g.h.runtime()))
 	args := make([]goja.Value, len(call.Arguments))
 	for i, a := range call.Arguments {
 		args[i] = spread(a)
 	}
-	if total > float64(r.caps.arrayLength) {
-		r.overCap("Array.prototype.concat would make an array of", total, r.caps.arrayLength, "elements", arrayCapDivisor)
+	if total > float64(g.caps.arrayLength) {
+		g.overCap("Array.prototype.concat would make an array of", total, g.caps.arrayLength, "elements", arrayCapDivisor)
 	}
 	return callOrig(orig, this, args...)
 }
@@ -934,8 +934,8 @@ func (r *run) guardArrayConcat(orig goja.Callable, call goja.FunctionCall) goja.
 // when the elements visited (holes included) pass the cap or the arrays nest deeper than
 // MaxDataDepth within the depth asked for (an array that contains itself, flattened to depth
 // Infinity, recurses without end, in Go).
-func (r *run) guardFlat(orig goja.Callable, call goja.FunctionCall) goja.Value {
-	this, length := r.receiver(call.This, "Array.prototype.flat")
+func (g *builtinGuards) guardFlat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	this, length := g.receiver(call.This, "Array.prototype.flat")
 	if isNullish(this) {
 		return callOrig(orig, this, call.Arguments...)
 	}
@@ -950,17 +950,17 @@ func (r *run) guardFlat(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	var visit func(o *goja.Object, length float64, depth int64, level int)
 	visit = func(o *goja.Object, length float64, depth int64, level int) {
 		if level > MaxDataDepth {
-			r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("Array.prototype.flat would flatten arrays nested deeper than %d levels (an array that contains itself?)", MaxDataDepth)})
-			panic(r.rt.NewTypeError("nested too deep"))
+			g.h.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("Array.prototype.flat would flatten arrays nested deeper than %d levels (an array that contains itself?)", MaxDataDepth)})
+			panic(g.h.runtime().NewTypeError("nested too deep"))
 		}
-		if visited += length; visited > float64(r.caps.arrayLength) {
-			r.overCap("Array.prototype.flat would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "elements", arrayCapDivisor)
+		if visited += length; visited > float64(g.caps.arrayLength) {
+			g.overCap("Array.prototype.flat would visit more than", float64(g.caps.arrayLength), g.caps.arrayLength, "elements", arrayCapDivisor)
 		}
 		if depth <= 0 {
 			return
 		}
 		for i := int64(0); i < int64(length); i++ {
-			if e, ok := o.Get(itoa(i)).(*goja.Object); ok && r.isArrayValue(e) {
+			if e, ok := o.Get(itoa(i)).(*goja.Object); ok && g.isArrayValue(e) {
 				visit(e, lengthOf(e), depth-1, level+1)
 			}
 		}
@@ -971,24 +971,24 @@ func (r *run) guardFlat(orig goja.Callable, call goja.FunctionCall) goja.Value {
 
 // guardFlatMap is Array.prototype.flatMap(callback, thisArg): flatMap walks every array the
 // callback returns to its length, so the guard's callback counts them as they come.
-func (r *run) guardFlatMap(orig goja.Callable, call goja.FunctionCall) goja.Value {
-	this, length := r.receiver(call.This, "Array.prototype.flatMap")
+func (g *builtinGuards) guardFlatMap(orig goja.Callable, call goja.FunctionCall) goja.Value {
+	this, length := g.receiver(call.This, "Array.prototype.flatMap")
 	fn, ok := goja.AssertFunction(call.Argument(0))
 	if isNullish(this) || !ok {
 		return callOrig(orig, this, call.Arguments...)
 	}
 	visited := length
-	counted := r.function("flatMap callback", func(c goja.FunctionCall) goja.Value {
-		r.stopCheck()
+	counted := g.h.function("flatMap callback", func(c goja.FunctionCall) goja.Value {
+		g.stopCheck()
 		v, err := fn(c.This, c.Arguments...)
 		must(err)
-		if o, ok := v.(*goja.Object); ok && r.isArrayValue(o) {
+		if o, ok := v.(*goja.Object); ok && g.isArrayValue(o) {
 			n := lengthOf(o)
-			if visited += n; visited > float64(r.caps.arrayLength) {
-				r.overCap("Array.prototype.flatMap would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "elements", arrayCapDivisor)
+			if visited += n; visited > float64(g.caps.arrayLength) {
+				g.overCap("Array.prototype.flatMap would visit more than", float64(g.caps.arrayLength), g.caps.arrayLength, "elements", arrayCapDivisor)
 			}
 			if !isArray(o) {
-				return r.pin(o, n, nil)
+				return g.pin(o, n, nil)
 			}
 		}
 		return v
@@ -997,20 +997,20 @@ func (r *run) guardFlatMap(orig goja.Callable, call goja.FunctionCall) goja.Valu
 }
 
 // guardStringConcat is String.prototype.concat(...strings).
-func (r *run) guardStringConcat(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardStringConcat(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	if isNullish(call.This) {
 		return callOrig(orig, call.This, call.Arguments...)
 	}
-	s := r.toString(call.This)
+	s := g.toString(call.This)
 	size := float64(s.Length())
 	args := make([]goja.Value, len(call.Arguments))
 	for i, a := range call.Arguments {
-		str := r.toString(a)
+		str := g.toString(a)
 		args[i] = str
 		size += float64(str.Length())
 	}
-	if size > float64(r.caps.stringLength) {
-		r.overCap("String.prototype.concat would build a string of", size, r.caps.stringLength, "characters", stringCapDivisor)
+	if size > float64(g.caps.stringLength) {
+		g.overCap("String.prototype.concat would build a string of", size, g.caps.stringLength, "characters", stringCapDivisor)
 	}
 	return callOrig(orig, s, args...)
 }
@@ -1020,32 +1020,32 @@ func (r *run) guardStringConcat(orig goja.Callable, call goja.FunctionCall) goja
 // occurrences (a regular expression's matches, when the bound of one per position passes
 // the cap), bounds a replacement string's expansion ($& and the like copy parts of the
 // string), and counts what a replacement function returns as it returns it.
-func (r *run) guardReplace(method string, all bool) guardFunc {
+func (g *builtinGuards) guardReplace(method string, all bool) guardFunc {
 	what := "String.prototype." + method
 	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
 		if isNullish(call.This) {
 			return callOrig(orig, call.This, call.Arguments...)
 		}
-		s := r.toString(call.This)
+		s := g.toString(call.This)
 		n := float64(s.Length())
-		limit := float64(r.caps.stringLength)
+		limit := float64(g.caps.stringLength)
 		pattern := call.Argument(0)
 		replacement := call.Argument(1)
 		if fn, ok := goja.AssertFunction(replacement); ok {
 			size := n
-			counted := r.function(method+" callback", func(c goja.FunctionCall) goja.Value {
-				r.stopCheck()
+			counted := g.h.function(method+" callback", func(c goja.FunctionCall) goja.Value {
+				g.stopCheck()
 				v, err := fn(c.This, c.Arguments...)
 				must(err)
-				str := r.toString(v)
+				str := g.toString(v)
 				if size += float64(str.Length()); size > limit {
-					r.overCap(what+" would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
+					g.overCap(what+" would build a string of more than", limit, g.caps.stringLength, "characters", stringCapDivisor)
 				}
 				return str
 			})
 			return callOrig(orig, s, pattern, counted)
 		}
-		repl := r.toString(replacement)
+		repl := g.toString(replacement)
 		perMatch := float64(repl.Length())
 		re, isRegExp := pattern.(*goja.Object)
 		isRegExp = isRegExp && re.ClassName() == "RegExp"
@@ -1056,13 +1056,13 @@ func (r *run) guardReplace(method string, all bool) guardFunc {
 			if isRegExp {
 				copies = strings.Count(text, "$")
 			} else {
-				perMatch += float64(strings.Count(text, "$&")) * float64(r.toString(pattern).Length())
+				perMatch += float64(strings.Count(text, "$&")) * float64(g.toString(pattern).Length())
 			}
 			perMatch += float64(copies) * n
 		}
 		var matches float64
 		if !isRegExp {
-			p := r.toString(pattern)
+			p := g.toString(pattern)
 			pattern = p
 			matches = 1
 			if all {
@@ -1077,7 +1077,7 @@ func (r *run) guardReplace(method string, all bool) guardFunc {
 		size := func() float64 { return n + matches*perMatch }
 		if size() > limit && isRegExp && matches > 1 {
 			// Count the matches: a regular expression matches at far fewer places than the bound.
-			found, err := r.stringMatch()(s, pattern)
+			found, err := g.stringMatch()(s, pattern)
 			must(err)
 			matches = 0
 			if o, ok := found.(*goja.Object); ok {
@@ -1085,7 +1085,7 @@ func (r *run) guardReplace(method string, all bool) guardFunc {
 			}
 		}
 		if size() > limit {
-			r.overCap(what+" would build a string of", size(), r.caps.stringLength, "characters", stringCapDivisor)
+			g.overCap(what+" would build a string of", size(), g.caps.stringLength, "characters", stringCapDivisor)
 		}
 		return callOrig(orig, s, pattern, repl)
 	}
@@ -1093,7 +1093,7 @@ func (r *run) guardReplace(method string, all bool) guardFunc {
 
 // guardSplit is String.prototype.split(separator, limit) with a string separator: the result
 // has an element per piece.
-func (r *run) guardSplit(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardSplit(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	if isNullish(call.This) {
 		return callOrig(orig, call.This, call.Arguments...)
 	}
@@ -1101,7 +1101,7 @@ func (r *run) guardSplit(orig goja.Callable, call goja.FunctionCall) goja.Value 
 	if o, ok := sepArg.(*goja.Object); ok && !isNullish(o.GetSymbol(goja.SymSplit)) {
 		return callOrig(orig, call.This, call.Arguments...) // a RegExp: at most one piece per character
 	}
-	s := r.toString(call.This)
+	s := g.toString(call.This)
 	args := []goja.Value{sepArg}
 	maxPieces := math.Inf(1)
 	if l := call.Argument(1); !goja.IsUndefined(l) {
@@ -1112,7 +1112,7 @@ func (r *run) guardSplit(orig goja.Callable, call goja.FunctionCall) goja.Value 
 	if goja.IsUndefined(sepArg) {
 		return callOrig(orig, s, args...)
 	}
-	sep := r.toString(sepArg)
+	sep := g.toString(sepArg)
 	args[0] = sep
 	var pieces float64
 	if sep.Length() == 0 {
@@ -1120,15 +1120,15 @@ func (r *run) guardSplit(orig goja.Callable, call goja.FunctionCall) goja.Value 
 	} else {
 		pieces = float64(strings.Count(s.String(), sep.String()) + 1)
 	}
-	if pieces = math.Min(pieces, maxPieces); pieces > float64(r.caps.arrayLength) {
-		r.overCap("String.prototype.split would make an array of", pieces, r.caps.arrayLength, "elements", arrayCapDivisor)
+	if pieces = math.Min(pieces, maxPieces); pieces > float64(g.caps.arrayLength) {
+		g.overCap("String.prototype.split would make an array of", pieces, g.caps.arrayLength, "elements", arrayCapDivisor)
 	}
 	return callOrig(orig, s, args...)
 }
 
 // guardStringRaw is String.raw(template, ...substitutions): it walks template.raw to its
 // length.
-func (r *run) guardStringRaw(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardStringRaw(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	t, ok := call.Argument(0).(*goja.Object)
 	if !ok {
 		return callOrig(orig, call.This, call.Arguments...)
@@ -1137,22 +1137,22 @@ func (r *run) guardStringRaw(orig goja.Callable, call goja.FunctionCall) goja.Va
 	if !ok {
 		return callOrig(orig, call.This, call.Arguments...)
 	}
-	pinnedRaw, _ := r.arrayLike(raw, "String.raw")
-	template := r.rt.NewProxy(t, &goja.ProxyTrapConfig{Get: func(target *goja.Object, property string, _ goja.Value) goja.Value {
+	pinnedRaw, _ := g.arrayLike(raw, "String.raw")
+	template := g.h.runtime().NewProxy(t, &goja.ProxyTrapConfig{Get: func(target *goja.Object, property string, _ goja.Value) goja.Value {
 		if property == "raw" {
 			return pinnedRaw
 		}
 		return target.Get(property)
 	}})
-	return callOrig(orig, call.This, append([]goja.Value{r.rt.ToValue(template)}, call.Arguments[1:]...)...)
+	return callOrig(orig, call.This, append([]goja.Value{g.h.runtime().ToValue(template)}, call.Arguments[1:]...)...)
 }
 
 // guardBigIntBits is BigInt.asUintN or asIntN(bits, bigint): goja allocates 2**bits.
-func (r *run) guardBigIntBits(what string) guardFunc {
+func (g *builtinGuards) guardBigIntBits(what string) guardFunc {
 	return func(orig goja.Callable, call goja.FunctionCall) goja.Value {
 		bits := call.Argument(0).ToNumber()
-		if n := toLength(bits); n > float64(r.caps.bufferBytes)*8 {
-			r.overCap(what+" would compute with a number of", n, r.caps.bufferBytes*8, "bits", bufferCapDivisor)
+		if n := toLength(bits); n > float64(g.caps.bufferBytes)*8 {
+			g.overCap(what+" would compute with a number of", n, g.caps.bufferBytes*8, "bits", bufferCapDivisor)
 		}
 		return callOrig(orig, call.This, append([]goja.Value{bits}, call.Arguments[1:]...)...)
 	}
@@ -1164,17 +1164,17 @@ func (r *run) guardBigIntBits(what string) guardFunc {
 // text of the values visited (strings, keys, numbers, punctuation; escapes and indentation
 // uncounted) passes the string cap, and stops the step when the run is stopped. An array
 // replacer (a list of keys) is left as it is.
-func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goja.Value {
+func (g *builtinGuards) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goja.Value {
 	replacer := call.Argument(1)
 	if o, ok := replacer.(*goja.Object); ok && isArray(o) {
 		return callOrig(orig, call.This, call.Arguments...)
 	}
 	user, hasUser := goja.AssertFunction(replacer)
-	limit := float64(r.caps.stringLength)
+	limit := float64(g.caps.stringLength)
 	size, values := 0.0, 0.0
 	var path jsonPath
-	checking := r.function("replacer", func(c goja.FunctionCall) goja.Value {
-		r.stopCheck()
+	checking := g.h.function("replacer", func(c goja.FunctionCall) goja.Value {
+		g.stopCheck()
 		key, v := c.Argument(0), c.Argument(1)
 		if hasUser {
 			var err error
@@ -1182,8 +1182,8 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 			must(err)
 		}
 		path.visit(c.This, key, v)
-		if values++; values > float64(r.caps.arrayLength) {
-			r.overCap("JSON.stringify would visit more than", float64(r.caps.arrayLength), r.caps.arrayLength, "values", arrayCapDivisor)
+		if values++; values > float64(g.caps.arrayLength) {
+			g.overCap("JSON.stringify would visit more than", float64(g.caps.arrayLength), g.caps.arrayLength, "values", arrayCapDivisor)
 		}
 		if holder, ok := c.This.(*goja.Object); ok && isArray(holder) {
 			size++ // a comma
@@ -1196,15 +1196,15 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 		case *goja.Object:
 			size += 2
 			if isArray(x) {
-				if n := lengthOf(x); n > float64(r.caps.arrayLength) {
-					r.overCap("JSON.stringify would walk an array of", n, r.caps.arrayLength, "elements", arrayCapDivisor)
+				if n := lengthOf(x); n > float64(g.caps.arrayLength) {
+					g.overCap("JSON.stringify would walk an array of", n, g.caps.arrayLength, "elements", arrayCapDivisor)
 				}
 			}
 		default:
 			size += textWidth(v)
 		}
 		if size > limit {
-			r.overCap("JSON.stringify would build a string of more than", limit, r.caps.stringLength, "characters", stringCapDivisor)
+			g.overCap("JSON.stringify would build a string of more than", limit, g.caps.stringLength, "characters", stringCapDivisor)
 		}
 		return v
 	})
@@ -1214,8 +1214,8 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 	}
 	v, err := orig(call.This, args...)
 	if err != nil {
-		if msg, ok := path.circular(r, err); ok {
-			panic(r.rt.NewTypeError(msg))
+		if msg, ok := path.circular(g.h.runtime(), err); ok {
+			panic(g.h.runtime().NewTypeError(msg))
 		}
 		panic(err)
 	}
@@ -1225,29 +1225,29 @@ func (r *run) guardJSONStringify(orig goja.Callable, call goja.FunctionCall) goj
 // Intrinsics the guards use, taken from the runtime before the program runs.
 
 // stringMatch is String.prototype.match.
-func (r *run) stringMatch() goja.Callable { return r.guard.match }
+func (g *builtinGuards) stringMatch() goja.Callable { return g.state.match }
 
 // isArrayValue is Array.isArray, which sees through proxies.
-func (r *run) isArrayValue(o *goja.Object) bool {
+func (g *builtinGuards) isArrayValue(o *goja.Object) bool {
 	if isArray(o) {
 		return true
 	}
 	if o.ExportType() != proxyType {
 		return false
 	}
-	v, err := r.guard.isArray(goja.Undefined(), o)
+	v, err := g.state.isArray(goja.Undefined(), o)
 	must(err)
 	return v.ToBoolean()
 }
 
 // typedArrayProto is %TypedArray%.prototype, whose length and byteLength getters the guards
 // read typed arrays with; the guards that use them look it up when they are installed.
-func (r *run) typedArrayProto() (*goja.Object, error) {
-	gi := &r.guard
+func (g *builtinGuards) typedArrayProto() (*goja.Object, error) {
+	gi := &g.state
 	if gi.typedProto != nil {
 		return gi.typedProto, nil
 	}
-	u8, ok := r.rt.GlobalObject().Get("Uint8Array").(*goja.Object)
+	u8, ok := g.h.runtime().GlobalObject().Get("Uint8Array").(*goja.Object)
 	if !ok {
 		return nil, errors.New("guard: no Uint8Array")
 	}
@@ -1256,13 +1256,13 @@ func (r *run) typedArrayProto() (*goja.Object, error) {
 		return nil, errors.New("guard: no %TypedArray%.prototype")
 	}
 	gi.typedProto = proto.Prototype()
-	describe, _ := goja.AssertFunction(r.rt.GlobalObject().Get("Object").ToObject(r.rt).Get("getOwnPropertyDescriptor"))
+	describe, _ := goja.AssertFunction(g.h.runtime().GlobalObject().Get("Object").ToObject(g.h.runtime()).Get("getOwnPropertyDescriptor"))
 	getter := func(name string) (goja.Callable, error) {
-		d, err := describe(goja.Undefined(), gi.typedProto, r.rt.ToValue(name))
+		d, err := describe(goja.Undefined(), gi.typedProto, g.h.runtime().ToValue(name))
 		if err != nil {
 			return nil, err
 		}
-		get, ok := goja.AssertFunction(d.ToObject(r.rt).Get("get"))
+		get, ok := goja.AssertFunction(d.ToObject(g.h.runtime()).Get("get"))
 		if !ok {
 			return nil, fmt.Errorf("guard: no getter of %%TypedArray%%.prototype.%s", name)
 		}
@@ -1275,15 +1275,15 @@ func (r *run) typedArrayProto() (*goja.Object, error) {
 }
 
 // typedLength is a typed array's length; ok is false for anything else.
-func (r *run) typedLength(o *goja.Object) (float64, bool) {
-	return r.typedGet(o, func() goja.Callable { return r.guard.typedLength })
+func (g *builtinGuards) typedLength(o *goja.Object) (float64, bool) {
+	return g.typedGet(o, func() goja.Callable { return g.state.typedLength })
 }
 
-func (r *run) typedByteLength(o *goja.Object) (float64, bool) {
-	return r.typedGet(o, func() goja.Callable { return r.guard.typedByteLength })
+func (g *builtinGuards) typedByteLength(o *goja.Object) (float64, bool) {
+	return g.typedGet(o, func() goja.Callable { return g.state.typedByteLength })
 }
 
-func (r *run) typedGet(o *goja.Object, getter func() goja.Callable) (float64, bool) {
+func (g *builtinGuards) typedGet(o *goja.Object, getter func() goja.Callable) (float64, bool) {
 	if o.ClassName() != "Object" || o.ExportType() == proxyType || getter() == nil {
 		return 0, false
 	}
@@ -1295,6 +1295,15 @@ func (r *run) typedGet(o *goja.Object, getter func() goja.Callable) (float64, bo
 }
 
 var arrayBufferType = reflect.TypeOf(goja.ArrayBuffer{})
+
+// builtinGuards are a run's guards on built-ins: installed against the run's platformHost
+// before the program starts (set-up the run does itself), they fail the run with a limit
+// (overCap) where a built-in would pass one of its memory caps.
+type builtinGuards struct {
+	h     platformHost
+	caps  *caps      // the run's; set for each run (one set up ahead gets its caps when taken)
+	state guardState // VM goroutine only
+}
 
 // guardState is what the guards keep in a run: the intrinsics they use, taken from the
 // runtime when they are installed (before the program can replace them), and the arrays
@@ -1344,9 +1353,9 @@ func textWidth(v goja.Value) float64 {
 }
 
 // toString is ToString of a value as a goja.String; a symbol throws the TypeError.
-func (r *run) toString(v goja.Value) goja.String {
+func (g *builtinGuards) toString(v goja.Value) goja.String {
 	if _, ok := v.(*goja.Symbol); ok {
-		panic(r.rt.NewTypeError("Cannot convert a Symbol value to a string"))
+		panic(g.h.runtime().NewTypeError("Cannot convert a Symbol value to a string"))
 	}
 	s := v.ToString()
 	if str, ok := s.(goja.String); ok {

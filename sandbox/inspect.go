@@ -23,6 +23,43 @@ type inspector struct {
 	st         *inspectState  // shared by the inspectors of one value; made by value when nil
 }
 
+// formatLog renders console arguments like Node's util.format, on one line and at most limit
+// bytes long (the output is cut there). A first string argument may hold %s %d %i %f %j %o %O
+// %c and %% directives.
+func (r *run) formatLog(args []goja.Value, limit int) string {
+	in := &inspector{r: r, limit: limit, depthLimit: inspectDepth}
+	rest := args
+	if len(args) > 0 && goja.IsString(args[0]) {
+		f := args[0].String()
+		rest = args[1:]
+		if strings.IndexByte(f, '%') >= 0 && len(rest) > 0 {
+			rest = in.format(f, rest)
+		} else {
+			in.write(f)
+		}
+		for _, a := range rest {
+			in.write(" ")
+			in.top(a)
+		}
+		return in.b.String()
+	}
+	for i, a := range rest {
+		if i > 0 {
+			in.write(" ")
+		}
+		in.top(a)
+	}
+	return in.b.String()
+}
+
+// inspectValue renders v as util.inspect does, strings quoted, nesting shown to depth
+// (negative for all), in at most limit bytes.
+func (r *run) inspectValue(v goja.Value, depth, limit int) string {
+	in := &inspector{r: r, limit: limit, depthLimit: depth}
+	in.value(v, 0)
+	return in.b.String()
+}
+
 // tooDeep reports whether a value at depth is shown by its kind only.
 func (in *inspector) tooDeep(depth int) bool { return in.depthLimit >= 0 && depth > in.depthLimit }
 
@@ -166,6 +203,14 @@ func numberString(v goja.Value) string {
 	return v.String()
 }
 
+// inspectCache is what the inspector keeps between the values of one run.
+type inspectCache struct {
+	natives          *inspectNatives                           // see inspectNatives; made on first use
+	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
+	iteratorPreviews map[*goja.Object]*iteratorPreview         // iterators the console has read
+	protoNames       map[*goja.Object]protoName                // constructor names of prototypes met (see constructorName)
+}
+
 // inspectNatives are the intrinsics of prelude/inspect.js, taken when the run's console first
 // renders an object.
 type inspectNatives struct {
@@ -179,8 +224,8 @@ type inspectNatives struct {
 }
 
 func (r *run) inspectNatives() *inspectNatives {
-	if r.inspect != nil {
-		return r.inspect
+	if r.inspected.natives != nil {
+		return r.inspected.natives
 	}
 	exports := r.prelude("inspect.js").(*goja.Object)
 	fn := func(name string) goja.Callable {
@@ -191,7 +236,7 @@ func (r *run) inspectNatives() *inspectNatives {
 		return f
 	}
 	obj := func(name string) *goja.Object { return exports.Get(name).(*goja.Object) }
-	r.inspect = &inspectNatives{
+	r.inspected.natives = &inspectNatives{
 		descriptor: fn("descriptor"), descriptors: fn("descriptors"), functionSource: fn("functionSource"),
 		typedArrayTag: fn("typedArrayTag"), typedArrayLength: fn("typedArrayLength"),
 		dataViewByteLength: fn("dataViewByteLength"), dataViewByteOffset: fn("dataViewByteOffset"), dataViewBuffer: fn("dataViewBuffer"),
@@ -201,7 +246,7 @@ func (r *run) inspectNatives() *inspectNatives {
 		symbolProto: obj("symbolPrototype"), bigIntProto: obj("bigIntPrototype"),
 		mapIteratorProto: obj("mapIteratorPrototype"), setIteratorProto: obj("setIteratorPrototype"),
 	}
-	return r.inspect
+	return r.inspected.natives
 }
 
 // brand calls a native with o as this and reports whether it accepted o (Node's isX checks,
@@ -314,7 +359,7 @@ func (in *inspector) constructorName(o *goja.Object, own []string) (name string,
 	if proto == nil {
 		return "", false
 	}
-	if c, ok := in.r.protoNames[proto]; ok && proto.Get("constructor") == c.ctor && c.ctor.Get("prototype") == proto {
+	if c, ok := in.r.inspected.protoNames[proto]; ok && proto.Get("constructor") == c.ctor && c.ctor.Get("prototype") == proto {
 		return c.name, true
 	}
 	if c, ok := in.st.ctors[proto]; ok {
@@ -323,10 +368,10 @@ func (in *inspector) constructorName(o *goja.Object, own []string) (name string,
 	if name, ok := in.ownConstructor(o, proto); ok {
 		// Found on the prototype itself (a class's, a built-in's): kept for the run, and
 		// trusted while the prototype's constructor is that function and its prototype this.
-		if in.r.protoNames == nil {
-			in.r.protoNames = make(map[*goja.Object]protoName)
+		if in.r.inspected.protoNames == nil {
+			in.r.inspected.protoNames = make(map[*goja.Object]protoName)
 		}
-		in.r.protoNames[proto] = protoName{ctor: proto.Get("constructor").(*goja.Object), name: name}
+		in.r.inspected.protoNames[proto] = protoName{ctor: proto.Get("constructor").(*goja.Object), name: name}
 		return name, true
 	}
 	name = "Object"
@@ -707,14 +752,14 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 	}
 	s.keys = in.keysOf(o, own, nil)
 	switch {
-	case ctor == "URL" && in.r.webClass(o, "URL"):
+	case ctor == "URL" && in.r.web.class(o, "URL"):
 		s.keys = nil
 		for _, k := range urlInspectKeys {
 			s.keys = append(s.keys, propKey{name: in.r.rt.ToValue(k)})
 		}
 		s.open = "URL {"
 	case ctor == "URLSearchParams":
-		if pairs, ok := in.r.searchParamsPairs(o); ok {
+		if pairs, ok := in.r.web.searchParamsPairs(o); ok {
 			if len(pairs) == 0 {
 				return final("URLSearchParams {}")
 			}

@@ -29,7 +29,7 @@ type iteratorPreview struct {
 // installIteratorPreview wraps Map.prototype.entries, keys, values and @@iterator, and Set's,
 // to record the kind of the iterators they make.
 func (r *run) installIteratorPreview() error {
-	return r.catch(func() {
+	return tryJS(r, func() {
 		kinds, err := r.rt.New(r.rt.Get("WeakMap"))
 		must(err)
 		set, ok := goja.AssertFunction(kinds.Get("set"))
@@ -37,7 +37,7 @@ func (r *run) installIteratorPreview() error {
 			panic("sandbox: WeakMap.prototype.set is not a function")
 		}
 		get, _ := goja.AssertFunction(kinds.Get("get"))
-		r.iteratorKinds = func(it *goja.Object) (keyValue, known bool) {
+		r.inspected.iteratorKinds = func(it *goja.Object) (keyValue, known bool) {
 			v, err := get(kinds, it)
 			if err != nil || goja.IsUndefined(v) {
 				return false, false
@@ -82,13 +82,13 @@ func (r *run) installIteratorPreview() error {
 // iteratorPreview reads what Map or Set iterator o has left, the first time the console
 // shows it; nil when o is not an iterator whose kind was recorded.
 func (r *run) iteratorPreview(o *goja.Object) *iteratorPreview {
-	if p, ok := r.iteratorPreviews[o]; ok {
+	if p, ok := r.inspected.iteratorPreviews[o]; ok {
 		return p
 	}
-	if r.iteratorKinds == nil {
+	if r.inspected.iteratorKinds == nil {
 		return nil
 	}
-	keyValue, known := r.iteratorKinds(o)
+	keyValue, known := r.inspected.iteratorKinds(o)
 	if !known {
 		return nil
 	}
@@ -123,9 +123,9 @@ func (r *run) iteratorPreview(o *goja.Object) *iteratorPreview {
 		return v
 	})
 	must(o.DefineDataProperty("next", replay, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
-	if r.iteratorPreviews == nil {
-		r.iteratorPreviews = make(map[*goja.Object]*iteratorPreview)
+	if r.inspected.iteratorPreviews == nil {
+		r.inspected.iteratorPreviews = make(map[*goja.Object]*iteratorPreview)
 	}
-	r.iteratorPreviews[o] = p
+	r.inspected.iteratorPreviews[o] = p
 	return p
 }

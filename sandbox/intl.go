@@ -23,7 +23,7 @@ func (r *run) installIntl() error {
 		for _, m := range w.methods {
 			if m == "toLocaleString" && r.prog.guards&(guardWalkers<<i) != 0 {
 				_, arrayProto := r.intrinsics()
-				return r.guardMethod(arrayProto, m, 0, r.guardWalk(m))
+				return r.guards.guardMethod(arrayProto, m, 0, r.guards.guardWalk(m))
 			}
 		}
 	}

@@ -330,7 +330,7 @@ func (p *jsonPath) visit(holder goja.Value, key, v goja.Value) {
 
 // circular returns V8's message when err is goja's circular-structure TypeError and the
 // chain closes a cycle.
-func (p jsonPath) circular(r *run, err error) (string, bool) {
+func (p jsonPath) circular(rt *goja.Runtime, err error) (string, bool) {
 	var ex *goja.Exception
 	if !errors.As(err, &ex) || len(p) < 2 {
 		return "", false
@@ -352,7 +352,7 @@ func (p jsonPath) circular(r *run, err error) (string, bool) {
 	}
 	var b strings.Builder
 	b.WriteString(jsonCircular)
-	b.WriteString("\n    --> starting at object with constructor '" + r.constructorName(p[start].obj) + "'")
+	b.WriteString("\n    --> starting at object with constructor '" + v8ConstructorName(rt, p[start].obj) + "'")
 	middle := p[start+1 : len(p)-1]
 	for i, l := range middle {
 		if len(middle) > jsonCycleHead+jsonCycleTail && i >= jsonCycleHead && i < len(middle)-jsonCycleTail {
@@ -361,7 +361,7 @@ func (p jsonPath) circular(r *run, err error) (string, bool) {
 			}
 			continue
 		}
-		b.WriteString("\n    |     " + l.describe() + " -> object with constructor '" + r.constructorName(l.obj) + "'")
+		b.WriteString("\n    |     " + l.describe() + " -> object with constructor '" + v8ConstructorName(rt, l.obj) + "'")
 	}
 	b.WriteString("\n    --- " + last.describe() + " closes the circle")
 	return b.String(), true
@@ -374,15 +374,15 @@ func (l jsonLink) describe() string {
 	return "property '" + l.key + "'"
 }
 
-// constructorName names o's constructor as V8's message does: the name of the constructor
+// v8ConstructorName names o's constructor as V8's message does: the name of the constructor
 // it inherits, "Object" when there is none to read (a null prototype, a proxy, a getter that
 // throws).
-func (r *run) constructorName(o *goja.Object) string {
+func v8ConstructorName(rt *goja.Runtime, o *goja.Object) string {
 	name := "Object"
 	if o.ExportType() == proxyType {
 		return name
 	}
-	r.rt.Try(func() {
+	rt.Try(func() {
 		if c, ok := o.Get("constructor").(*goja.Object); ok {
 			if n := c.Get("name"); n != nil && goja.IsString(n) && n.String() != "" {
 				name = n.String()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -20,6 +21,68 @@ import (
 // with eval or Function), and a global among them is built only when the program first reads
 // it. A program that reaches an addition under a name computed at run time, without naming it
 // anywhere, does not get it: that is the one price of the scheme.
+
+// platformHost is what the platform is installed against, as k6's modules are against their
+// VU: the one run whose runtime it extends. A module (the console, the timers, the Web APIs)
+// is a type of its own holding its state and a platformHost, with one field in the run; the
+// other additions are functions of a platformHost. None holds the run itself. The methods come
+// in four groups: the runtime, the loop, the clock and limits, the log. They are for the VM
+// goroutine unless said otherwise.
+type platformHost interface {
+	// runtime is the run's goja runtime.
+	runtime() *goja.Runtime
+	// function makes a Go function callable from JavaScript under name; a panic in fn becomes
+	// a JavaScript error.
+	function(name string, fn func(goja.FunctionCall) goja.Value) goja.Value
+	// lazyGlobal defines a global that build makes the first time a program reads it.
+	lazyGlobal(name string, build func() goja.Value) error
+	// prelude runs the named prelude of prelude/ once per runtime and returns its result.
+	prelude(name string, args ...goja.Value) goja.Value
+
+	// enqueue hands a job to the run's loop, to run as a top-level call into the VM; jobs
+	// queued after the run closed are dropped. Safe from any goroutine.
+	enqueue(j job)
+	// fail ends the run with f (the first failure wins) and interrupts its JavaScript. Safe
+	// from any goroutine.
+	fail(f *Failure)
+	// uncaught fails the run with an exception nothing caught, thrown in where (as "a
+	// setTimeout callback"); an uncatchable error (a limit) is panicked on, to unwind.
+	uncaught(err error, where string)
+	// describeThrown is the failure message for a thrown value.
+	describeThrown(v goja.Value) string
+	// stopping reports whether the run has failed or was stopped: a native step should end.
+	// Safe from any goroutine.
+	stopping() bool
+	// intrinsics are Object.prototype and Array.prototype as the runtime created them.
+	intrinsics() (objectProto, arrayProto *goja.Object)
+
+	// timeout is the run's wall-clock limit; no timer need be longer.
+	timeout() time.Duration
+	// started is when the run began: the origin of performance.now and event time stamps.
+	started() time.Time
+	// memoryCaps are the built-in caps derived from Options.Memory; overCap fails the run with
+	// kind "limit" for what passed one and unwinds the VM (see guards.go).
+	memoryCaps() caps
+	overCap(what string, size float64, limit int64, unit string, divisor int64)
+
+	// appendLog adds one line to the run's captured output (Result.Logs). The line that
+	// crosses Options.MaxLogBytes is cut, a marker line follows, and the run fails; lines
+	// after that, or after the run closed, are dropped. Safe from any goroutine.
+	appendLog(line string)
+	// logRoom is how many bytes a line may still have, plus one (a formatter that produces
+	// that many knows the line is cut), and whether the log takes no more lines.
+	logRoom() (room int, full bool)
+	// formatLog renders console arguments as Node's util.format does, in at most limit bytes.
+	formatLog(args []goja.Value, limit int) string
+	// inspectValue renders v as util.inspect does with nesting shown to depth (negative for
+	// all), in at most limit bytes.
+	inspectValue(v goja.Value, depth, limit int) string
+	// programFrame maps a line and column of the compiled program (as in a stack trace) to the
+	// model's own; false for positions outside the model's code.
+	programFrame(line, col int) (int, int, bool)
+}
+
+var _ platformHost = (*run)(nil)
 
 // feature is one addition to the runtime.
 type feature struct {
@@ -111,7 +174,7 @@ func (r *run) lazyGlobal(name string, build func() goja.Value) error {
 
 // lazyGlobals defines several globals from one build, run once on first use of any of them:
 // build returns an object holding every name.
-func (r *run) lazyGlobals(names []string, build func() *goja.Object) error {
+func lazyGlobals(h platformHost, names []string, build func() *goja.Object) error {
 	var built *goja.Object
 	load := func() *goja.Object {
 		if built == nil {
@@ -120,17 +183,17 @@ func (r *run) lazyGlobals(names []string, build func() *goja.Object) error {
 		return built
 	}
 	for _, name := range names {
-		if err := r.lazyGlobal(name, func() goja.Value { return load().Get(name) }); err != nil {
+		if err := h.lazyGlobal(name, func() goja.Value { return load().Get(name) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// method defines a non-enumerable method on o, as built-in methods are.
-func (r *run) method(o *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
-	f := r.function(name, fn).(*goja.Object)
-	if err := f.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+// defineMethod defines a non-enumerable method on o, as built-in methods are.
+func defineMethod(h platformHost, o *goja.Object, name string, length int, fn func(goja.FunctionCall) goja.Value) error {
+	f := h.function(name, fn).(*goja.Object)
+	if err := f.DefineDataProperty("length", h.runtime().ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
 	return o.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE) // as a built-in method
@@ -185,26 +248,34 @@ func (r *run) prelude(name string, args ...goja.Value) goja.Value {
 	return v
 }
 
-// natives builds the object of Go functions handed to a prelude.
-func (r *run) natives(fns map[string]func(goja.FunctionCall) goja.Value) *goja.Object {
-	o := r.rt.NewObject()
+// nativesObject builds the object of Go functions handed to a prelude.
+func nativesObject(h platformHost, fns map[string]func(goja.FunctionCall) goja.Value) *goja.Object {
+	o := h.runtime().NewObject()
 	for name, fn := range fns {
-		must(o.Set(name, r.function(name, fn)))
+		must(o.Set(name, h.function(name, fn)))
 	}
 	return o
+}
+
+// tryJS runs f, turning a JavaScript exception into an error (interrupts keep unwinding).
+func tryJS(h platformHost, f func()) error {
+	if ex := h.runtime().Try(f); ex != nil {
+		return ex
+	}
+	return nil
 }
 
 // features lists every platform addition. The words of one feature are the names a program
 // uses to reach it.
 var features = []feature{
 	{name: "console", words: []string{"table", "dir", "dirxml", "trace", "assert", "count", "countReset", "time", "timeLog", "timeEnd", "group", "groupCollapsed", "groupEnd"},
-		install: (*run).installConsoleExtras},
+		install: func(r *run) error { return r.console.install() }},
 	{name: "iteratorPreview", match: iteratorPreviewUse, install: (*run).installIteratorPreview},
-	{name: "date", words: []string{"Date"}, install: (*run).installDate},
+	{name: "date", words: []string{"Date"}, install: func(r *run) error { return installDate(r) }},
 	{name: "timers", words: []string{"setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"},
-		install: (*run).installTimerGlobals},
+		install: func(r *run) error { return r.timers.install() }},
 	{name: "url", words: []string{"URL", "URLSearchParams"},
-		install: (*run).installWebAPIs},
+		install: func(r *run) error { return r.web.installURL() }},
 	{name: "groupBy", words: []string{"groupBy"}, install: installPrelude("groupby.js")},
 	{name: "fromAsync", words: []string{"fromAsync"}, install: installPrelude("fromasync.js")},
 	{name: "withResolvers", words: []string{"withResolvers"}, install: installPrelude("withresolvers.js")},
@@ -221,22 +292,22 @@ var features = []feature{
 	{name: "weakRef", words: []string{"WeakRef", "FinalizationRegistry"},
 		install: preludeGlobals("weakref.js", nil, "WeakRef", "FinalizationRegistry")},
 	{name: "structuredClone", words: []string{"structuredClone"},
-		install: preludeGlobals("structuredclone.js", (*run).structuredCloneNatives, "structuredClone")},
+		install: preludeGlobals("structuredclone.js", func(r *run) goja.Value { return r.web.structuredCloneNatives() }, "structuredClone")},
 	{name: "encoding", words: []string{"TextEncoder", "TextDecoder"},
-		install: preludeGlobals("encoding.js", (*run).encodingNatives, "TextEncoder", "TextDecoder")},
-	{name: "base64", words: []string{"atob", "btoa"}, install: (*run).installBase64},
+		install: preludeGlobals("encoding.js", func(r *run) goja.Value { return r.web.encodingNatives() }, "TextEncoder", "TextDecoder")},
+	{name: "base64", words: []string{"atob", "btoa"}, install: func(r *run) error { return r.web.installBase64() }},
 	{name: "events", words: []string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"},
 		install: func(r *run) error {
-			return r.lazyGlobals([]string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.events)
+			return lazyGlobals(r, []string{"Event", "EventTarget", "CustomEvent", "AbortController", "AbortSignal", "DOMException"}, r.web.events)
 		}},
-	{name: "crypto", words: []string{"crypto"}, install: (*run).installCrypto},
+	{name: "crypto", words: []string{"crypto"}, install: func(r *run) error { return r.web.installCrypto() }},
 	{name: "intl", words: []string{"Intl", "toLocaleString", "toLocaleDateString", "toLocaleTimeString", "localeCompare", "toLocaleUpperCase", "toLocaleLowerCase"},
 		install: (*run).installIntl},
 	// esbuild turns regular-expression literals goja cannot read into RegExp calls.
-	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: (*run).installRegexp},
+	{name: "regexp", words: []string{"RegExp", "hasIndices", "unicodeSets"}, install: func(r *run) error { return installRegexp(r) }},
 	// Every match goes through exec or test.
 	{name: "regexpTimeout", words: []string{"exec", "test", "match", "matchAll", "replace", "replaceAll", "search", "split", "RegExp"},
-		install: (*run).installRegexpTimeout},
+		install: func(r *run) error { return installRegexpTimeout(r) }},
 	// Where goja's numbers differ from V8's: Number of a BigInt (a program that has one names
 	// BigInt, writes a literal or reads a BigInt64Array) and parseInt of a negative zero.
 	{name: "bigIntNumber", match: regexp.MustCompile(`\bNumber\b[\s\S]*(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)|(?:\bBig(?:U?Int)|\b\d[\d_]*n\b)[\s\S]*\bNumber\b`),
@@ -246,11 +317,13 @@ var features = []feature{
 	{name: "trig", words: []string{"sin", "cos", "tan"}, install: (*run).installTrig},
 	{name: "arrayBuffer", words: []string{"transfer", "transferToFixedLength", "detached", "resizable", "maxByteLength", "resize"},
 		// %TypedArray%.from: a typed array named, and a from (on it, a subclass or the prototype).
-		match:   regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),
-		install: func(r *run) error { return r.catch(func() { r.prelude("arraybuffer.js", r.arrayBufferNatives()) }) }},
+		match: regexp.MustCompile(`(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b[\s\S]*\.\s*from\b|\.\s*from\b[\s\S]*(?:Int|Uint|Float|BigInt|BigUint)(?:8|16|32|64|8Clamped)Array\b`),
+		install: func(r *run) error {
+			return tryJS(r, func() { r.prelude("arraybuffer.js", r.web.arrayBufferNatives()) })
+		}},
 	{name: "performance", words: []string{"performance"},
 		install: func(r *run) error {
-			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.performanceNatives()) })
+			return r.lazyGlobal("performance", func() goja.Value { return r.prelude("performance.js", r.web.performanceNatives()) })
 		}},
 }
 

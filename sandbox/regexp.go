@@ -33,8 +33,8 @@ func init() {
 // program passes (replacing exec moves goja's string methods to the generic algorithm, which
 // calls exec for each match), and fails the run when one of them runs for RegexpMatchTimeout:
 // regexp2 gave up on it and goja would answer "no match".
-func (r *run) installRegexpTimeout() error {
-	rt := r.rt
+func installRegexpTimeout(h platformHost) error {
+	rt := h.runtime()
 	proto := rt.Get("RegExp").ToObject(rt).Get("prototype").ToObject(rt)
 	for _, name := range []string{"exec", "test"} {
 		orig, ok := goja.AssertFunction(proto.Get(name))
@@ -42,7 +42,7 @@ func (r *run) installRegexpTimeout() error {
 			return fmt.Errorf("RegExp.prototype.%s is not a function", name)
 		}
 		length := 1
-		err := r.method(proto, name, length, func(call goja.FunctionCall) goja.Value {
+		err := defineMethod(h, proto, name, length, func(call goja.FunctionCall) goja.Value {
 			start := time.Now()
 			v, err := orig(call.This, call.Arguments...)
 			if time.Since(start) >= RegexpMatchTimeout {
@@ -53,7 +53,7 @@ func (r *run) installRegexpTimeout() error {
 				msg := fmt.Sprintf("the regular expression %s ran longer than its %v match limit (catastrophic backtracking?): "+
 					"its answer would be wrong, so the run stops; simplify the pattern (no nested quantifiers such as (a+)+) or match smaller input",
 					truncateUTF8(src, 200), RegexpMatchTimeout)
-				r.fail(&Failure{Kind: KindLimit, Message: msg})
+				h.fail(&Failure{Kind: KindLimit, Message: msg})
 				panic(rt.NewTypeError(msg))
 			}
 			must(err)
@@ -631,28 +631,29 @@ func classText(s runeSet, negate bool) string {
 }
 
 // installRegexp replaces the global RegExp with the wrapper of prelude/regexp.js.
-func (r *run) installRegexp() error {
-	natives := r.natives(map[string]func(goja.FunctionCall) goja.Value{
+func installRegexp(h platformHost) error {
+	rt := h.runtime()
+	natives := nativesObject(h, map[string]func(goja.FunctionCall) goja.Value{
 		"translate": func(call goja.FunctionCall) goja.Value {
 			t, ok, err := translateRegexp(call.Argument(0).String(), call.Argument(1).String())
 			if err != nil {
-				panic(r.newSyntaxError(err.Error()))
+				panic(newSyntaxError(rt, err.Error()))
 			}
 			if !ok {
 				return goja.Null()
 			}
-			return r.rt.NewArray(t.pattern, t.flags)
+			return rt.NewArray(t.pattern, t.flags)
 		},
-		"indices": r.matchIndices,
+		"indices": func(call goja.FunctionCall) goja.Value { return matchIndices(rt, call) },
 		"syntaxMessage": func(call goja.FunctionCall) goja.Value {
-			return r.rt.ToValue(regexpSyntaxMessage(call.Argument(0).String(), call.Argument(1).String(), call.Argument(2).String()))
+			return rt.ToValue(regexpSyntaxMessage(call.Argument(0).String(), call.Argument(1).String(), call.Argument(2).String()))
 		},
 	})
-	return r.catch(func() { r.prelude("regexp.js", natives) })
+	return tryJS(h, func() { h.prelude("regexp.js", natives) })
 }
 
-func (r *run) newSyntaxError(msg string) *goja.Object {
-	e, err := r.rt.New(r.rt.Get("SyntaxError"), r.rt.ToValue(msg))
+func newSyntaxError(rt *goja.Runtime, msg string) *goja.Object {
+	e, err := rt.New(rt.Get("SyntaxError"), rt.ToValue(msg))
 	must(err)
 	return e
 }
@@ -660,7 +661,7 @@ func (r *run) newSyntaxError(msg string) *goja.Object {
 // matchIndices(pattern, flags, input, index) computes the d flag's indices: for the match of
 // the translated pattern at index in input, [start, end] (UTF-16 offsets) per group, or
 // undefined for a group that did not participate, and the group names.
-func (r *run) matchIndices(call goja.FunctionCall) goja.Value {
+func matchIndices(rt *goja.Runtime, call goja.FunctionCall) goja.Value {
 	pattern, flags := call.Argument(0).String(), call.Argument(1).String()
 	input := call.Argument(2).String()
 	at := int(call.Argument(3).ToInteger())
@@ -721,9 +722,9 @@ func (r *run) matchIndices(call goja.FunctionCall) goja.Value {
 			pairs[i] = goja.Undefined()
 			continue
 		}
-		pairs[i] = r.rt.NewArray(offsets[g.RuneIndex], offsets[g.RuneIndex+g.RuneLength])
+		pairs[i] = rt.NewArray(offsets[g.RuneIndex], offsets[g.RuneIndex+g.RuneLength])
 	}
-	return r.rt.NewArray(r.rt.NewArray(pairs...), r.rt.NewArray(names...))
+	return rt.NewArray(rt.NewArray(pairs...), rt.NewArray(names...))
 }
 
 // regexpDetails map the Go regexp parsers' complaints (regexp/syntax's, which goja's re2 and

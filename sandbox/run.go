@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 
@@ -193,69 +194,77 @@ func CancelledFailure(cause error) *Failure {
 
 func cancelled(ctx context.Context) *Failure { return CancelledFailure(context.Cause(ctx)) }
 
-// run is the state of one Run. Fields without a guard note belong to the VM goroutine.
+// run is the state of one Run: the runtime and the loop that applies jobs to it, the host
+// boundary (tool calls out, settlements and timers in, the logs and the result out) with its
+// limits, and one field per platform module; the modules and the guards are installed against
+// the run as their platformHost (platform.go). Fields without a guard note belong to the VM goroutine.
 type run struct {
-	rt   *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
-	prog *Program
-	host Host
-	opts Options
+	rt     *goja.Runtime // created before the VM goroutine starts; Interrupt is safe anywhere
+	prog   *Program
+	host   Host
+	opts   Options
+	start  time.Time     // when the run began: the clock of performance.now
+	caps   caps          // built-in caps derived from opts.Memory
+	guards builtinGuards // the guards on built-ins that enforce caps (guards.go)
+	based  bool          // setupBase has run (a run set up ahead: see takeBlank)
 
-	objectProto   *goja.Object  // see intrinsics
-	arrayProto    *goja.Object  // see intrinsics
-	toolCallError *goja.Object  // the class, made on first use
-	trampoline    goja.Callable // runs next as a top-level call into the VM
-	next          job
+	// The platform.
+	console   console               // the console module
+	timers    timers                // the timer module
+	web       webAPIs               // the Web API module
+	preludes  map[string]goja.Value // results of preludes run in this runtime
+	inspected inspectCache          // what the inspector keeps between values (inspect.go)
 
-	start         time.Time             // when the run began: the clock of performance.now
-	console       *goja.Object          // the console object, for methods added later
-	groupIndent   int                   // spaces console.group adds before each line
-	consoleCounts map[string]int        // console.count labels
-	consoleTimers map[string]time.Time  // console.time labels
-	preludes      map[string]goja.Value // results of preludes run in this runtime
+	// The loop (main, loop, enter).
+	objectProto *goja.Object  // see intrinsics
+	arrayProto  *goja.Object  // see intrinsics
+	trampoline  goja.Callable // runs next as a top-level call into the VM
+	next        job
+	value       []byte        // the result's JSON; read by Run only after done is closed
+	stopped     atomic.Bool   // set with failure; the loop runs no more JavaScript
+	idle        atomic.Bool   // the VM goroutine is waiting for a job (for the watchdog)
+	ranJS       atomic.Bool   // JavaScript ran since the watchdog last looked
+	wake        chan struct{} // capacity 1: a job was queued or the run was stopped
+	done        chan struct{} // closed when the VM goroutine returns
+	spare       []job         // the queue's other buffer, empty
+	scratch     scratch       // buffers kept between calls
 
-	inspect          *inspectNatives                           // see inspectNatives; made on first use
-	iteratorKinds    func(*goja.Object) (keyValue, known bool) // see installIteratorPreview; nil until then
-	iteratorPreviews map[*goja.Object]*iteratorPreview         // iterators the console has read
-	protoNames       map[*goja.Object]protoName                // constructor names of prototypes the console met (see constructorName)
+	// Tool calls (tools.go).
+	toolCallError *goja.Object          // the class, made on first use
+	bindings      map[string]goja.Value // tool functions made so far, by name
+	calls         int                   // calls dispatched
+	callBytes     int                   // argument bytes of the calls dispatched
+	inflight      int                   // dispatched calls not yet settled in the VM
+	holder        Holder                // host, when it holds calls for the VM to release; nil otherwise
+	held          int                   // calls dispatched to holder since the last release
+	heldSince     atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
+	inlining      atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
+	callsClosed   bool                  // guarded by callMu
+	callMu        sync.Mutex            // held while the Host is called, so none is after close
 
-	caps        caps                  // built-in caps derived from opts.Memory
-	guard       guardState            // what the built-in guards keep
-	bindings    map[string]goja.Value // tool functions made so far, by name
-	frames      []goja.StackFrame     // callSite's scratch
-	snapStack   []snapFrame           // snapshot's scratch, lent to one snapshot at a time
-	jsonStack   []jsonFrame           // fromJSON's scratch, kept between calls
-	jsonItems   []any                 // fromJSON's scratch, kept between calls
-	jsonKeys    map[string]string     // object keys fromJSON has seen (see jsonString)
-	calls       int                   // calls dispatched
-	callBytes   int                   // argument bytes of the calls dispatched
-	inflight    int                   // dispatched calls not yet settled in the VM
-	based       bool                  // setupBase has run (a run set up ahead: see takeBlank)
-	holder      Holder                // host, when it holds calls for the VM to release; nil otherwise
-	held        int                   // calls dispatched to holder since the last release
-	heldSince   atomic.Int64          // when the first of them was (unix ns; 0 for none), for the watchdog
-	inlining    atomic.Bool           // the VM goroutine is running a held call (Holder.Release)
-	timerSeq    int
-	timers      map[int]*timer // pending timers by id
-	due         timerHeap      // scheduled timers by due time
-	value       []byte         // the result's JSON; read by Run only after done is closed
-	stopped     atomic.Bool    // set with failure; the loop runs no more JavaScript
-	idle        atomic.Bool    // the VM goroutine is waiting for a job (for the watchdog)
-	ranJS       atomic.Bool    // JavaScript ran since the watchdog last looked
-	wake        chan struct{}  // capacity 1: a job was queued or the run was stopped
-	done        chan struct{}  // closed when the VM goroutine returns
-	callsClosed bool           // guarded by callMu
-	callMu      sync.Mutex     // held while the Host is called, so none is after close
-	mu          sync.Mutex
-	closed      bool               // guarded by mu
-	failure     *Failure           // first failure wins; guarded by mu
-	queue       []job              // jobs for the VM goroutine; guarded by mu
-	spare       []job              // the queue's other buffer, empty; owned by the VM goroutine
-	logs        []string           // guarded by mu
-	logBytes    int                // guarded by mu
-	logFull     bool               // guarded by mu
-	alarm       *time.Timer        // wakes the loop for the earliest due timer; guarded by mu
-	stop        context.Context    // ends when the run fails (for a call run inline); guarded by mu
-	stopCancel  context.CancelFunc // guarded by mu
+	mu         sync.Mutex
+	closed     bool               // guarded by mu
+	failure    *Failure           // first failure wins; guarded by mu
+	queue      []job              // jobs for the VM goroutine; guarded by mu
+	logs       logSink            // guarded by mu
+	stop       context.Context    // ends when the run fails (for a call run inline); guarded by mu
+	stopCancel context.CancelFunc // guarded by mu
+}
+
+// logSink is the captured console output: Result.Logs.
+type logSink struct {
+	lines []string
+	bytes int  // the lines' bytes, one more each for its newline
+	full  bool // MaxLogBytes was reached: no more lines
+}
+
+// scratch are buffers a run keeps between calls, so that each does not allocate its own.
+type scratch struct {
+	frames    []goja.StackFrame // callSite's
+	snapStack []snapFrame       // snapshot's, lent to one snapshot at a time
+	jsonStack []jsonFrame       // fromJSON's
+	jsonItems []any             // fromJSON's
+	jsonKeys  map[string]string // object keys fromJSON has seen (see jsonString)
 }
 
 // newRun returns the run of p: one set up ahead when one is ready (see takeBlank), else a
@@ -263,11 +272,21 @@ type run struct {
 func newRun(p *Program, host Host, opts Options) *run {
 	r := takeBlank()
 	if r == nil {
-		r = &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+		r = allocRun()
 	}
 	r.prog, r.host, r.opts = p, host, opts
 	r.start = time.Now()
 	r.caps = capsFor(opts.Memory)
+	return r
+}
+
+// allocRun returns a run with a fresh runtime, nothing installed, and its platform modules
+// wired to it.
+func allocRun() *run {
+	r := &run{rt: goja.New(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r.console.h, r.timers.h = r, r
+	r.guards = builtinGuards{h: r, caps: &r.caps}
+	r.web = webAPIs{h: r, timers: &r.timers}
 	return r
 }
 
@@ -292,6 +311,52 @@ func (r *run) signal() {
 	case r.wake <- struct{}{}:
 	default:
 	}
+}
+
+// appendLog adds one captured line. Each line costs its bytes plus one for its newline. The
+// line that crosses MaxLogBytes is cut to fit, a marker line follows, and the run fails.
+func (r *run) appendLog(line string) {
+	r.mu.Lock()
+	if r.closed || r.logs.full {
+		r.mu.Unlock()
+		return
+	}
+	room := r.opts.MaxLogBytes - r.logs.bytes
+	if len(line)+1 <= room {
+		r.logs.lines = append(r.logs.lines, line)
+		r.logs.bytes += len(line) + 1
+		r.mu.Unlock()
+		return
+	}
+	if cut := truncateUTF8(line, room-1); cut != "" {
+		r.logs.lines = append(r.logs.lines, cut)
+	}
+	r.logs.lines = append(r.logs.lines, fmt.Sprintf("[console output truncated: the %d-byte log limit was reached]", r.opts.MaxLogBytes))
+	r.logs.full = true
+	r.mu.Unlock()
+	r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf("the program logged more than %d bytes", r.opts.MaxLogBytes)})
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// logRoom is how many bytes a formatter may produce before the line cannot fit anyway (one
+// past the room left), and whether the log takes no more lines.
+func (r *run) logRoom() (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.MaxLogBytes - r.logs.bytes + 1, r.logs.full || r.closed
 }
 
 // job is work for the VM goroutine.
@@ -345,15 +410,13 @@ func (r *run) close() Result {
 
 	r.mu.Lock()
 	r.closed = true
-	if r.alarm != nil {
-		r.alarm.Stop()
-	}
 	if r.stopCancel != nil {
 		r.stopCancel()
 	}
 	r.queue = nil
-	res := Result{Logs: r.logs, Err: r.failure, Abandoned: !finished}
+	res := Result{Logs: r.logs.lines, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
+	r.timers.stop()
 
 	if res.Err == nil {
 		if finished {
@@ -440,7 +503,7 @@ func (r *run) loop(p *goja.Promise) {
 			if r.releaseHeld(true) {
 				continue // the call ran here: its settlement is queued
 			}
-			if r.inflight == 0 && len(r.timers) == 0 {
+			if r.inflight == 0 && r.timers.pending() == 0 {
 				r.fail(&Failure{Kind: KindRuntime, Message: "the program's promise never settled: it awaits something that nothing will resolve (no tool call or timer is pending)"})
 				return
 			}
@@ -474,7 +537,7 @@ func (r *run) releaseHeld(awaiting bool) bool {
 	if r.held == 0 {
 		return false
 	}
-	alone := awaiting && r.held == 1 && r.inflight == 1 && len(r.timers) == 0 && !r.stopped.Load()
+	alone := awaiting && r.held == 1 && r.inflight == 1 && r.timers.pending() == 0 && !r.stopped.Load()
 	r.held = 0
 	r.heldSince.Store(0)
 	if !alone {
@@ -580,11 +643,46 @@ func (r *run) setup() error {
 		}
 	}
 	r.rt.SetMaxCallStackSize(r.opts.MaxCallStackDepth)
-	if err := r.installGuards(r.prog.guards &^ alwaysGuarded); err != nil {
+	if err := r.guards.install(r.prog.guards &^ alwaysGuarded); err != nil {
 		return err
 	}
 	return r.installFeatures(r.prog.features)
 }
+
+// uncaught fails the run with an exception nothing caught, thrown in where.
+func (r *run) uncaught(err error, where string) {
+	if isUncatchable(err) {
+		panic(err)
+	}
+	msg := "uncaught exception"
+	if ex, ok := err.(*goja.Exception); ok {
+		msg = r.describeThrown(ex.Value())
+	}
+	r.fail(&Failure{Kind: KindRuntime, Message: "uncaught exception in " + where + ": " + msg})
+}
+
+// runtime is the run's goja runtime (platformHost).
+func (r *run) runtime() *goja.Runtime { return r.rt }
+
+// programFrame maps a line and column of the compiled program to the model's (platformHost).
+func (r *run) programFrame(line, col int) (int, int, bool) { return r.prog.frame(line, col) }
+
+// started is when the run began (platformHost).
+func (r *run) started() time.Time { return r.start }
+
+// memoryCaps are the run's built-in caps (platformHost).
+func (r *run) memoryCaps() caps { return r.caps }
+
+// overCap fails the run for what passed one of its caps (platformHost; see builtinGuards).
+func (r *run) overCap(what string, size float64, limit int64, unit string, divisor int64) {
+	r.guards.overCap(what, size, limit, unit, divisor)
+}
+
+// stopping reports whether the run has failed or was stopped (platformHost).
+func (r *run) stopping() bool { return r.stopped.Load() }
+
+// timeout is the run's wall-clock limit (platformHost).
+func (r *run) timeout() time.Duration { return r.opts.Timeout }
 
 // function makes a Go function callable from JavaScript under name. goja would otherwise name
 // it after the Go function, leaking this package's internals into the program. Panics in fn

@@ -92,14 +92,14 @@ func (e *snapError) failure() *Failure {
 // goroutine, inside the VM.
 func (r *run) snapshot(v goja.Value, mode snapMode, limit int) ([]byte, *snapError) {
 	// A toJSON may snapshot again (a tool call): the run's stack is lent to one snapshot at a time.
-	s := &snapshotter{r: r, mode: mode, limit: limit, buf: make([]byte, 0, snapInitialBytes), stack: r.snapStack}
-	r.snapStack = nil
+	s := &snapshotter{r: r, mode: mode, limit: limit, buf: make([]byte, 0, snapInitialBytes), stack: r.scratch.snapStack}
+	r.scratch.snapStack = nil
 	var serr *snapError
 	if ex := r.rt.Try(func() { serr = s.walk(v) }); ex != nil {
 		serr = &snapError{mode: mode, path: s.path(), what: "could not be read: " + r.describeThrown(ex.Value())}
 	}
 	clear(s.stack[:cap(s.stack)])
-	r.snapStack = s.stack[:0]
+	r.scratch.snapStack = s.stack[:0]
 	if serr != nil {
 		return nil, serr
 	}

@@ -87,7 +87,7 @@ const (
 func IsDiscovery(name string) bool { return name == SearchName || name == DescribeName }
 
 func (t toolsObject) Get(name string) goja.Value {
-	defer t.r.recoverNative("tools")
+	defer recoverNative(t.r.rt, "tools")
 	if v, ok := t.r.bindings[name]; ok {
 		return v
 	}
@@ -111,12 +111,12 @@ func (t toolsObject) Get(name string) goja.Value {
 }
 
 func (t toolsObject) Has(name string) bool {
-	defer t.r.recoverNative("tools")
+	defer recoverNative(t.r.rt, "tools")
 	return IsDiscovery(name) || t.r.host.Has(name)
 }
 
 func (t toolsObject) Keys() []string {
-	defer t.r.recoverNative("tools")
+	defer recoverNative(t.r.rt, "tools")
 	return append([]string(nil), t.r.host.Names()...)
 }
 
@@ -259,8 +259,8 @@ func (s site) frame() string {
 
 // callSite finds the innermost frame of the program calling a native function.
 func (r *run) callSite() site {
-	r.frames = r.rt.CaptureCallStack(8, r.frames[:0])
-	for _, f := range r.frames {
+	r.scratch.frames = r.rt.CaptureCallStack(8, r.scratch.frames[:0])
+	for _, f := range r.scratch.frames {
 		pos := f.Position()
 		if pos.Filename != programName && pos.Filename != tsName {
 			continue
@@ -359,13 +359,13 @@ func (r *run) newToolCallError(tool, code, message string, at site) *goja.Object
 // interrupts, stack overflows) pass through untouched: that is how goja unwinds.
 func (r *run) native(where string, fn func(goja.FunctionCall) goja.Value) func(goja.FunctionCall) goja.Value {
 	return func(call goja.FunctionCall) goja.Value {
-		defer r.recoverNative(where)
+		defer recoverNative(r.rt, where)
 		return fn(call)
 	}
 }
 
 // recoverNative must be deferred directly. See native.
-func (r *run) recoverNative(where string) {
+func recoverNative(rt *goja.Runtime, where string) {
 	x := recover()
 	if x == nil {
 		return
@@ -373,7 +373,7 @@ func (r *run) recoverNative(where string) {
 	if isGojaPanic(x) {
 		panic(x)
 	}
-	panic(r.rt.NewTypeError(fmt.Sprintf("internal error in %s: %v", where, x)))
+	panic(rt.NewTypeError(fmt.Sprintf("internal error in %s: %v", where, x)))
 }
 
 const gojaPkg = "github.com/dop251/goja"
