@@ -87,3 +87,31 @@ func TestAPIKeyInQuery(t *testing.T) {
 		t.Fatalf("message %q", msg)
 	}
 }
+
+// TestAPIKeyPlacedByAFetchedDocument: a URL document on the API's origin is
+// fetched with the key (in a header, before the document is read), and the
+// calls then place it where the document's scheme says (the query).
+func TestAPIKeyPlacedByAFetchedDocument(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/openapi.json":
+			fmt.Fprint(w, `{"openapi": "3.1.0", "servers": [{"url": "`+srv.URL+`"}],
+				"components": {"securitySchemes": {"k": {"type": "apiKey", "in": "query", "name": "api_key"}}},
+				"paths": {"/items": {"get": {"operationId": "items", "responses": {"200": {"description": "ok"}}}}}}`)
+		case "/items":
+			if r.URL.Query().Get("api_key") != "doc-placed-key" {
+				http.Error(w, "the key is not in the query", http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `["a"]`)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("DOC_KEY", "doc-placed-key")
+	a, _ := setup(t, fmt.Sprintf("openapi_sources:\n  - {name: api, url: %q, base_url: %q, auth: {api_key: '${DOC_KEY}'}}\n", srv.URL+"/openapi.json", srv.URL), app.Options{})
+	if got := result(t, run(t, a, `return await tools["api.items"]({})`)); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("result %v", got)
+	}
+}

@@ -157,7 +157,8 @@ func BenchmarkLoadGitHub(b *testing.B) {
 func TestScopeToolBound(t *testing.T) {
 	_, _, src := petsSetupWith(t, "", "limits: {max_tools_per_scope: 3}\n", app.Options{})
 	st := src.States()[0]
-	if st.Operations != 3 || len(st.LeftOut) != 9 || !strings.Contains(st.LeftOut[0].Reason, "limits.max_tools_per_scope") {
+	if st.Operations != 3 || len(st.LeftOut) != 9 || !strings.Contains(st.LeftOut[0].Reason, "limits.max_tools_per_scope") ||
+		!strings.HasPrefix(st.LeftOut[0].Pointer, "/paths/~1pets") {
 		t.Fatalf("state: %d operations, left out %+v", st.Operations, st.LeftOut)
 	}
 }

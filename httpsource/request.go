@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/codemode/codemode/openapi"
@@ -130,23 +131,32 @@ func scalar(v any) (string, error) {
 	return "", fmt.Errorf("want a string, number or boolean here, got a nested %T", v)
 }
 
+// scalars is each element's text (scalar).
+func scalars(list []any) ([]string, error) {
+	parts := make([]string, len(list))
+	for i, e := range list {
+		s, err := scalar(e)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = s
+	}
+	return parts, nil
+}
+
 // simple serializes by the simple style: arrays as a,b,c; objects as
 // k,v,k2,v2 (exploded: k=v,k2=v2).
 func simple(v any, explode bool) (string, error) {
 	switch x := v.(type) {
 	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			s, err := scalar(e)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = s
+		parts, err := scalars(x)
+		if err != nil {
+			return "", err
 		}
 		return strings.Join(parts, ","), nil
 	case map[string]any:
 		var parts []string
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			s, err := scalar(x[k])
 			if err != nil {
 				return "", err
@@ -168,13 +178,9 @@ func simple(v any, explode bool) (string, error) {
 func addQuery(q url.Values, in openapi.Input, v any) error {
 	switch x := v.(type) {
 	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			s, err := scalar(e)
-			if err != nil {
-				return err
-			}
-			parts[i] = s
+		parts, err := scalars(x)
+		if err != nil {
+			return err
 		}
 		sep := ","
 		switch in.Style {
@@ -189,7 +195,7 @@ func addQuery(q url.Values, in openapi.Input, v any) error {
 			q.Add(in.Name, strings.Join(parts, sep))
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			s, err := scalar(x[k])
 			if err != nil {
 				return err
@@ -235,7 +241,7 @@ func encodeBody(mediaType string, body any) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("a form body is an object of fields")
 		}
 		form := url.Values{}
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if err := addQuery(form, openapi.Input{Name: k, Style: "form", Explode: true}, formValue(obj[k])); err != nil {
 				return nil, "", fmt.Errorf("field %q: %v", k, err)
 			}
@@ -248,7 +254,7 @@ func encodeBody(mediaType string, body any) ([]byte, string, error) {
 		}
 		var buf bytes.Buffer
 		w := multipart.NewWriter(&buf)
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			s, ok := obj[k].(string)
 			if !ok {
 				b, err := json.Marshal(obj[k])
@@ -280,13 +286,4 @@ func formValue(v any) any {
 		return string(b)
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

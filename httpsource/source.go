@@ -404,7 +404,7 @@ func (s *source) register(base *url.URL, ops []openapi.Operation, errs []*openap
 					continue
 				}
 			}
-			leftOut = append(leftOut, LeftOut{Pointer: pointer(p.op), Reason: p.err.Error()})
+			leftOut = append(leftOut, LeftOut{Pointer: p.op.Pointer, Reason: p.err.Error()})
 		}
 	})
 	s.mu.Lock()
@@ -416,12 +416,6 @@ func (s *source) register(base *url.URL, ops []openapi.Operation, errs []*openap
 	for _, l := range leftOut {
 		s.log.Debug("operation left out", "pointer", l.Pointer, "reason", l.Reason)
 	}
-}
-
-// pointer is the JSON pointer of an operation.
-func pointer(op *openapi.Operation) string {
-	esc := strings.NewReplacer("~", "~0", "/", "~1")
-	return "/paths/" + esc.Replace(op.Path) + "/" + strings.ToLower(op.Method)
 }
 
 // maxName is the MCP limit on a tool name's length.
@@ -612,15 +606,16 @@ func (c *credentials) apply(req *http.Request) error {
 		tok.SetAuthHeader(req)
 	}
 	if c.key != "" {
-		if c.keyName == "" { // before the document is read
-			c.keyIn, c.keyName = "header", "X-API-Key"
+		in, name := c.keyIn, c.keyName
+		if name == "" { // the document's own fetch, before complete
+			in, name = "header", "X-API-Key"
 		}
-		if c.keyIn == "query" {
+		if in == "query" {
 			q := req.URL.Query()
-			q.Set(c.keyName, c.key)
+			q.Set(name, c.key)
 			req.URL.RawQuery = q.Encode()
 		} else {
-			req.Header.Set(c.keyName, c.key)
+			req.Header.Set(name, c.key)
 		}
 	}
 	return nil

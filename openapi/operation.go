@@ -22,6 +22,7 @@ type Operation struct {
 	Name        string
 	OperationID string // as written; may be empty
 	Method      string // upper case: GET, PUT, POST, ...
+	Pointer     string // the JSON pointer of the operation in the document
 	Path        string // the path template, e.g. /repos/{owner}/{repo}/pulls
 	Tags        []string
 	Summary     string
@@ -139,6 +140,7 @@ func (d *Document) walk(fail func(*Error) bool) []Operation {
 				continue
 			}
 			op.Name = unique(op.Name, used)
+			op.Pointer = opAt
 			ops = append(ops, op)
 		}
 	}
