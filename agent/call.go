@@ -39,41 +39,50 @@ const (
 // own events are decoded.
 func (a *Agent) Call(ctx context.Context, sessionID, callID string) (CallState, error) {
 	st := CallState{CallID: callID, Calls: []session.CodeDispatch{}}
-	found := false
-	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
-		st.Seq = e.Seq
-		switch e.Type {
-		case session.TypeToolCall:
-			if p, ok := e.Payload().(*session.ToolCall); ok && p.CallID == callID && !found {
-				found = true
-				st.Tool, st.Arguments, st.State = p.Name, json.RawMessage(p.Arguments), CallOpen
-				if !json.Valid(st.Arguments) {
-					st.Arguments, _ = json.Marshal(p.Arguments)
-				}
-			}
-		case session.TypeToolResult:
-			if p, ok := e.Payload().(*session.ToolResult); ok && p.CallID == callID && found && st.Result == nil {
-				res := p.Result
-				st.Result, st.State = &res, CallSettled
-			}
-		case session.TypeCodeDispatch:
-			if p, ok := e.Payload().(*session.CodeDispatch); ok && p.RootCallID == callID && found {
-				st.Calls = append(st.Calls, *p)
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return CallState{}, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	if err := a.readCall(ctx, sessionID, &st); err != nil {
+		return CallState{}, err
 	}
-	if !found {
+	if st.State == "" {
 		return CallState{}, fmt.Errorf("%w: no call %q in session %q", ErrNoCall, callID, sessionID)
 	}
 	return st, nil
 }
 
+// readCall folds the session's events after st.Seq into st.
+func (a *Agent) readCall(ctx context.Context, sessionID string, st *CallState) error {
+	err := session.Pages(ctx, a.store, sessionID, st.Seq, scanPage, readBytes, func(page []session.Event) bool {
+		for _, e := range page {
+			st.Seq = e.Seq
+			switch e.Type {
+			case session.TypeToolCall:
+				if p, ok := e.Payload().(*session.ToolCall); ok && p.CallID == st.CallID && st.State == "" {
+					st.Tool, st.Arguments, st.State = p.Name, json.RawMessage(p.Arguments), CallOpen
+					if !json.Valid(st.Arguments) {
+						st.Arguments, _ = json.Marshal(p.Arguments)
+					}
+				}
+			case session.TypeToolResult:
+				if p, ok := e.Payload().(*session.ToolResult); ok && p.CallID == st.CallID && st.State == CallOpen {
+					res := p.Result
+					st.Result, st.State = &res, CallSettled
+				}
+			case session.TypeCodeDispatch:
+				if p, ok := e.Payload().(*session.CodeDispatch); ok && p.RootCallID == st.CallID && st.State != "" {
+					st.Calls = append(st.Calls, *p)
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("agent: read session %q: %w", sessionID, err)
+	}
+	return nil
+}
+
 // AwaitCall is Call that, while the call is open, waits up to wait for its
 // result to be logged (by any process), returning the state it found last.
+// Each wake-up reads only the events logged since the last.
 func (a *Agent) AwaitCall(ctx context.Context, sessionID, callID string, wait time.Duration) (CallState, error) {
 	st, err := a.Call(ctx, sessionID, callID)
 	if err != nil || st.State != CallOpen || wait <= 0 {
@@ -88,7 +97,7 @@ func (a *Agent) AwaitCall(ctx context.Context, sessionID, callID string, wait ti
 			}
 			return st, err
 		}
-		if st, err = a.Call(ctx, sessionID, callID); err != nil {
+		if err := a.readCall(ctx, sessionID, &st); err != nil {
 			return st, err
 		}
 	}

@@ -88,7 +88,7 @@ type OpenAPISources interface {
 }
 
 // openAPISources serves GET /v1/openapi_sources: {"openapi_sources":[...]},
-// each source with its state (loading, ready, failed, stopped), base URL,
+// each source with its state (ready, failed, stopped), base URL,
 // operations registered, excluded and over the limit, the operations left
 // out with their JSON pointer and reason, and its request counters, in
 // configuration order. A key sees only the sources of scopes it may use.

@@ -25,9 +25,8 @@ import (
 
 // States of a source.
 const (
-	StateLoading = "loading" // its document is being fetched
-	StateReady   = "ready"   // its operations are registered
-	StateFailed  = "failed"  // its document could not be fetched; retried
+	StateReady   = "ready"  // its operations are registered
+	StateFailed  = "failed" // its document could not be fetched; retried
 	StateStopped = "stopped"
 )
 
@@ -162,7 +161,7 @@ type source struct {
 }
 
 func newSource(reg *registry.Registry, cfg config.OpenAPISource, opts Options, log *slog.Logger) (*source, error) {
-	src := &source{cfg: cfg, reg: reg, log: log, agent: opts.UserAgent, slots: make(chan struct{}, cfg.MaxConcurrency), st: StateLoading, since: time.Now()}
+	src := &source{cfg: cfg, reg: reg, log: log, agent: opts.UserAgent, slots: make(chan struct{}, cfg.MaxConcurrency)}
 	if src.agent == "" {
 		src.agent = "codemode"
 	}

@@ -197,6 +197,17 @@ func TestCommandsLoadOpenAPISources(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"openapi:calc":{"ok":true`) {
 			t.Fatalf("GET /readyz: %d %s", resp.StatusCode, b)
 		}
+		resp, err = http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, m := range []string{`codemode_openapi_source_ready{source="calc"} 1`, `codemode_openapi_requests_total{source="calc"} 0`, `codemode_openapi_calls_in_flight{source="calc"} 0`} {
+			if !strings.Contains(string(b), m) {
+				t.Errorf("GET /metrics lacks %s", m)
+			}
+		}
 	})
 	t.Run("a bad document is one error at start", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.yaml")
