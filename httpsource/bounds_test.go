@@ -66,11 +66,7 @@ func TestTenThousandOperations(t *testing.T) {
 // start without being read whole.
 func TestDocumentBound(t *testing.T) {
 	doc := writeDoc(t, "big.json", hugeDoc(2000))
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1', max_document_bytes: 64KiB}\n", doc)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = httpsource.Start(context.Background(), registry.New(), cfg.OpenAPISources, httpsource.Options{})
+	_, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1', max_document_bytes: 64KiB}\n", doc))
 	if err == nil || !strings.Contains(err.Error(), "the document is larger than 64 KiB") {
 		t.Fatalf("err = %v", err)
 	}
@@ -91,19 +87,10 @@ func TestURLDocumentRetriedUntilServed(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf("openapi_sources:\n  - {name: api, url: %q}\n", srv.URL+"/openapi.yaml")))
+	src, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, url: %q}\n", srv.URL+"/openapi.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.New()
-	if err := reg.CreateScope(config.DefaultScope, "", registry.ModeNative); err != nil {
-		t.Fatal(err)
-	}
-	src, err := httpsource.Start(context.Background(), reg, cfg.OpenAPISources, httpsource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
 	if st := src.States()[0]; st.State != httpsource.StateFailed || !strings.Contains(st.LastError, "503") {
 		t.Fatalf("state %+v", st)
 	}

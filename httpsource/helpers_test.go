@@ -12,6 +12,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/httpsource"
+	"github.com/codemode/codemode/registry"
 )
 
 // petsDoc is a small API: list (query filters), get (path), create (JSON
@@ -129,3 +130,22 @@ func sessionLog(t *testing.T, a *app.App, res app.RunResult) string {
 }
 
 var _ = agent.Allow
+
+// startOnly parses yml's openapi_sources and starts them on a bare
+// registry with a default scope, without an app: the sources alone.
+func startOnly(t *testing.T, yml string) (*httpsource.Sources, error) {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New()
+	if err := reg.CreateScope(config.DefaultScope, "", registry.ModeNative); err != nil {
+		t.Fatal(err)
+	}
+	src, err := httpsource.Start(context.Background(), reg, cfg.OpenAPISources, httpsource.Options{})
+	if err == nil {
+		t.Cleanup(src.Close)
+	}
+	return src, err
+}

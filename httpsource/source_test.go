@@ -18,7 +18,6 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/httpsource"
-	"github.com/codemode/codemode/registry"
 )
 
 const petsKey = "sk-live-7f3a9c-secret"
@@ -436,11 +435,7 @@ func TestStartErrorsNameTheEntry(t *testing.T) {
 		{"openapi: 3.0.0\npaths: [\n", "", "decode YAML document"},
 		{`{"openapi": "3.0.0", "paths": {}}`, ", base_url: 'http://127.0.0.1:1', auth: {bearer: '${NOT_SET_ANYWHERE}'}", "auth.bearer: environment variable NOT_SET_ANYWHERE is not set"},
 	} {
-		cfg, err := config.Parse(strings.NewReader(fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q%s}\n", writeDoc(t, "d", tc.doc), tc.extra)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = httpsource.Start(context.Background(), registry.New(), cfg.OpenAPISources, httpsource.Options{})
+		_, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q%s}\n", writeDoc(t, "d", tc.doc), tc.extra))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.doc, err, tc.want)
 		}
@@ -453,19 +448,10 @@ func TestLeftOutOperationsAreReported(t *testing.T) {
 	doc := `{"openapi": "3.1.0", "paths": {
 		"/a": {"get": {"operationId": "a", "parameters": [{"name": "x", "in": "body"}]}},
 		"/b": {"get": {"operationId": "b"}}}}`
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1'}\n", writeDoc(t, "d.json", doc))))
+	src, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1'}\n", writeDoc(t, "d.json", doc)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.New()
-	if err := reg.CreateScope(config.DefaultScope, "", registry.ModeNative); err != nil {
-		t.Fatal(err)
-	}
-	src, err := httpsource.Start(context.Background(), reg, cfg.OpenAPISources, httpsource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
 	st := src.States()[0]
 	if st.State != httpsource.StateReady || st.Operations != 1 || len(st.LeftOut) != 1 ||
 		st.LeftOut[0].Pointer != "/paths/~1a/get/parameters/0" || !strings.Contains(st.LeftOut[0].Reason, `location "body"`) {
