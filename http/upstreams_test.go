@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/httpsource"
 	"github.com/codemode/codemode/mcp"
 )
 
@@ -69,4 +70,43 @@ func TestUpstreams(t *testing.T) {
 			t.Fatalf("no upstreams: %s", b)
 		}
 	})
+}
+
+// fakeSources reports fixed OpenAPI source states.
+type fakeSources []httpsource.State
+
+func (f fakeSources) States() []httpsource.State { return f }
+
+// TestOpenAPISources: GET /v1/openapi_sources lists the sources of the
+// scopes a key may use, /readyz checks each, and their metrics are exported.
+func TestOpenAPISources(t *testing.T) {
+	states := fakeSources{
+		{Name: "gh", Scope: "default", State: httpsource.StateReady, Operations: 1223, Requests: 5, Failures: 2, Calls: 1},
+		{Name: "orders", Scope: "readonly", State: httpsource.StateFailed, LastError: "fetch the document: 503 Service Unavailable"},
+	}
+	with := func(su *serverSetup) { su.opts.OpenAPISources = states }
+	type body struct {
+		Sources []httpsource.State `json:"openapi_sources"`
+	}
+	ts := newTestServer(t, keysYAML, with)
+	resp, b := ts.do(request{method: http.MethodGet, path: "/v1/openapi_sources", key: keyB})
+	if got := decode[body](t, resp, b, http.StatusOK); len(got.Sources) != 1 || got.Sources[0].Name != "orders" {
+		t.Fatalf("key B: %s", b)
+	}
+	ts = newTestServer(t, scopesYAML, with)
+	resp, b = ts.get("/v1/openapi_sources")
+	if got := decode[body](t, resp, b, http.StatusOK); !reflect.DeepEqual(got.Sources, []httpsource.State(states)) {
+		t.Fatalf("open server: %s", b)
+	}
+	resp, b = ts.get("/readyz")
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"openapi:gh":{"ok":true`) || !strings.Contains(string(b), `"openapi:orders":{"ok":false,"detail":"failed: fetch the document: 503`) {
+		t.Fatalf("readyz: %d %s", resp.StatusCode, b)
+	}
+	_, b = ts.get("/metrics")
+	for _, want := range []string{`codemode_openapi_requests_total{source="gh"} 5`, `codemode_openapi_failed_calls_total{source="gh"} 2`,
+		`codemode_openapi_calls_in_flight{source="gh"} 1`, `codemode_openapi_source_ready{source="orders"} 0`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
