@@ -141,7 +141,20 @@ func (b *Bridge) run(ctx context.Context, n *runtime.Nesting, args frozen.Value)
 		limits.Timeout = n.Run.Timeout
 	}
 	r := b.newRun(ctx, n)
-	res := b.opts.Runner.Run(ctx, in.Code, r, limits)
+	var host sandbox.Host = r
+	if r.resumable() {
+		host = resumableRun{r}
+	}
+	res := b.opts.Runner.Run(r.programCtx, in.Code, host, limits)
+	if r.stopping() {
+		if cause := context.Cause(r.programCtx); cause == errSuspending && ctx.Err() == nil {
+			return nil, r.suspension(res)
+		}
+	}
+	if d := r.diverged(res); d != "" {
+		r.settle()
+		return nil, &registry.Error{Code: registry.CodeReplayDiverged, Message: "run_code could not resume: " + d}
+	}
 	left := r.unfinished() // as the program settled, before settle stops them
 	r.settle()
 	concluded := r.ferry(exec)

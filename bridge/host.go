@@ -40,6 +40,16 @@ type run struct {
 
 	subID func(n int) string // the CallID of sub-call n
 
+	// Suspension and replay (replay.go).
+	hold        time.Duration           // runtime.RunOptions.Hold: 0, the run never suspends
+	resume      *Resume                 // runtime.RunOptions.Resume: the execution it replays
+	journal     journalPieces           // the program's journal, until logged
+	programCtx  context.Context         // the program's run: stopped to suspend or on divergence
+	stopProgram context.CancelCauseFunc // stops it
+	stopMu      sync.Mutex
+	waiting     []string // sub-calls that suspended the run; guarded by stopMu
+	divergence  string   // how the program diverged from the log; guarded by stopMu
+
 	mu sync.Mutex
 	// calls[n-1] is sub-call n: the batch numbers calls 1, 2, … in
 	// submission order, and only Call submits, holding mu. Guarded by mu.
@@ -51,8 +61,14 @@ type run struct {
 type subCall struct {
 	name          string
 	line          int
-	started, done bool            // guarded by the run's mu
-	res           *runtime.Result // set when done; guarded by the run's mu
+	started, done bool // guarded by the run's mu
+
+	// What the run's result carries of it, set when done; guarded by the
+	// run's mu.
+	tool      string
+	contexts  []registry.Context
+	images    []registry.ContentBlock
+	concludes bool
 
 	// Written by the Start hook and read by Done, on the call's goroutine.
 	start     session.CodeDispatchStart
@@ -73,6 +89,11 @@ func (b *Bridge) newRun(ctx context.Context, n *runtime.Nesting) *run {
 	}
 	prefix := exec.CallID() + ":code:"
 	r.subID = func(n int) string { return prefix + strconv.Itoa(n) }
+	if _, ok := sink.(SuspendSink); ok {
+		r.hold = n.Run.Hold
+	}
+	r.resume, _ = n.Run.Resume.(*Resume)
+	r.programCtx, r.stopProgram = context.WithCancelCause(ctx)
 	// Sub-calls run under the batch's context: their notices reach the run.
 	r.batch = b.rt.NewBatch(registry.WithNotifier(ctx, r), runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls})
 	return r
@@ -185,12 +206,17 @@ func (r *run) Has(name string) bool { return r.view.HasSDKTool(name) }
 func (r *run) Names() []string { return r.view.Names() }
 
 // Call implements sandbox.Host: it submits a sub-call and returns at once.
+// A resumed run answers the calls its earlier execution settled from the log
+// (replay.go).
 func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
+	if r.resumable() {
+		r.journal.add(c.Journal)
+	}
 	if sandbox.IsDiscovery(c.Name) {
 		settle(r.discover(c))
 		return
 	}
-	if r.batch.Context().Err() != nil {
+	if r.batch.Context().Err() != nil || r.stopping() {
 		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Message: "run_code was cancelled; the call was not dispatched"}})
 		return
 	}
@@ -199,6 +225,12 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 	// order.
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	num := len(r.calls) + 1
+	logged, replayed := r.replay(num, c, sc, settle)
+	if replayed {
+		r.calls = append(r.calls, sc)
+		return
+	}
 	_, ok := r.batch.Go(runtime.Request{
 		Name:      c.Name,
 		Arguments: string(c.Args),
@@ -207,14 +239,23 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		Parent:    r.parent,
 		Approver:  r.approver,
 		View:      r.view,
+		Hold:      r.hold,
+		Resumed:   logged != nil,
 	}, runtime.Hooks{
-		CallID: r.subID,
-		Start: func(n int, call runtime.Call, _ bool) {
+		CallID: func(int) string { return r.subID(num) },
+		Start: func(_ int, call runtime.Call, _ bool) {
 			r.mu.Lock()
 			sc.started = true
 			r.mu.Unlock()
-			sc.start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: call.CallID, Number: n, Name: c.Name, Arguments: json.RawMessage(c.Args)}
 			sc.startedAt = time.Now()
+			if logged != nil { // its start is in the log already
+				sc.start = *logged
+				return
+			}
+			sc.start = session.CodeDispatchStart{RootCallID: r.exec.CallID(), ParentCallID: r.exec.CallID(), SubCallID: call.CallID, Number: num, Name: c.Name, Arguments: json.RawMessage(c.Args)}
+			if r.resumable() {
+				sc.start.Journal = r.journal.take()
+			}
 			if r.sink == nil {
 				return
 			}
@@ -227,30 +268,31 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 				}
 			}
 		},
-		Done: func(n int, res *runtime.Result) {
+		Done: func(_ int, res *runtime.Result) {
+			if res.Code() == registry.CodeSuspended && r.hold > 0 {
+				r.suspendAt(sc) // no settlement: the call resumes with its run
+				return
+			}
 			r.settling.Lock()
 			defer r.settling.Unlock()
+			s := r.settlementOf(c.Name, res)
 			if r.sink != nil {
 				wire := session.ResultOf(res)
-				r.sink.DispatchSettled(r.logCtx, session.CodeDispatch{
+				ev := session.CodeDispatch{
 					CodeDispatchStart: sc.start, IsError: wire.IsError, Content: capContent(wire.Content, r.maxContentBytes), Error: wire.Error,
 					StartedAt: sc.startedAt, EndedAt: time.Now(),
-				})
+				}
+				if r.resumable() {
+					recordSettlement(&ev, s, res)
+				}
+				ev.Journal = ""
+				r.sink.DispatchSettled(r.logCtx, ev)
 			}
 			r.mu.Lock()
-			sc.res = res
 			sc.done = true
+			sc.keep(res.Name(), res.Contexts(), res.Images(), res.ConcludesTurn())
 			r.mu.Unlock()
-			switch value := res.Value().Bytes(); {
-			case res.IsError():
-				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: string(res.Code()), Message: r.errorMessage(c.Name, res)}})
-			case len(value) > r.maxValueBytes:
-				settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: "LIMIT", Message: fmt.Sprintf(
-					"the tool's value is %s, over the %s a program may receive from one call (limits.max_sub_call_bytes): ask the tool for less (a page, a filter, fewer fields)",
-					formatSize(len(value)), formatSize(r.maxValueBytes))}})
-			default:
-				settle(sandbox.Settlement{Value: value})
-			}
+			settle(s)
 		},
 	})
 	if !ok {
@@ -258,6 +300,22 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		return
 	}
 	r.calls = append(r.calls, sc)
+}
+
+// settlementOf is what the program receives for a sub-call's result: its
+// value, or a ToolCallError (the tool's failure, or a value over
+// MaxSubCallBytes).
+func (r *run) settlementOf(name string, res *runtime.Result) sandbox.Settlement {
+	switch value := res.Value().Bytes(); {
+	case res.IsError():
+		return sandbox.Settlement{Err: &sandbox.CallError{ToolName: name, Code: string(res.Code()), Message: r.errorMessage(name, res)}}
+	case len(value) > r.maxValueBytes:
+		return sandbox.Settlement{Err: &sandbox.CallError{ToolName: name, Code: "LIMIT", Message: fmt.Sprintf(
+			"the tool's value is %s, over the %s a program may receive from one call (limits.max_sub_call_bytes): ask the tool for less (a page, a filter, fewer fields)",
+			formatSize(len(value)), formatSize(r.maxValueBytes))}}
+	default:
+		return sandbox.Settlement{Value: value}
+	}
 }
 
 var _ sandbox.Holder = (*run)(nil)
@@ -303,19 +361,23 @@ func (r *run) ferry(exec registry.Exec) (concluded bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, sc := range r.calls {
-		res, n := sc.res, i+1
-		if res == nil {
+		if !sc.done {
 			continue
 		}
-		for _, c := range res.Contexts() {
+		for _, c := range sc.contexts {
 			exec.Defer(c)
 		}
-		if images := res.Images(); len(images) > 0 {
-			exec.Defer(registry.Context{Source: res.Name(), Text: fmt.Sprintf("image content from %s (call %d of the program)", res.Name(), n), Content: images})
+		if len(sc.images) > 0 {
+			exec.Defer(registry.Context{Source: sc.tool, Text: fmt.Sprintf("image content from %s (call %d of the program)", sc.tool, i+1), Content: sc.images})
 		}
-		concluded = concluded || res.ConcludesTurn()
+		concluded = concluded || sc.concludes
 	}
 	return concluded
+}
+
+// keep records what the run's result carries of a settled call.
+func (sc *subCall) keep(tool string, contexts []registry.Context, images []registry.ContentBlock, concludes bool) {
+	sc.tool, sc.contexts, sc.images, sc.concludes = tool, contexts, images, concludes
 }
 
 // viewKeys numbers the views runs have named their tools from.

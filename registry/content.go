@@ -149,6 +149,13 @@ const (
 	CodeToolFailed            Code = "TOOL_FAILED"
 	CodeCodeRunFailed         Code = "CODE_RUN_FAILED"
 	CodeInternal              Code = "INTERNAL"
+	// CodeSuspended: the call's ask was not answered within its hold; its
+	// run suspends (runtime.ApprovalSuspended). A suspended run_code call
+	// has no result yet: it resumes once its asks are answered.
+	CodeSuspended Code = "SUSPENDED"
+	// CodeReplayDiverged: a resumed run_code program did otherwise than the
+	// log of its earlier execution says.
+	CodeReplayDiverged Code = "REPLAY_DIVERGED"
 )
 
 // Error is a structured failure. A body, hook or wrapper returns one to

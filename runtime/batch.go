@@ -278,14 +278,24 @@ func (b *Batch) Wait() { b.wg.Wait() }
 // Close ends the batch: calls not yet started are abandoned (their hooks
 // never run), calls in flight are cancelled, and Close returns when they
 // have drained.
-func (b *Batch) Close() {
+func (b *Batch) Close() { b.end(true) }
+
+// Drain ends the batch without cancelling it: calls not yet started are
+// abandoned (their hooks never run), calls in flight run to their end, and
+// Drain returns when they have. A run that suspends drains its calls, so
+// that every call that started has its own settlement in the log.
+func (b *Batch) Drain() { b.end(false) }
+
+func (b *Batch) end(cancel bool) {
 	b.mu.Lock()
 	b.closed = true
 	held := b.held
 	b.held = nil
 	b.cond.Broadcast()
 	b.mu.Unlock()
-	b.cancel()
+	if cancel {
+		b.cancel()
+	}
 	for _, run := range held {
 		run() // closed: it is abandoned at once
 	}

@@ -168,6 +168,14 @@ type Approver interface {
 type ApprovalRequest struct {
 	Call   Call
 	Reason string
+	// Hold, when positive, lets the approver give up after Hold unanswered with
+	// ApprovalSuspended, the ask left pending where it can be answered later
+	// (Request.Hold).
+	Hold time.Duration
+	// Resumed: the call started before, in an execution of its run that
+	// suspended or stopped; an ask it made then is the one to wait for
+	// (Request.Resumed).
+	Resumed bool
 }
 
 // ApprovalOutcome is how an ask ended.
@@ -182,6 +190,10 @@ const (
 	ApprovalRejected
 	// ApprovalCancelled: the ask was withdrawn.
 	ApprovalCancelled
+	// ApprovalSuspended: nobody answered within ApprovalRequest.Hold; the
+	// ask stays pending and the call fails with SUSPENDED, for its run to
+	// suspend and resume once it is answered.
+	ApprovalSuspended
 )
 
 // ApprovalAnswer is an Approver's answer.

@@ -155,6 +155,11 @@ type Request struct {
 	// Run is the caller's options for a nesting body (run_code), handed to
 	// it in Nesting.Run; other bodies never see them.
 	Run RunOptions
+	// Hold and Resumed go to the call's ask (ApprovalRequest): a run that can
+	// suspend lets its calls' asks give up after Hold, and marks the calls it
+	// started before it suspended as Resumed.
+	Hold    time.Duration
+	Resumed bool
 }
 
 // RunOptions are what the caller of a run_code call asks of the run.
@@ -164,6 +169,13 @@ type RunOptions struct {
 	// Events receives the run's nested dispatch events, in the body's own
 	// sink type (run_code's: bridge.EventSink); nil logs nothing.
 	Events any
+	// Hold, when positive, lets the run suspend: a call of it whose ask waits
+	// unanswered for Hold ends the run with SUSPENDED, to be resumed by
+	// replay once the ask is answered.
+	Hold time.Duration
+	// Resume is what an earlier execution of the call left in the log, in
+	// the body's own type (run_code's: *bridge.Resume): the body replays it.
+	Resume any
 }
 
 // Nesting is the handle the runtime gives a nesting body (SetNestingBody):
@@ -236,10 +248,12 @@ func (s Stage) String() string {
 type execution struct {
 	rt        *Runtime
 	call      Call
-	token     tokenState // what call.Token points at
-	approver  Approver   // Request.Approver
-	run       RunOptions // Request.Run
-	sequencer turns      // set by a Batch
+	token     tokenState    // what call.Token points at
+	approver  Approver      // Request.Approver
+	run       RunOptions    // Request.Run
+	hold      time.Duration // Request.Hold
+	resumed   bool          // Request.Resumed
+	sequencer turns         // set by a Batch
 	callerCtx context.Context
 	view      *registry.View        // resolved once, at identity; nil when the scope is unknown
 	viewErr   error                 // why view is nil
@@ -325,6 +339,8 @@ func (rt *Runtime) Prepare(ctx context.Context, req Request) *Prepared {
 		rt:        rt,
 		approver:  req.Approver,
 		run:       req.Run,
+		hold:      req.Hold,
+		resumed:   req.Resumed,
 		callerCtx: ctx,
 		call: Call{
 			Parent:    req.Parent,
@@ -632,7 +648,7 @@ func (rt *Runtime) ask(e *execution, reason string) *registry.Error {
 	if e.approver == nil {
 		return deny(registry.CodeDenied, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", e.call.Name, orDefault(reason, "policy asked")))
 	}
-	ans := safeApprove(e.approver, e.callerCtx, ApprovalRequest{Call: e.call, Reason: reason})
+	ans := safeApprove(e.approver, e.callerCtx, ApprovalRequest{Call: e.call, Reason: reason, Hold: e.hold, Resumed: e.resumed})
 	if err := e.callerCtx.Err(); err != nil {
 		return deny(registry.CodeAbortedBeforeDispatch, fmt.Sprintf("%s was cancelled while waiting for approval", e.call.Name))
 	}
@@ -643,6 +659,8 @@ func (rt *Runtime) ask(e *execution, reason string) *registry.Error {
 		return deny(registry.CodeApprovalRejected, orDefault(ans.Reason, "the user rejected this call"))
 	case ApprovalCancelled:
 		return deny(registry.CodeDenied, orDefault(ans.Reason, "the approval was cancelled"))
+	case ApprovalSuspended:
+		return deny(registry.CodeSuspended, fmt.Sprintf("%s waits for approval: its run suspends until the ask is answered", e.call.Name))
 	default:
 		return deny(registry.CodeDenied, orDefault(ans.Reason, "nobody answered the approval request"))
 	}

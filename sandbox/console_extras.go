@@ -150,7 +150,7 @@ func (c *console) time(call goja.FunctionCall) {
 		c.emit(fmt.Sprintf("Warning: Label '%s' already exists for console.time()", l))
 		return
 	}
-	c.timers[l] = time.Now()
+	c.timers[l] = c.h.now()
 }
 
 func (c *console) timeLog(call goja.FunctionCall, end bool) {
@@ -164,7 +164,7 @@ func (c *console) timeLog(call goja.FunctionCall, end bool) {
 		c.emit(fmt.Sprintf("Warning: No such label '%s' for %s", l, method))
 		return
 	}
-	text := l + ": " + formatDuration(time.Since(start))
+	text := l + ": " + formatDuration(c.h.now().Sub(start))
 	if end {
 		delete(c.timers, l)
 	} else if len(call.Arguments) > 1 {

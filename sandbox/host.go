@@ -61,6 +61,9 @@ type Call struct {
 	// Line and Column are where in the program's own source the call was made (1-based; 0
 	// when unknown), for messages that must say which call they mean.
 	Line, Column int
+	// Journal is the piece of the run's journal recorded since the previous call (see
+	// [Replayer]): a host that resumes runs keeps the pieces, in order.
+	Journal string
 }
 
 // Settlement is a tool call's outcome going back into the VM.

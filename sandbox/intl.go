@@ -15,6 +15,7 @@ func (r *run) installIntl() error {
 		Builtins:        r.prog.locale,
 		SkipBuiltins:    r.prog.locale == 0,
 		MaxStringLength: int(min(r.caps.stringLength, 1<<30)),
+		Now:             r.now,
 	})
 	if err != nil || r.prog.locale&intl.BuiltinArray == 0 {
 		return err

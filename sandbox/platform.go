@@ -60,6 +60,14 @@ type platformHost interface {
 	timeout() time.Duration
 	// started is when the run began: the origin of performance.now and event time stamps.
 	started() time.Time
+	// now is the program's clock: a reading recorded in the run's journal, or replayed from it
+	// (journal.go). Everything the program can observe of time reads it.
+	now() time.Time
+	// replayingJournal reports whether the run replays a journal: the Go clock must not
+	// fire its timers meanwhile.
+	replayingJournal() bool
+	// randomBytes fills b from the run's seeded generator: what crypto hands the program.
+	randomBytes(b []byte)
 	// memoryCaps are the built-in caps derived from Options.Memory; overCap fails the run with
 	// kind "limit" for what passed one and unwinds the VM (see guards.go).
 	memoryCaps() caps

@@ -130,6 +130,9 @@ type Result struct {
 	// JavaScript instruction, unable to reach the Host or the logs, but until then it holds
 	// CPU and memory; a worker process that reports it is replaced.
 	Abandoned bool
+	// Journal is the last piece of the run's journal (see [Replayer]): what it recorded after
+	// its last call. Empty when the run was abandoned.
+	Journal string
 }
 
 // errStopped is the value the VM is interrupted with; the reason is in run.failure.
@@ -157,6 +160,13 @@ func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 		return Result{Err: cancelled(ctx)}
 	}
 	r := newRun(p, host, opts.withDefaults())
+	journal, keep := "", false
+	if rp, ok := host.(Replayer); ok {
+		journal, keep = rp.Journal(), true
+	}
+	if err := r.jr.begin(journal, keep); err != nil {
+		return Result{Err: &Failure{Kind: KindDiverged, Message: "the run cannot be resumed: " + err.Error()}}
+	}
 	if h, ok := host.(Holder); ok {
 		h.Hold()
 		r.holder = h
@@ -203,7 +213,7 @@ type run struct {
 	prog   *Program
 	host   Host
 	opts   Options
-	start  time.Time     // when the run began: the clock of performance.now
+	jr     journal       // its clock, randomness and order of jobs, recorded or replayed (journal.go)
 	caps   caps          // built-in caps derived from opts.Memory
 	guards builtinGuards // the guards on built-ins that enforce caps (guards.go)
 	based  bool          // setupBase has run (a run set up ahead: see takeBlank)
@@ -275,8 +285,9 @@ func newRun(p *Program, host Host, opts Options) *run {
 		r = allocRun()
 	}
 	r.prog, r.host, r.opts = p, host, opts
-	r.start = time.Now()
 	r.caps = capsFor(opts.Memory)
+	r.rt.SetTimeSource(r.now)
+	r.rt.SetRandSource(r.random)
 	return r
 }
 
@@ -416,6 +427,9 @@ func (r *run) close() Result {
 	r.queue = nil
 	res := Result{Logs: r.logs.lines, Err: r.failure, Abandoned: !finished}
 	r.mu.Unlock()
+	if finished {
+		res.Journal = r.jr.take() // the VM goroutine is done with it
+	}
 	r.timers.stop()
 
 	if res.Err == nil {
@@ -491,9 +505,19 @@ func (r *run) loop(p *goja.Promise) {
 			return
 		}
 		if p.State() != goja.PromiseStatePending {
+			if r.jr.replaying() {
+				r.diverged(fmt.Sprintf("the program finished where it went on before (the log has %s next)", r.jr.peek()))
+				return
+			}
 			r.releaseHeld(false)
 			r.enter(jobFunc(func() { r.finishPromise(p) }))
 			return
+		}
+		if r.jr.replaying() {
+			if !r.replayJob() {
+				return
+			}
+			continue
 		}
 		r.mu.Lock()
 		jobs := r.queue
@@ -517,7 +541,7 @@ func (r *run) loop(p *goja.Promise) {
 			if r.stopped.Load() || p.State() != goja.PromiseStatePending {
 				break
 			}
-			if !r.enter(j) {
+			if !r.enter(r.noted(j)) {
 				return
 			}
 			if i < len(jobs)-1 {
@@ -668,7 +692,7 @@ func (r *run) runtime() *goja.Runtime { return r.rt }
 func (r *run) programFrame(line, col int) (int, int, bool) { return r.prog.frame(line, col) }
 
 // started is when the run began (platformHost).
-func (r *run) started() time.Time { return r.start }
+func (r *run) started() time.Time { return r.jr.start }
 
 // memoryCaps are the run's built-in caps (platformHost).
 func (r *run) memoryCaps() caps { return r.caps }

@@ -115,7 +115,7 @@ func (ts *timers) newTimer(kind string, call goja.FunctionCall, argsFrom int) *t
 // setTimeout(fn, ms, ...args) runs fn once after ms and returns a numeric id.
 func (ts *timers) setTimeout(call goja.FunctionCall) goja.Value {
 	t := ts.newTimer("setTimeout", call, 2)
-	ts.schedule(t, time.Now().Add(ts.delay(call.Argument(1))))
+	ts.schedule(t, ts.h.now().Add(ts.delay(call.Argument(1))))
 	return ts.h.runtime().ToValue(t.id)
 }
 
@@ -123,7 +123,7 @@ func (ts *timers) setTimeout(call goja.FunctionCall) goja.Value {
 func (ts *timers) setInterval(call goja.FunctionCall) goja.Value {
 	t := ts.newTimer("setInterval", call, 2)
 	t.interval = ts.delay(call.Argument(1))
-	ts.schedule(t, time.Now().Add(t.interval))
+	ts.schedule(t, ts.h.now().Add(t.interval))
 	return ts.h.runtime().ToValue(t.id)
 }
 
@@ -159,9 +159,10 @@ func (ts *timers) schedule(t *timer, when time.Time) {
 	}
 }
 
-// arm sets the Go timer for the earliest due timer.
+// arm sets the Go timer for the earliest due timer. While the run replays a journal, timers
+// fire where the journal says instead (see run.replayJob).
 func (ts *timers) arm() {
-	if len(ts.due) == 0 {
+	if len(ts.due) == 0 || ts.h.replayingJournal() {
 		return
 	}
 	d := time.Until(ts.due[0].when)
@@ -171,15 +172,23 @@ func (ts *timers) arm() {
 		return
 	}
 	if ts.alarm == nil {
-		ts.alarm = time.AfterFunc(d, func() { ts.h.enqueue(jobFunc(ts.runDue)) })
+		ts.alarm = time.AfterFunc(d, func() { ts.h.enqueue(&dueJob{ts: ts}) })
 		return
 	}
 	ts.alarm.Reset(d)
 }
 
-// runDue queues a job for each timer now due, in order, and re-arms the alarm.
-func (ts *timers) runDue() {
-	now := time.Now()
+// dueJob collects the timers due at its time, which the loop stamps: the clock's, recorded,
+// or the journal's.
+type dueJob struct {
+	ts *timers
+	at time.Time
+}
+
+func (d *dueJob) run() { d.ts.runDue(d.at) }
+
+// runDue queues a job for each timer due at now, in order, and re-arms the alarm.
+func (ts *timers) runDue(now time.Time) {
 	for len(ts.due) > 0 && !ts.due[0].when.After(now) {
 		t := heap.Pop(&ts.due).(*timer)
 		id := t.id
@@ -214,7 +223,7 @@ func (ts *timers) fireTimer(id int) {
 	_, err := t.fn(goja.Undefined(), t.args...)
 	if t.interval > 0 {
 		if _, live := ts.byID[id]; live && t.index < 0 {
-			ts.schedule(t, time.Now().Add(t.interval))
+			ts.schedule(t, ts.h.now().Add(t.interval))
 		}
 	}
 	if err != nil {

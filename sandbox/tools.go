@@ -194,11 +194,11 @@ func (r *run) callTool(name string, call goja.FunctionCall) goja.Value {
 	}
 	r.callBytes += len(args)
 	r.calls++
-	c := &pendingCall{r: r, name: name, at: site}
+	c := &pendingCall{r: r, name: name, at: site, seq: r.calls}
 	p, resolve, reject := r.rt.NewPromise()
 	c.resolve, c.reject = resolve, reject
 	r.inflight++
-	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column}, c.settle)
+	r.dispatch(Call{Seq: r.calls, Name: name, Args: args, Line: site.line, Column: site.column, Journal: r.jr.take()}, c.settle)
 	if r.holder != nil {
 		if r.held++; r.held == 1 {
 			r.heldSince.Store(time.Now().UnixNano())
@@ -219,6 +219,7 @@ func toInterfaces(vs []goja.Value) []any {
 type pendingCall struct {
 	r               *run
 	name            string
+	seq             int // Call.Seq
 	at              site
 	resolve, reject func(any) error
 	settled         atomic.Bool

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -10,7 +9,6 @@ import (
 	"hash"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -245,7 +243,7 @@ func (w *webAPIs) searchParamsPairs(o *goja.Object) ([][2]string, bool) {
 
 // now is the run's clock: milliseconds since the run started, with microsecond resolution.
 func (w *webAPIs) now() float64 {
-	return float64(time.Since(w.h.started()).Microseconds()) / 1000
+	return float64(w.h.now().Sub(w.h.started()).Microseconds()) / 1000
 }
 
 // events returns the DOM events prelude's exports (DOMException, Event, EventTarget, …).
@@ -556,12 +554,12 @@ func lenientBase64(clean []byte) []byte {
 func (w *webAPIs) cryptoNatives() *goja.Object {
 	return nativesObject(w.h, map[string]func(goja.FunctionCall) goja.Value{
 		"fill": func(call goja.FunctionCall) goja.Value {
-			_, _ = rand.Read(w.bytesOf(call.Argument(0), "array"))
+			w.h.randomBytes(w.bytesOf(call.Argument(0), "array"))
 			return goja.Undefined()
 		},
 		"uuid": func(goja.FunctionCall) goja.Value {
 			var b [16]byte
-			_, _ = rand.Read(b[:])
+			w.h.randomBytes(b[:])
 			b[6] = b[6]&0x0F | 0x40
 			b[8] = b[8]&0x3F | 0x80
 			return w.h.runtime().ToValue(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))

@@ -42,6 +42,13 @@ const (
 	// MCP server's notifications); payload ToolNotice. Log-only: never a
 	// model message.
 	TypeToolNotice = "tool/notice"
+	// TypeCodeSuspended is appended when a run_code program suspends: its
+	// tool/call stays open, waiting for the asks of the sub-calls it names,
+	// until it resumes by replay; payload CodeSuspended. Log-only.
+	TypeCodeSuspended = "tool/code-suspended"
+	// TypeCodeResumed is appended when a suspended run_code call resumes by
+	// replay; payload CodeResumed. Log-only.
+	TypeCodeResumed = "tool/code-resumed"
 )
 
 // The decisions an approval/answered event records.
@@ -467,6 +474,9 @@ type CodeDispatchStart struct {
 	Number       int             `json:"number,omitempty"`
 	Name         string          `json:"name"`
 	Arguments    json.RawMessage `json:"arguments"`
+	// Journal is the piece of the program's journal recorded since the
+	// last piece logged (sandbox.Replayer), for a run that may resume.
+	Journal string `json:"journal,omitempty"`
 }
 
 // CodeDispatch is the payload of tool/code-dispatch: an SDK call settled. It
@@ -478,6 +488,36 @@ type CodeDispatch struct {
 	Error     *ErrorInfo              `json:"error,omitempty"`
 	StartedAt time.Time               `json:"started_at"`
 	EndedAt   time.Time               `json:"ended_at"`
+	// For a run that may resume, what the program received, to replay it:
+	// Value, the call's value as JSON (absent for undefined), or Thrown,
+	// the ToolCallError it threw; and the call's contexts and conclusion,
+	// which the run's result carries.
+	Value         json.RawMessage    `json:"value,omitempty"`
+	Thrown        *Thrown            `json:"thrown,omitempty"`
+	Contexts      []registry.Context `json:"contexts,omitempty"`
+	ConcludesTurn bool               `json:"concludes_turn,omitempty"`
+}
+
+// Thrown is the ToolCallError a program received for a failed SDK call.
+type Thrown struct {
+	Tool    string `json:"tool"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+// CodeSuspended is the payload of tool/code-suspended. CallID is the run_code
+// call; Waiting are its sub-calls whose asks it waits for; Journal is the
+// program's journal since the last piece logged.
+type CodeSuspended struct {
+	CallID  string   `json:"call_id"`
+	Waiting []string `json:"waiting"`
+	Journal string   `json:"journal,omitempty"`
+}
+
+// CodeResumed is the payload of tool/code-resumed: the run_code call resumes
+// by replay.
+type CodeResumed struct {
+	CallID string `json:"call_id"`
 }
 
 // UserContext is the payload of user/context: an additional context committed

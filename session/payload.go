@@ -7,7 +7,8 @@ import (
 
 // Payload decodes the event's Data as the payload type of its Type, returned
 // by pointer: *ToolCall, *ToolResult, *CodeDispatchStart, *CodeDispatch,
-// *UserContext, *ApprovalAsked, *ApprovalAnswered or *ToolNotice. It returns nil for a type
+// *UserContext, *ApprovalAsked, *ApprovalAnswered, *ToolNotice, *CodeSuspended or
+// *CodeResumed. It returns nil for a type
 // this package does not know (a newer writer's) and for data that does not
 // decode as its type (the store holds only JSON objects, so that takes a
 // writer that broke the payload types). Readers fold a log with one type
@@ -41,6 +42,10 @@ func (e Event) DecodePayload() (any, error) {
 		p = new(ApprovalAnswered)
 	case TypeToolNotice:
 		p = new(ToolNotice)
+	case TypeCodeSuspended:
+		p = new(CodeSuspended)
+	case TypeCodeResumed:
+		p = new(CodeResumed)
 	default:
 		return nil, nil
 	}

@@ -46,6 +46,9 @@ func (s *CodeDispatchStart) size() int {
 }
 
 func (s CodeDispatchStart) appendJSON(b []byte) ([]byte, bool) {
+	if s.Journal != "" {
+		return b, false // a resumable run's: json.Marshal's
+	}
 	b = slices.Grow(b, s.size())
 	b = append(b, '{')
 	b, ok := s.appendFields(b)
@@ -53,6 +56,9 @@ func (s CodeDispatchStart) appendJSON(b []byte) ([]byte, bool) {
 }
 
 func (d CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
+	if d.Journal != "" || d.Value != nil || d.Thrown != nil || d.Contexts != nil || d.ConcludesTurn {
+		return b, false // a resumable run's: json.Marshal's
+	}
 	n := d.CodeDispatchStart.size() + 128
 	for i := range d.Content {
 		n += 32 + len(d.Content[i].Type) + len(d.Content[i].Text)

@@ -275,6 +275,9 @@ func (w *process) run(ctx context.Context, id uint64, source string, host sandbo
 	w.runs++
 
 	m := &message{Type: msgRun, Run: id, Source: source, Options: &opts, NamesID: namesID, Spin: w.spin(), Hold: r.holder != nil}
+	if rp, ok := host.(sandbox.Replayer); ok {
+		m.Journal, m.Journaled = rp.Journal(), true
+	}
 	if namesID != w.namesID {
 		list, err := names()
 		if err != nil {
@@ -408,7 +411,7 @@ func (r *procRun) dispatch(m *message) bool {
 			settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: fmt.Sprintf("internal error: dispatching the call panicked: %v", x)}})
 		}
 	}()
-	r.host.Call(sandbox.Call{Seq: m.Seq, Name: m.Name, Args: m.Args, Line: m.Line, Column: m.Column}, settle)
+	r.host.Call(sandbox.Call{Seq: m.Seq, Name: m.Name, Args: m.Args, Line: m.Line, Column: m.Column, Journal: m.Journal}, settle)
 	return true
 }
 

@@ -32,7 +32,7 @@ import (
 const MaxFrameBytes = 64 << 20
 
 // protocolVersion is sent in hello; a worker speaking another version is refused.
-const protocolVersion = 3
+const protocolVersion = 4
 
 // Message types.
 const (
@@ -65,6 +65,11 @@ type message struct {
 	Names   []string         `json:"names,omitempty"`    // the host's tool names, when NamesID is new to the worker
 	NamesID uint64           `json:"names_id,omitempty"` // identifies the set of names
 	Hold    bool             `json:"hold,omitempty"`     // the host holds calls (sandbox.Holder): the worker says which it may run inline
+	// run: the journal to replay (sandbox.Replayer); call: the piece of the run's journal
+	// recorded since its previous call (sandbox.Call.Journal)
+	Journal string `json:"journal,omitempty"`
+	// run: the host keeps the run's journal (sandbox.Replayer)
+	Journaled bool `json:"journaled,omitempty"`
 
 	// call
 	Name   string          `json:"name,omitempty"`
@@ -111,10 +116,11 @@ type result struct {
 	Value     json.RawMessage `json:"-"` // raw
 	Err       *failure        `json:"error,omitempty"`
 	Abandoned bool            `json:"abandoned,omitempty"`
+	Journal   string          `json:"journal,omitempty"`
 }
 
 func toWire(r sandbox.Result) *result {
-	w := &result{Logs: r.Logs, Value: r.Value, Abandoned: r.Abandoned}
+	w := &result{Logs: r.Logs, Value: r.Value, Abandoned: r.Abandoned, Journal: r.Journal}
 	if r.Err != nil {
 		w.Err = &failure{Kind: r.Err.Kind, Message: r.Err.Message}
 	}
@@ -122,7 +128,7 @@ func toWire(r sandbox.Result) *result {
 }
 
 func (w *result) sandbox() sandbox.Result {
-	r := sandbox.Result{Logs: w.Logs, Value: w.Value, Abandoned: w.Abandoned}
+	r := sandbox.Result{Logs: w.Logs, Value: w.Value, Abandoned: w.Abandoned, Journal: w.Journal}
 	if len(r.Value) == 0 {
 		r.Value = nil
 	}

@@ -196,6 +196,8 @@ type workerRun struct {
 	reason      string                           // the cancel reason received; guarded by mu
 	pending     map[int]func(sandbox.Settlement) // calls awaiting a settle; guarded by mu
 	parentHolds bool                             // the parent's host holds calls (the run frame's Hold)
+	journal     string                           // the journal to replay (the run frame's Journal)
+	journaled   bool                             // the parent's host keeps the journal (the run frame's Journaled)
 	holding     bool                             // calls wait for Release (sandbox.Holder); guarded by mu
 	held        []*message                       // their frames; guarded by mu
 }
@@ -214,7 +216,7 @@ func (s *server) start(m *message) error {
 		s.names = nameSet{id: m.NamesID, list: m.Names, set: set}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, pending: make(map[int]func(sandbox.Settlement)), parentHolds: m.Hold}
+	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, pending: make(map[int]func(sandbox.Settlement)), parentHolds: m.Hold, journal: m.Journal, journaled: m.Journaled}
 	s.active = r
 	go r.execute(m.Source, *m.Options)
 	return nil
@@ -222,7 +224,11 @@ func (s *server) start(m *message) error {
 
 func (r *workerRun) execute(source string, opts sandbox.Options) {
 	stopMonitor := keepMonitorAwake()
-	res := sandbox.InProcess{}.Run(r.ctx, source, r, opts)
+	var host sandbox.Host = r
+	if r.journaled {
+		host = journaledRun{r}
+	}
+	res := sandbox.InProcess{}.Run(r.ctx, source, host, opts)
 	stopMonitor()
 	r.mu.Lock()
 	reason := r.reason
@@ -262,7 +268,7 @@ func tidyAfterRun() int64 {
 // Call implements sandbox.Host: the call goes to the parent (once released, when held), and
 // its settle comes back.
 func (r *workerRun) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
-	m := &message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args, Line: c.Line, Column: c.Column}
+	m := &message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args, Line: c.Line, Column: c.Column, Journal: c.Journal}
 	r.mu.Lock()
 	r.pending[c.Seq] = settle
 	if r.holding {
@@ -275,6 +281,14 @@ func (r *workerRun) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 }
 
 var _ sandbox.Holder = (*workerRun)(nil)
+
+// journaledRun is a workerRun whose parent's host keeps the run's journal.
+type journaledRun struct{ *workerRun }
+
+var _ sandbox.Replayer = journaledRun{}
+
+// Journal implements sandbox.Replayer: the parent's host's journal, or "" to run live.
+func (r journaledRun) Journal() string { return r.journal }
 
 // Hold implements sandbox.Holder: call frames wait for Release, when the parent's host holds
 // calls too (otherwise a frame is sent at once, to be worked on while the program goes on).
