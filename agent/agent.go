@@ -29,6 +29,9 @@ var (
 	// ErrAnswered: the approval was answered already. It is also an
 	// ErrNotFound (no pending approval has the id).
 	ErrAnswered = fmt.Errorf("%w: already answered", ErrNotFound)
+	// ErrSuspended: the session has a run_code call that suspended and has
+	// not resumed to its result; no step can follow it until it has.
+	ErrSuspended = errors.New("agent: the session has a suspended run")
 	// ErrNoCall: the session has no top-level call with that id.
 	ErrNoCall = errors.New("agent: call not found")
 )

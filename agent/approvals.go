@@ -170,6 +170,16 @@ var _ runtime.Approver = (*approver)(nil)
 func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) runtime.ApprovalAnswer {
 	a := p.a
 	logCtx := context.WithoutCancel(ctx)
+	if req.Resumed {
+		// The call asked before its run suspended (or its process stopped):
+		// that ask is the one to wait for.
+		if earlier, ok := p.earlierAsk(logCtx, req.Call.CallID); ok {
+			if earlier.answered != nil {
+				return decide(*earlier.answered)
+			}
+			return p.await(ctx, req, earlier.ApprovalID, earlier.seq, a.opts.ApprovalTimeout-a.opts.Now().Sub(earlier.at))
+		}
+	}
 	id := a.opts.NewID()
 	asked, err := p.commit(logCtx, "approval/asked", entry{session.TypeApprovalAsked, session.ApprovalAsked{
 		ApprovalID: id, CallID: req.Call.CallID, Tool: req.Call.Name,
@@ -204,8 +214,23 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 			return decide(own)
 		}
 	}
+	return p.await(ctx, req, id, after, a.opts.ApprovalTimeout)
+}
 
-	wctx, cancel := context.WithTimeout(ctx, a.opts.ApprovalTimeout)
+// await waits for the first answer to the ask id (logged at seq after) to
+// appear in the log, from any process, for up to timeout; then it logs
+// decision "timeout" and denies, or, when ctx ends first, "cancelled". With
+// req.Hold it gives up after the hold instead, the ask left pending, with
+// ApprovalSuspended.
+func (p *approver) await(ctx context.Context, req runtime.ApprovalRequest, id string, after int64, timeout time.Duration) runtime.ApprovalAnswer {
+	a := p.a
+	logCtx := context.WithoutCancel(ctx)
+	hold := req.Hold > 0 && req.Hold < timeout
+	wait := timeout
+	if hold {
+		wait = req.Hold
+	}
+	wctx, cancel := context.WithTimeout(ctx, max(wait, 0))
 	defer cancel()
 	var waitErr error
 	for waitErr == nil {
@@ -228,6 +253,9 @@ func (p *approver) Approve(ctx context.Context, req runtime.ApprovalRequest) run
 		waitErr = a.store.Wait(wctx, p.sessionID, after)
 	}
 
+	if hold && ctx.Err() == nil && errors.Is(waitErr, context.DeadlineExceeded) {
+		return runtime.ApprovalAnswer{Outcome: runtime.ApprovalSuspended, Reason: "nobody answered within the hold"}
+	}
 	own := session.ApprovalAnswered{ApprovalID: id, CallID: req.Call.CallID}
 	switch {
 	case ctx.Err() != nil:
@@ -304,4 +332,36 @@ func (a *Agent) eachEvent(ctx context.Context, sessionID string, fn func(session
 		}
 		return true
 	})
+}
+
+// loggedAsk is an ask found in the log, with its answer when it has one.
+type loggedAsk struct {
+	session.ApprovalAsked
+	seq      int64
+	at       time.Time
+	answered *session.ApprovalAnswered
+}
+
+// earlierAsk finds the first ask the call made, and its first answer.
+func (p *approver) earlierAsk(ctx context.Context, callID string) (loggedAsk, bool) {
+	var found loggedAsk
+	ok := false
+	err := p.a.eachEvent(ctx, p.sessionID, func(e session.Event) bool {
+		if !isApproval(e) {
+			return true
+		}
+		switch q := e.Payload().(type) {
+		case *session.ApprovalAsked:
+			if q.CallID == callID && !ok {
+				found, ok = loggedAsk{ApprovalAsked: *q, seq: e.Seq, at: e.Time}, true
+			}
+		case *session.ApprovalAnswered:
+			if ok && q.ApprovalID == found.ApprovalID {
+				found.answered = q
+				return false
+			}
+		}
+		return true
+	})
+	return found, ok && err == nil
 }

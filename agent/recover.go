@@ -106,7 +106,12 @@ func (a *Agent) closeLeft(ctx context.Context, sessionID string, st *logState, l
 	}
 	open := make([]session.OpenCall, 0, len(st.Open))
 	for id, seq := range st.Open {
-		open = append(open, session.OpenCall{SessionID: sessionID, Seq: seq, Call: session.ToolCall{CallID: id}})
+		if _, waits := st.Suspended[id]; !waits {
+			open = append(open, session.OpenCall{SessionID: sessionID, Seq: seq, Call: session.ToolCall{CallID: id}})
+		}
+	}
+	if len(open) == 0 {
+		return false, nil
 	}
 	slices.SortFunc(open, func(x, y session.OpenCall) int { return cmp.Compare(x.Seq, y.Seq) })
 	n, err := a.recoverSession(ctx, sessionID, open, false, time.Time{}, lease)

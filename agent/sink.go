@@ -79,3 +79,16 @@ var _ bridge.NoticeSink = (*sink)(nil)
 func (s *sink) Noticed(ctx context.Context, n session.ToolNotice) {
 	s.write(ctx, n.CallID, session.TypeToolNotice, n)
 }
+
+var _ bridge.SuspendSink = (*sink)(nil)
+
+// Suspended implements bridge.SuspendSink: tool/code-suspended is written
+// and waited for; the run's tool/call stays open until it resumes.
+func (s *sink) Suspended(ctx context.Context, ev session.CodeSuspended) error {
+	events, err := entriesEvents("tool/code-suspended", entry{session.TypeCodeSuspended, ev})
+	if err != nil {
+		return err
+	}
+	_, err = s.w.commit(context.WithoutCancel(ctx), events...)
+	return err
+}

@@ -25,7 +25,10 @@ type logState struct {
 	// Open are the tool/calls without a tool/result yet: call id → seq.
 	// At a step's start, with leases, they are calls their step left (see
 	// closeLeft).
-	Open     map[string]int64 `json:"open,omitempty"`
+	Open map[string]int64 `json:"open,omitempty"`
+	// Suspended are the open run_code calls that suspended (or that recovery
+	// found resumable): call id → seq of the tool/code-suspended event.
+	Suspended map[string]int64 `json:"suspended,omitempty"`
 	Complete bool             `json:"-"` // callIDs holds every tool/call id of the log
 	callIDs  map[string]bool  // tool/call ids folded in (all of them when Complete), at most maxCallIDs
 	saved    int64            // the Seq of the last checkpoint saved
@@ -103,10 +106,24 @@ func (st *logState) apply(events []session.Event) {
 				continue
 			}
 			delete(st.Open, p.CallID)
+			delete(st.Suspended, p.CallID)
 			for _, c := range p.Contexts {
 				st.Pending = append(st.Pending, pendingContext{CallID: p.CallID, Ctx: c})
 			}
 			st.Concluded = st.Concluded || p.ConcludesTurn
+		case session.TypeCodeSuspended:
+			var p struct {
+				CallID string `json:"call_id"`
+			}
+			if e.Decode(&p) != nil {
+				continue
+			}
+			if _, open := st.Open[p.CallID]; open {
+				if st.Suspended == nil {
+					st.Suspended = map[string]int64{}
+				}
+				st.Suspended[p.CallID] = e.Seq
+			}
 		case session.TypeUserContext:
 			var p struct {
 				CallID string `json:"call_id"`

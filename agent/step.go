@@ -90,6 +90,7 @@ func waitGate(ctx context.Context, g *Gate, err error) error {
 type stepOptions struct {
 	codeEntry bool             // the calls may be run_code in any scope
 	timeout   time.Duration    // run_code's wall-clock limit; zero keeps the bridge's
+	hold      time.Duration    // run_code may suspend after an ask waits this long; 0: never
 	also      bridge.EventSink // also receives the nested events
 	create    *session.Session // the session to create with the step's first write
 	minted    bool             // the calls' ids come from Options.NewID: unique, so unused
@@ -99,6 +100,12 @@ type stepOptions struct {
 type RunOptions struct {
 	// Timeout is the program's wall-clock limit; zero keeps the bridge's.
 	Timeout time.Duration
+	// Hold, when positive, lets the run suspend when one of its calls' asks
+	// waits unanswered this long: Run returns a SUSPENDED result, the call
+	// stays open in the log, and it resumes by replay once the asks are
+	// answered (Resume). Zero: the run waits for its asks as long as they
+	// may take.
+	Hold time.Duration
 	// CallID names the run_code call in the log; empty mints "run_<id>".
 	CallID string
 	// Create, when set, is a new session (ID and Scope) that Run creates in
@@ -160,7 +167,7 @@ func (a *Agent) Run(ctx context.Context, sessionID, code, description string, op
 	if opts.Create != nil && opts.Create.ID != sessionID {
 		return nil, fmt.Errorf("agent: Create names session %q, not %q", opts.Create.ID, sessionID)
 	}
-	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, timeout: opts.Timeout, also: &calls, create: opts.Create, minted: minted})
+	res, gate, err := a.step(ctx, sessionID, []ToolCall{{ID: id, Name: registry.RunCode, Arguments: string(args)}}, stepOptions{codeEntry: true, timeout: opts.Timeout, hold: opts.Hold, also: &calls, create: opts.Create, minted: minted})
 	if !opts.Gated {
 		err, gate = waitGate(ctx, gate, err), nil
 	}
@@ -212,7 +219,7 @@ func (a *Agent) step(ctx context.Context, sessionID string, calls []ToolCall, o 
 	// From here on the log must stay consistent whatever the caller does.
 	logCtx := context.WithoutCancel(ctx)
 	r := &stepRun{
-		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, timeout: o.timeout, logCtx: logCtx,
+		a: a, sessionID: sessionID, scope: st.Scope, calls: calls, codeEntry: o.codeEntry, timeout: o.timeout, holdFor: o.hold, logCtx: logCtx,
 		requestID: requestid.From(ctx),
 		w:         newLogWriter(a.store, sessionID, createInWrite, lease, a.checkpoint(sessionID, st)),
 		done:      make([]chan struct{}, len(calls)),
@@ -258,6 +265,9 @@ func (a *Agent) stepState(ctx context.Context, sessionID string, calls []ToolCal
 		} else if id != "" {
 			return nil, fmt.Errorf("%w: call id %q was already used in session %q", ErrInvalidCalls, id, sessionID)
 		}
+	}
+	for id := range st.Suspended {
+		return nil, fmt.Errorf("%w: run %q of session %q waits for approval; its result comes once it is answered", ErrSuspended, id, sessionID)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing appended yet: the caller is gone
@@ -312,6 +322,7 @@ type stepRun struct {
 	calls      []ToolCall
 	codeEntry  bool
 	timeout    time.Duration      // stepOptions.timeout
+	holdFor    time.Duration      // stepOptions.hold
 	logCtx     context.Context    // appends outlive the caller's cancellation
 	requestID  string             // recorded in every tool/call (requestid.From the caller's context)
 	abort      context.CancelFunc // cancels every call after a store failure
@@ -357,7 +368,7 @@ func (r *stepRun) run(ctx context.Context, sink bridge.EventSink) StepResult {
 			CallID: c.ID, Name: c.Name, Arguments: c.Arguments,
 			Scope: r.scope, SessionID: r.sessionID,
 			Approver: approver, CodeEntry: r.codeEntry,
-			Run: runtime.RunOptions{Timeout: r.timeout, Events: sink},
+			Run: runtime.RunOptions{Timeout: r.timeout, Events: sink, Hold: r.holdFor},
 		}, runtime.Hooks{
 			Start: func(_ int, call runtime.Call, safe bool) { r.start(i, call, safe) },
 			Done:  func(_ int, res *runtime.Result) { r.finish(i, res) },
@@ -453,8 +464,8 @@ func (r *stepRun) logResult(i int, res *runtime.Result) {
 	r.mu.Lock()
 	logged := r.logged[i]
 	r.mu.Unlock()
-	if !logged {
-		return
+	if !logged || res.Code() == registry.CodeSuspended {
+		return // a suspended run's call stays open: it resumes (Resume)
 	}
 	if err := r.submit("tool/result", entry{session.TypeToolResult, session.ToolResultOf(r.calls[i].ID, res)}); err != nil {
 		r.fail(err)
