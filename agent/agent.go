@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,7 +48,7 @@ type Options struct {
 	// Now is the clock Recover compares event times with. Default time.Now.
 	Now func() time.Time
 	// NewID mints approval ids and the call ids of Run. It must return
-	// unique, non-empty strings. Default: 16 random bytes in hex.
+	// unique, non-empty strings. Default session.NewID.
 	NewID func() string
 	// Leases makes each step hold its session's lease in the store, so that
 	// agents in several processes sharing the store (replicas on one
@@ -103,21 +101,15 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 		opts.Now = time.Now
 	}
 	if opts.NewID == nil {
-		opts.NewID = randomID
+		opts.NewID = session.NewID
 	}
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = DefaultLeaseTTL
 	}
 	return &Agent{
-		rt: rt, store: store, opts: opts, owner: "agent-" + randomID(),
+		rt: rt, store: store, opts: opts, owner: "agent-" + session.NewID(),
 		steps: map[string]*sessionLock{}, states: map[string]*logState{}, leases: map[string]*heldLease{},
 	}
-}
-
-func randomID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b[:])
 }
 
 // sessionLock is a mutex that a waiter can give up on when its context ends.

@@ -561,5 +561,5 @@ func (a *App) newSession(scope string) (session.Session, error) {
 	if !a.Registry.HasScope(scope) {
 		return session.Session{}, fmt.Errorf("%w %q", ErrUnknownScope, scope)
 	}
-	return session.Session{ID: NewID(), Scope: scope}, nil
+	return session.Session{ID: session.NewID(), Scope: scope}, nil
 }

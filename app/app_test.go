@@ -5,9 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
@@ -119,32 +119,6 @@ func TestGuardedToolsAreWithheld(t *testing.T) {
 	}
 }
 
-// Session ids are 32 hex digits, unique, and sort in the order they were
-// minted from one millisecond to the next.
-func TestNewIDsSortByTime(t *testing.T) {
-	seen := map[string]bool{}
-	prev := app.NewID()
-	for i := 0; i < 2000; i++ {
-		id := app.NewID()
-		if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
-			t.Fatalf("id %q is not 32 hex digits", id)
-		}
-		if seen[id] {
-			t.Fatalf("id %q minted twice", id)
-		}
-		seen[id] = true
-		if id[:12] < prev[:12] {
-			t.Fatalf("id %q minted after %q sorts before it", id, prev)
-		}
-		prev = id
-	}
-	before := app.NewID()
-	time.Sleep(2 * time.Millisecond)
-	if after := app.NewID(); after <= before {
-		t.Fatalf("id %q minted 2 ms after %q does not sort after it", after, before)
-	}
-}
-
 // limits.max_sub_call_args_bytes reaches the sandbox: a program whose calls
 // pass more argument bytes than it allows ends with a limit failure, after
 // the calls within it.
@@ -175,5 +149,15 @@ func TestDefaultsAreTheOwners(t *testing.T) {
 	}
 	if got, want := app.DemoQuotas(d.DemoState), tools.DefaultQuotas(); got != want {
 		t.Errorf("the default demo_state gives quotas %+v, the pack's own are %+v", got, want)
+	}
+}
+
+// The sandbox's limits configured by default are the sandbox's own defaults:
+// Default writes the owner's constants, and Limits carries each to its
+// option. A limit Limits maps needs no row here.
+func TestDefaultLimitsAreTheSandboxs(t *testing.T) {
+	got := app.Limits(config.Default().Limits)
+	if want := (sandbox.Options{}).WithDefaults(); !reflect.DeepEqual(got.WithDefaults(), want) {
+		t.Errorf("the default limits' options differ from the sandbox's defaults:\n got %+v\nwant %+v", got.WithDefaults(), want)
 	}
 }

@@ -8,15 +8,16 @@ import (
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/examples/tools"
 	"github.com/codemode/codemode/runtime"
-	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sdkgen"
 )
 
 // TestDefaultsAreTheOwners pins that each default of Default is the one its
 // owner applies to a zero option, so that a limit's default is written once
 // (in the package that applies it) and a change there shows here. The
-// server.*, mcp_servers[].* and openapi_sources[].* defaults are this
-// package's own: their owners (http, mcp, httpsource) import config.
+// limits app.Limits hands the sandbox are pinned all at once by app's
+// TestDefaultLimitsAreTheSandboxs. The server.*, mcp_servers[].* and
+// openapi_sources[].* defaults are this package's own: their owners (http,
+// mcp, httpsource) import config.
 func TestDefaultsAreTheOwners(t *testing.T) {
 	d := Default()
 	quotas := tools.DefaultQuotas()
@@ -24,15 +25,9 @@ func TestDefaultsAreTheOwners(t *testing.T) {
 		key       string
 		got, want int64
 	}{
-		{"limits.timeout", int64(d.Limits.Timeout), int64(sandbox.DefaultTimeout)},
-		{"limits.max_sub_calls", int64(d.Limits.MaxSubCalls), sandbox.DefaultMaxCalls},
-		{"limits.max_sub_call_args_bytes", int64(d.Limits.MaxSubCallArgsBytes), sandbox.DefaultMaxCallBytes},
 		{"limits.max_parallel_sub_calls", int64(d.Limits.MaxParallelSubCalls), runtime.DefaultWindow},
-		{"limits.max_log_bytes", int64(d.Limits.MaxLogBytes), sandbox.DefaultMaxLogBytes},
-		{"limits.max_result_bytes", int64(d.Limits.MaxResultBytes), sandbox.DefaultMaxResultBytes},
 		{"limits.max_content_bytes", int64(d.Limits.MaxContentBytes), bridge.DefaultMaxContentBytes},
 		{"limits.max_sub_call_bytes", int64(d.Limits.MaxSubCallBytes), bridge.DefaultMaxSubCallBytes},
-		{"limits.memory", int64(d.Limits.Memory), sandbox.DefaultMemory},
 		{"approvals.timeout", int64(d.Approvals.Timeout), int64(agent.DefaultApprovalTimeout)},
 		{"sdk.prompt_budget", int64(d.SDK.PromptBudget), sdkgen.DefaultPromptBudget},
 		{"server.max_mcp_sessions", int64(d.Server.MaxMCPSessions), DefaultMaxMCPSessions},

@@ -128,6 +128,27 @@ func writeChunks(w http.ResponseWriter, data []byte) error {
 	return nil
 }
 
+// handlerFunc is a route's handler that returns its API error rather than
+// writing it: Server.handle writes it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h to an http.Handler. An *apiError h returns is written by
+// writeError; any other error is an internal fault (a logged 500, see
+// internal). A handler returns an error only before it has written.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var e *apiError
+		if !errors.As(err, &e) {
+			e = s.internal(r, "handle "+r.URL.Path, err)
+		}
+		s.writeError(w, e)
+	}
+}
+
 // writeError writes e as {"error":{"code","message","request_id"}} and
 // counts it. The request id is the one instrument set on the response.
 func (s *Server) writeError(w http.ResponseWriter, e *apiError) {

@@ -97,12 +97,12 @@ func eventBytes(events []session.Event) int {
 // events serves GET /v1/sessions/{id}/events?after=SEQ: the session's events
 // after SEQ as {"events":[...]}; or, for a client that accepts
 // text/event-stream, a live stream of them (see stream).
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if acceptsEventStream(r) {
-		s.stream(w, r)
-		return
+		return s.stream(w, r)
 	}
-	s.withTimeout(http.HandlerFunc(s.eventsJSON)).ServeHTTP(w, r)
+	s.withTimeout(s.handle(s.eventsJSON)).ServeHTTP(w, r)
+	return nil
 }
 
 func acceptsEventStream(r *http.Request) bool {
@@ -118,28 +118,26 @@ func acceptsEventStream(r *http.Request) bool {
 // most limit events (default defaultEventsPage, at most maxEventsPage; fewer
 // once they pass maxEventsPageBytes). When more is true, next_after is the
 // seq to pass as ?after= for the next page.
-func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) {
+func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	q := r.URL.Query()
 	after, e := seqParam("after", q.Get("after"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	limit := defaultEventsPage
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			s.writeError(w, badRequest("limit: want a positive integer, got %q", v))
-			return
+			return badRequest("limit: want a positive integer, got %q", v)
 		}
 		limit = min(n, maxEventsPage)
 	}
 	s.writeEventsPage(w, r, sess.ID, after, limit)
+	return nil
 }
 
 // writeEventsPage sends up to limit events after a seq, stopping early once
@@ -233,21 +231,18 @@ func seqParam(name, v string) (int64, *apiError) {
 // client resumes with Last-Event-ID); and at most server.max_streams are
 // open, shared fairly among API keys, server.max_streams_per_session of
 // them for one session (beyond: 503 and 429; see streamSlots).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	after, e := seqParam("after", r.URL.Query().Get("after"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	if _, ok := r.Header["Last-Event-Id"]; ok {
 		if after, e = seqParam("Last-Event-ID", r.Header.Get("Last-Event-ID")); e != nil {
-			s.writeError(w, e)
-			return
+			return e
 		}
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -256,8 +251,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	release, e := s.streamSlots.acquire(sess.ID, tenant(r.Context()), sync.OnceFunc(func() { close(evicted); cancel() }))
 	if e != nil {
 		w.Header().Set("Retry-After", "5")
-		s.writeError(w, e)
-		return
+		return e
 	}
 	defer release()
 	defer context.AfterFunc(s.stopCtx, cancel)()
@@ -291,7 +285,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	sw.begin()
 	bw.WriteString(": session " + sess.ID + "\n\n")
 	if !flush() {
-		return
+		return nil
 	}
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
@@ -301,7 +295,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		events, full, err := p.next(ctx, 0)
 		if err != nil {
 			s.endStream(ctx, sess.ID, err)
-			return
+			return nil
 		}
 		if len(events) > 0 {
 			sw.begin()
@@ -310,7 +304,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			data, err := marshal(ev)
 			if err != nil {
 				s.log.Error("event stream: encode event", "session", sess.ID, "seq", ev.Seq, "err", err)
-				return
+				return nil
 			}
 			bw.WriteString("id: " + strconv.FormatInt(ev.Seq, 10) + "\nevent: " + oneLine(ev.Type) + "\ndata: ")
 			bw.Write(data) // one line: marshal ends it with the newline
@@ -322,7 +316,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		if len(events) > 0 {
 			after = p.after
 			if !flush() {
-				return
+				return nil
 			}
 			if full {
 				continue
@@ -333,10 +327,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			sw.begin()
 			bw.WriteString(": heartbeat\n\n")
 			if !flush() {
-				return
+				return nil
 			}
 		case waitEnd:
-			return
+			return nil
 		}
 	}
 }

@@ -24,15 +24,8 @@ var openAPIETag = func() string {
 // openAPI serves GET /openapi.json, with an ETag; a matching If-None-Match
 // gets a 304.
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("ETag", openAPIETag)
-	h.Set("Cache-Control", "no-cache")
-	if etagMatches(r.Header.Get("If-None-Match"), openAPIETag) {
-		w.WriteHeader(http.StatusNotModified)
+	if notModified(w, r, openAPIETag) {
 		return
 	}
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(openAPIDoc)
+	writeText(w, "application/json; charset=utf-8", openAPIDoc)
 }

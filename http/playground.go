@@ -11,16 +11,12 @@ import (
 //go:embed static/index.html
 var page embed.FS
 
-func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+func (s *Server) index(w http.ResponseWriter, r *http.Request) error {
 	b, err := page.ReadFile("static/index.html")
 	if err != nil {
-		s.writeError(w, errorf(http.StatusInternalServerError, CodeInternal, "the index page is missing from this build"))
-		return
+		return errorf(http.StatusInternalServerError, CodeInternal, "the index page is missing from this build")
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	writeText(w, "text/html; charset=utf-8", b)
+	return nil
 }

@@ -44,23 +44,20 @@ type runRequest struct {
 // "session_deleted": true (ephemeral with session_id is a 400: it never
 // deletes a session the client named). A failed program is a 200 with
 // is_error; timeout_ms (0: the configured limit) is capped at limits.timeout.
-func (s *Server) run(w http.ResponseWriter, r *http.Request) {
+func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 	var req runRequest
 	if e := decodeBody(r, &req, false); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	if req.Code == "" {
-		s.writeError(w, badRequest("code is required: the body of an async function, in JavaScript or TypeScript"))
-		return
+		return badRequest("code is required: the body of an async function, in JavaScript or TypeScript")
 	}
 	limit := s.app.Config.Limits.Timeout.Std()
 	var timeout time.Duration
 	if req.TimeoutMS != nil {
 		ms := *req.TimeoutMS
 		if ms < 0 {
-			s.writeError(w, badRequest("timeout_ms must not be negative, got %d", ms))
-			return
+			return badRequest("timeout_ms must not be negative, got %d", ms)
 		}
 		if timeout = limit; ms > 0 && ms < limit.Milliseconds() {
 			timeout = time.Duration(ms) * time.Millisecond
@@ -68,36 +65,30 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	scope := req.Scope
 	if req.Ephemeral && req.SessionID != "" {
-		s.writeError(w, badRequest("ephemeral deletes the session a run creates: leave session_id out, or ephemeral"))
-		return
+		return badRequest("ephemeral deletes the session a run creates: leave session_id out, or ephemeral")
 	}
 	if req.SessionID != "" {
 		if e := checkID("session_id", req.SessionID); e != nil {
-			s.writeError(w, e)
-			return
+			return e
 		}
 		sess, e := s.session(r, req.SessionID)
 		if e != nil {
-			s.writeError(w, e)
-			return
+			return e
 		}
 		if req.Scope != "" && req.Scope != sess.Scope {
 			if _, e := s.resolveScope(r, req.Scope); e != nil {
-				s.writeError(w, e)
-				return
+				return e
 			}
-			s.writeError(w, badRequest("session %q is in scope %q, not %q: leave scope out to use the session's", sess.ID, sess.Scope, req.Scope))
-			return
+			return badRequest("session %q is in scope %q, not %q: leave scope out to use the session's", sess.ID, sess.Scope, req.Scope)
 		}
 		scope = "" // the session's
 	} else if _, e := s.resolveScope(r, scope); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 
 	release, ok := s.admit(w, r, entryRun, int64(s.app.Config.Limits.Memory))
 	if !ok {
-		return
+		return nil
 	}
 	defer release()
 	start := time.Now()
@@ -120,8 +111,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.metrics.runs.WithLabelValues(entryRun, outcomeFailed).Inc()
 		e := s.runError(r, "run", err)
 		s.logFor(r).Warn("run", "session", req.SessionID, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
-		s.writeError(w, e)
-		return
+		return e
 	}
 	sendBody(w, status, body) // before its metrics and log line
 	outcome, kind := outcomeOK, ""
@@ -135,6 +125,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	s.metrics.runDuration.WithLabelValues(entryRun, outcome, kind).Observe(elapsed.Seconds())
 	s.metrics.runs.WithLabelValues(entryRun, outcome).Inc()
 	s.logFor(r).Info("run", append(attrs, "outcome", outcome)...)
+	return nil
 }
 
 // stepRequest is the body of POST /v1/sessions/{id}/steps.
@@ -166,26 +157,23 @@ type stepResponse struct {
 // steps serves POST /v1/sessions/{id}/steps: one model response's tool calls
 // run in the session's scope and logged in model order. A call waiting for
 // approval holds the request (and its run slot) until it is answered.
-func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
+func (s *Server) steps(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	var req stepRequest
 	if e := decodeBody(r, &req, false); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	calls, e := toolCalls(req)
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 
 	release, ok := s.admit(w, r, entryStep, stepMemory(calls, int64(s.app.Config.Limits.Memory)))
 	if !ok {
-		return
+		return nil
 	}
 	defer release()
 	start := time.Now()
@@ -226,8 +214,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		s.metrics.runs.WithLabelValues(entryStep, outcomeFailed).Inc()
 		e := s.runError(r, "step", err)
 		s.logFor(r).Warn("step", "session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
-		s.writeError(w, e)
-		return
+		return e
 	}
 	sendBody(w, status, body) // before its metrics and log line
 	s.metrics.runDuration.WithLabelValues(entryStep, outcome, kind).Observe(elapsed.Seconds())
@@ -237,6 +224,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, "codes", codes)
 	}
 	s.logFor(r).Info("step", attrs...)
+	return nil
 }
 
 // toolCalls checks and converts the calls of a step request.

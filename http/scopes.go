@@ -17,7 +17,7 @@ type scopeJSON struct {
 // scopes serves GET /v1/scopes: {"scopes":[{"name","parent"?,"mode"}]}, the
 // scopes the request may use, by name. A key sees only the scopes it lists,
 // so the answer never reveals a scope the key could not use anyway.
-func (s *Server) scopes(w http.ResponseWriter, r *http.Request) {
+func (s *Server) scopes(w http.ResponseWriter, r *http.Request) error {
 	out := []scopeJSON{}
 	for _, name := range s.app.Registry.Scopes() {
 		if !ScopeAllowed(r.Context(), name) {
@@ -28,8 +28,7 @@ func (s *Server) scopes(w http.ResponseWriter, r *http.Request) {
 			continue // removed since Scopes
 		}
 		if err != nil {
-			s.writeError(w, s.internal(r, "resolve scope", err))
-			return
+			return s.internal(r, "resolve scope", err)
 		}
 		sc := scopeJSON{Name: name, Mode: v.Mode()}
 		if chain := s.app.Registry.Ancestry(name); len(chain) > 1 {
@@ -40,4 +39,5 @@ func (s *Server) scopes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Scopes []scopeJSON `json:"scopes"`
 	}{out})
+	return nil
 }

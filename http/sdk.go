@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/catalog"
@@ -36,11 +35,10 @@ func (s *Server) resolveScope(r *http.Request, scope string) (*registry.View, *a
 }
 
 // tools serves GET /v1/tools?scope=S: what that scope's model is offered.
-func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
+func (s *Server) tools(w http.ResponseWriter, r *http.Request) error {
 	v, apiErr := s.resolveScope(r, r.URL.Query().Get("scope"))
 	if apiErr != nil {
-		s.writeError(w, apiErr)
-		return
+		return apiErr
 	}
 	schemas := s.app.Bridge.ModelSchemas(v) // run_code's description is what its model reads
 	writeJSON(w, http.StatusOK, struct {
@@ -51,6 +49,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 		// of the tools and the SDK, with the reason.
 		Withheld []registry.Withheld `json:"withheld,omitempty"`
 	}{v.Scope(), v.Mode(), schemas, v.Withheld()})
+	return nil
 }
 
 // sdkFormat is one rendering of a scope's SDK.
@@ -73,7 +72,7 @@ type sdkTextKey struct{ format string }
 // with an ETag made of the tool set's version and the format, so it changes
 // exactly when the scope's tool set (or the generator) changes. A matching
 // If-None-Match gets a 304.
-func (s *Server) sdk(w http.ResponseWriter, r *http.Request) {
+func (s *Server) sdk(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	name := q.Get("format")
 	if name == "" {
@@ -81,28 +80,17 @@ func (s *Server) sdk(w http.ResponseWriter, r *http.Request) {
 	}
 	format, ok := sdkFormats[name]
 	if !ok {
-		s.writeError(w, badRequest("format: want ts, js or prompt, got %q", name))
-		return
+		return badRequest("format: want ts, js or prompt, got %q", name)
 	}
 	v, apiErr := s.resolveScope(r, q.Get("scope"))
 	if apiErr != nil {
-		s.writeError(w, apiErr)
-		return
+		return apiErr
 	}
-	set := bridge.SDK(v)
-	etag := `"` + set.Version() + "-" + name + `"`
-	h := w.Header()
-	h.Set("ETag", etag)
-	h.Set("Cache-Control", "no-cache")
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
+	if notModified(w, r, `"`+bridge.SDK(v).Version()+"-"+name+`"`) {
+		return nil
 	}
-	text := v.Memo(sdkTextKey{name}, func() any { return format.render(s.app.Bridge, v) }).([]byte)
-	h.Set("Content-Type", format.contentType)
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(text)
+	writeText(w, format.contentType, v.Memo(sdkTextKey{name}, func() any { return format.render(s.app.Bridge, v) }).([]byte))
+	return nil
 }
 
 // sdkTokens is the body of GET /v1/sdk/tokens.
@@ -127,20 +115,14 @@ type sdkTokensKey struct{}
 // is slow next to serving the text, so it is done once per tool set
 // version; the ETag is the version's, and a matching If-None-Match gets a
 // 304.
-func (s *Server) sdkTokenCounts(w http.ResponseWriter, r *http.Request) {
+func (s *Server) sdkTokenCounts(w http.ResponseWriter, r *http.Request) error {
 	v, apiErr := s.resolveScope(r, r.URL.Query().Get("scope"))
 	if apiErr != nil {
-		s.writeError(w, apiErr)
-		return
+		return apiErr
 	}
 	version := bridge.SDK(v).Version()
-	etag := `"` + version + `-tokens"`
-	h := w.Header()
-	h.Set("ETag", etag)
-	h.Set("Cache-Control", "no-cache")
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
+	if notModified(w, r, `"`+version+`-tokens"`) {
+		return nil
 	}
 	counts := v.Memo(sdkTokensKey{}, func() any {
 		text := func(name string) string {
@@ -170,44 +152,30 @@ func (s *Server) sdkTokenCounts(w http.ResponseWriter, r *http.Request) {
 		}
 	}).(sdkTokens)
 	writeJSON(w, http.StatusOK, counts)
-}
-
-// etagMatches reports whether an If-None-Match header matches etag, by weak
-// comparison (RFC 9110 §13.1.2): "*" matches anything, W/ prefixes are
-// ignored.
-func etagMatches(header, etag string) bool {
-	for _, candidate := range strings.Split(header, ",") {
-		candidate = strings.TrimSpace(candidate)
-		if candidate == "*" || strings.TrimPrefix(candidate, "W/") == etag {
-			return true
-		}
-	}
-	return false
+	return nil
 }
 
 // searchTools serves GET /v1/tools/search?scope=S&q=TEXT&limit=N&group=G: the scope's tools
 // ranked for the query, as tools.$search answers a program (catalog.Result). A bad limit or
 // an unknown group is a 400.
-func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) {
+func (s *Server) searchTools(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	v, apiErr := s.resolveScope(r, q.Get("scope"))
 	if apiErr != nil {
-		s.writeError(w, apiErr)
-		return
+		return apiErr
 	}
 	query := catalog.Query{Text: q.Get("q"), Group: q.Get("group")}
 	if raw := q.Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 {
-			s.writeError(w, badRequest("limit must be a whole number from 1 to %d", catalog.MaxLimit))
-			return
+			return badRequest("limit must be a whole number from 1 to %d", catalog.MaxLimit)
 		}
 		query.Limit = n // Search lowers it to catalog.MaxLimit
 	}
 	res, err := bridge.Catalog(v).Search(query)
 	if err != nil {
-		s.writeError(w, badRequest("%s", err.Error()))
-		return
+		return badRequest("%s", err.Error())
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }

@@ -215,7 +215,7 @@ func (s *Server) routes(opts Options) http.Handler {
 	if opts.Playground != nil {
 		r.Method(http.MethodGet, "/", opts.Playground)
 	} else {
-		r.Get("/", s.index)
+		r.Get("/", s.handle(s.index))
 	}
 
 	guard := chi.Chain(s.limitBody, s.identify, s.rateLimit(), s.authenticate)
@@ -236,27 +236,27 @@ func (s *Server) routes(opts Options) http.Handler {
 		r.Use(guard...)
 		// Event streams live as long as their client; the JSON form of the
 		// same route applies the timeout itself.
-		r.Get("/sessions/{id}/events", s.events)
+		r.Get("/sessions/{id}/events", s.handle(s.events))
 
 		r.Group(func(r chi.Router) {
 			r.Use(s.withTimeout)
-			r.Get("/scopes", s.scopes)
+			r.Get("/scopes", s.handle(s.scopes))
 			r.Get("/upstreams", upstreams(opts.Upstreams))
 			r.Get("/openapi_sources", openAPISources(opts.OpenAPISources))
-			r.Get("/tools", s.tools)
-			r.Get("/tools/search", s.searchTools)
-			r.Get("/sdk", s.sdk)
-			r.Get("/sdk/tokens", s.sdkTokenCounts)
-			r.Post("/run", s.run)
-			r.Get("/sessions", s.listSessions)
-			r.Post("/sessions", s.createSession)
-			r.Get("/sessions/{id}", s.getSession)
-			r.Delete("/sessions/{id}", s.deleteSession)
-			r.Post("/sessions/{id}/steps", s.steps)
-			r.Get("/sessions/{id}/messages", s.messages)
-			r.Get("/sessions/{id}/approvals", s.approvals)
-			r.Get("/sessions/{id}/calls/{call_id}", s.call)
-			r.Post("/sessions/{id}/approvals/{aid}", s.answer)
+			r.Get("/tools", s.handle(s.tools))
+			r.Get("/tools/search", s.handle(s.searchTools))
+			r.Get("/sdk", s.handle(s.sdk))
+			r.Get("/sdk/tokens", s.handle(s.sdkTokenCounts))
+			r.Post("/run", s.handle(s.run))
+			r.Get("/sessions", s.handle(s.listSessions))
+			r.Post("/sessions", s.handle(s.createSession))
+			r.Get("/sessions/{id}", s.handle(s.getSession))
+			r.Delete("/sessions/{id}", s.handle(s.deleteSession))
+			r.Post("/sessions/{id}/steps", s.handle(s.steps))
+			r.Get("/sessions/{id}/messages", s.handle(s.messages))
+			r.Get("/sessions/{id}/approvals", s.handle(s.approvals))
+			r.Get("/sessions/{id}/calls/{call_id}", s.handle(s.call))
+			r.Post("/sessions/{id}/approvals/{aid}", s.handle(s.answer))
 		})
 	})
 	return r

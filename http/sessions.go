@@ -64,14 +64,13 @@ const maxListScans = 8
 // absence marks the end. A key lists only the sessions of its scopes, and a
 // scope it may not use is a 404 UNKNOWN_SCOPE like one that does not exist;
 // a bad cursor is a 400.
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := session.SessionFilter{Scope: q.Get("scope"), Cursor: q.Get("cursor"), Limit: session.DefaultPageSize}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			s.writeError(w, badRequest("limit: want a positive integer, got %q", v))
-			return
+			return badRequest("limit: want a positive integer, got %q", v)
 		}
 		f.Limit = min(n, session.MaxPageSize)
 	}
@@ -82,8 +81,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case f.Scope != "":
 		if !ScopeAllowed(r.Context(), f.Scope) {
-			s.writeError(w, unknownScope(f.Scope))
-			return
+			return unknownScope(f.Scope)
 		}
 	case all:
 	case len(scopes) == 1:
@@ -99,11 +97,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		page, err := s.app.Store.ListSessions(r.Context(), f)
 		switch {
 		case errors.Is(err, session.ErrBadCursor):
-			s.writeError(w, badRequest("cursor: not one a page of this listing returned"))
-			return
+			return badRequest("cursor: not one a page of this listing returned")
 		case err != nil:
-			s.writeError(w, s.storeFailed(r, "list sessions", err))
-			return
+			return s.storeFailed(r, "list sessions", err)
 		}
 		for _, sess := range page.Sessions {
 			if keep == nil || keep[sess.Scope] {
@@ -119,61 +115,58 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		Sessions   []sessionJSON `json:"sessions"`
 		NextCursor string        `json:"next_cursor,omitempty"`
 	}{out, f.Cursor})
+	return nil
 }
 
 // deleteSession serves DELETE /v1/sessions/{id}: 204 once the session and
 // its log are gone; 404 for an unknown session (or one in a scope the key
 // may not use). A run still writing to it fails.
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	if err := s.app.Store.DeleteSession(r.Context(), sess.ID); err != nil {
-		s.writeError(w, s.storeError(r, sess.ID, err))
-		return
+		return s.storeError(r, sess.ID, err)
 	}
 	s.logFor(r).Info("session deleted", "session", sess.ID)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // createSession serves POST /v1/sessions {"scope"?}: 201 with the new
 // session. An empty body means the default scope.
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Scope string `json:"scope"`
 	}
 	if e := decodeBody(r, &req, true); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	v, e := s.resolveScope(r, req.Scope)
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	sess, err := s.app.NewSession(r.Context(), v.Scope())
 	if err != nil {
 		if errors.Is(err, app.ErrUnknownScope) {
-			s.writeError(w, unknownScope(v.Scope()))
-			return
+			return unknownScope(v.Scope())
 		}
-		s.writeError(w, s.storeFailed(r, "create session", err))
-		return
+		return s.storeFailed(r, "create session", err)
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
 	writeJSON(w, http.StatusCreated, sessionOf(sess))
+	return nil
 }
 
 // getSession serves GET /v1/sessions/{id}: the session's header.
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	writeJSON(w, http.StatusOK, sessionOf(sess))
+	return nil
 }
 
 // messages serves GET /v1/sessions/{id}/messages: {"messages":[...]}, the
@@ -186,11 +179,10 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 // sent whole, with its length. A failure of the store before the first
 // chunk is an error reply; after it, the connection is cut rather than the
 // body ended as a well-formed but partial list.
-func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
+func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	var b session.MessageBuilder
 	out := &listWriter[session.Message]{w: w}
@@ -200,8 +192,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		page, full, err := p.next(r.Context(), 0)
 		if err != nil {
 			if !out.started {
-				s.writeError(w, s.storeError(r, sess.ID, err))
-				return
+				return s.storeError(r, sess.ID, err)
 			}
 			s.log.Warn("messages: the log could not be read; the reply is cut", "session", sess.ID, "error", err)
 			panic(http.ErrAbortHandler)
@@ -212,15 +203,16 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		}
 		if !out.write(b.Settled()) {
 			s.endList(w, out.err, out.started, "messages")
-			return
+			return nil
 		}
 	}
 	if !out.write(b.Rest()) {
 		s.endList(w, out.err, out.started, "messages")
-		return
+		return nil
 	}
 	out.buf.WriteString("]}\n")
 	out.end()
+	return nil
 }
 
 // endList ends a reply whose listWriter stopped: the client left, or an
@@ -305,16 +297,14 @@ func (m *listWriter[T]) flush() bool {
 
 // approvals serves GET /v1/sessions/{id}/approvals: the pending asks,
 // oldest first, as {"approvals":[{"id","tool","arguments","reason",…}]}.
-func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	pending, err := s.app.Agent.Approvals(r.Context(), sess.ID)
 	if err != nil {
-		s.writeError(w, s.storeError(r, sess.ID, err))
-		return
+		return s.storeError(r, sess.ID, err)
 	}
 	if pending == nil {
 		pending = []agent.PendingApproval{}
@@ -322,6 +312,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Approvals []agent.PendingApproval `json:"approvals"`
 	}{pending})
+	return nil
 }
 
 // answerRequest is the body of POST /v1/sessions/{id}/approvals/{aid}.
@@ -334,16 +325,14 @@ type answerRequest struct {
 // pending ask; the waiting call resumes in whichever replica it waits. An
 // unknown approval is a 404 UNKNOWN_APPROVAL; one answered already (by
 // anyone, or by its timeout) a 409 APPROVAL_ANSWERED.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	var req answerRequest
 	if e := decodeBody(r, &req, false); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	var allow bool
 	switch req.Decision {
@@ -351,25 +340,20 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		allow = true
 	case "deny":
 	default:
-		s.writeError(w, badRequest("decision: want allow or deny, got %q", req.Decision))
-		return
+		return badRequest("decision: want allow or deny, got %q", req.Decision)
 	}
 	aid := chi.URLParam(r, "aid")
 	if e := checkID("the approval id", aid); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	err := s.app.Agent.Answer(r.Context(), sess.ID, aid, allow, req.Reason)
 	switch {
 	case errors.Is(err, agent.ErrAnswered):
-		s.writeError(w, errorf(http.StatusConflict, CodeApprovalAnswered, "approval %q in session %q was answered already", aid, sess.ID))
-		return
+		return errorf(http.StatusConflict, CodeApprovalAnswered, "approval %q in session %q was answered already", aid, sess.ID)
 	case errors.Is(err, agent.ErrNotFound):
-		s.writeError(w, errorf(http.StatusNotFound, CodeUnknownApproval, "no pending approval %q in session %q", aid, sess.ID))
-		return
+		return errorf(http.StatusNotFound, CodeUnknownApproval, "no pending approval %q in session %q", aid, sess.ID)
 	case err != nil:
-		s.writeError(w, s.storeError(r, sess.ID, err))
-		return
+		return s.storeError(r, sess.ID, err)
 	}
 	s.logFor(r).Info("approval answered", "session", sess.ID, "approval_id", aid, "decision", req.Decision)
 	writeJSON(w, http.StatusOK, struct {
@@ -377,6 +361,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason,omitempty"`
 	}{aid, req.Decision, req.Reason})
+	return nil
 }
 
 // maxCallWait bounds ?wait of GET /v1/sessions/{id}/calls/{call_id}; the
@@ -388,36 +373,32 @@ const maxCallWait = 5 * time.Minute
 // result once settled, and a program's settled SDK calls. With ?wait=D (a Go
 // duration, at most 5m) an open call is waited for that long. An unknown
 // call is a 404 UNKNOWN_CALL.
-func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 	sess, e := s.session(r, chi.URLParam(r, "id"))
 	if e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	callID := chi.URLParam(r, "call_id")
 	if e := checkID("the call id", callID); e != nil {
-		s.writeError(w, e)
-		return
+		return e
 	}
 	var wait time.Duration
 	if v := r.URL.Query().Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > maxCallWait {
-			s.writeError(w, badRequest("wait: want a duration from 0s to %s, got %q", maxCallWait, v))
-			return
+			return badRequest("wait: want a duration from 0s to %s, got %q", maxCallWait, v)
 		}
 		wait = d
 	}
 	st, err := s.app.Agent.AwaitCall(r.Context(), sess.ID, callID, wait)
 	switch {
 	case errors.Is(err, agent.ErrNoCall):
-		s.writeError(w, errorf(http.StatusNotFound, CodeUnknownCall, "no call %q in session %q", callID, sess.ID))
-		return
+		return errorf(http.StatusNotFound, CodeUnknownCall, "no call %q in session %q", callID, sess.ID)
 	case err != nil:
-		s.writeError(w, s.storeError(r, sess.ID, err))
-		return
+		return s.storeError(r, sess.ID, err)
 	}
 	writeJSON(w, http.StatusOK, st)
+	return nil
 }
 
 // storeError maps a failure reading or writing a session's log.

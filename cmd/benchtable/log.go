@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -67,9 +65,7 @@ func openSQLiteLog(ctx context.Context, dir string) (*logDB, error) {
 // openPostgresLog uses a schema of its own in the database at base, dropped
 // by close.
 func openPostgresLog(ctx context.Context, base string) (*logDB, error) {
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "codemode_bench_" + hex.EncodeToString(b[:])
+	schema := "codemode_bench_" + session.NewID()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/sandboxtest"
@@ -34,145 +35,228 @@ func gojaFloor() op {
 // runtime.Execute of the same tool. The same runs on a memory store show
 // what the log costs. The peer runs one round after each Go round.
 func runFigures(e *env) ([]Row, error) {
-	ctx := e.ctx
-	lite, err := newApp(ctx, appConfig("sqlite://"+filepath.Join(e.dir, "runs.db"), inproc, true))
+	apps, err := openRunApps(e)
 	if err != nil {
 		return nil, err
 	}
-	defer lite.Close()
-	mem, err := newApp(ctx, appConfig("memory://", inproc, true))
+	defer apps.close()
+	r, err := measureRuns(e, apps.ops(e))
 	if err != nil {
 		return nil, err
 	}
-	defer mem.Close()
+	e.machine.Node = r.vm.name
+	rows := r.trivialRows(e.o.tmpfs != "")
+	rows = append(rows, r.peerRows()...)
+	return append(rows, r.nestedRows(e.o.tmpfs != "")...), nil
+}
 
-	// SQLite on tmpfs: the same store and statements, but fsync costs
-	// nothing, which splits the log's cost into CPU and disk.
-	tmpfs := lite
+// runApps are the apps runFigures measures: the SQLite log, a memory store
+// and, with -tmpfs, SQLite on tmpfs (the same store and statements, but
+// fsync costs nothing, which splits the log's cost into CPU and disk; lite
+// again without it).
+type runApps struct {
+	lite, mem, tmpfs *app.App
+	closers          []func()
+}
+
+func (a *runApps) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+func openRunApps(e *env) (_ *runApps, err error) {
+	apps := &runApps{}
+	defer func() {
+		if err != nil {
+			apps.close()
+		}
+	}()
+	open := func(store string) (*app.App, error) {
+		a, err := newApp(e.ctx, appConfig(store, inproc, true))
+		if err == nil {
+			apps.closers = append(apps.closers, func() { a.Close() })
+		}
+		return a, err
+	}
+	if apps.lite, err = open("sqlite://" + filepath.Join(e.dir, "runs.db")); err != nil {
+		return nil, err
+	}
+	if apps.mem, err = open("memory://"); err != nil {
+		return nil, err
+	}
+	apps.tmpfs = apps.lite
 	if e.o.tmpfs != "" {
 		dir, err := os.MkdirTemp(e.o.tmpfs, "codemode-bench-")
 		if err != nil {
 			return nil, fmt.Errorf("-tmpfs: %w", err)
 		}
-		defer os.RemoveAll(dir)
-		if tmpfs, err = newApp(ctx, appConfig("sqlite://"+filepath.Join(dir, "runs.db"), inproc, true)); err != nil {
+		apps.closers = append(apps.closers, func() { os.RemoveAll(dir) })
+		if apps.tmpfs, err = open("sqlite://" + filepath.Join(dir, "runs.db")); err != nil {
 			return nil, err
 		}
-		defer tmpfs.Close()
 	}
+	return apps, nil
+}
 
+// The ops runFigures measures, by index into ops' list.
+const (
+	opTrivial = iota
+	opFloor
+	opOne
+	opEleven
+	opTwenty
+	opDirect
+	opMemTrivial
+	opMemOne
+	opMemEleven
+	opTmpfsTrivial
+	opTmpfsOne
+	opTmpfsEleven
+)
+
+func (a *runApps) ops(e *env) []op {
+	ctx := e.ctx
 	direct := runtime.Request{CallID: "call_direct", Name: "math_add", Arguments: `{"a":1,"b":2}`, Scope: "default"}
 	ops := []op{
-		runOp(ctx, lite, trivialProgram, wantTrivial), // 0
-		gojaFloor(),                                    // 1
-		runOp(ctx, lite, oneCall, wantOne),             // 2
-		runOp(ctx, lite, elevenCalls, wantEleven),      // 3
-		runOp(ctx, lite, twentyCalls, wantTwenty),      // 4
-		executeOp(ctx, lite.Runtime, direct),           // 5
-		runOp(ctx, mem, trivialProgram, wantTrivial),   // 6
-		runOp(ctx, mem, oneCall, wantOne),              // 7
-		runOp(ctx, mem, elevenCalls, wantEleven),       // 8
-		runOp(ctx, tmpfs, trivialProgram, wantTrivial), // 9
-		runOp(ctx, tmpfs, oneCall, wantOne),            // 10
-		runOp(ctx, tmpfs, elevenCalls, wantEleven),     // 11
+		opTrivial:      runOp(ctx, a.lite, trivialProgram, wantTrivial),
+		opFloor:        gojaFloor(),
+		opOne:          runOp(ctx, a.lite, oneCall, wantOne),
+		opEleven:       runOp(ctx, a.lite, elevenCalls, wantEleven),
+		opTwenty:       runOp(ctx, a.lite, twentyCalls, wantTwenty),
+		opDirect:       executeOp(ctx, a.lite.Runtime, direct),
+		opMemTrivial:   runOp(ctx, a.mem, trivialProgram, wantTrivial),
+		opMemOne:       runOp(ctx, a.mem, oneCall, wantOne),
+		opMemEleven:    runOp(ctx, a.mem, elevenCalls, wantEleven),
+		opTmpfsTrivial: runOp(ctx, a.tmpfs, trivialProgram, wantTrivial),
+		opTmpfsOne:     runOp(ctx, a.tmpfs, oneCall, wantOne),
+		opTmpfsEleven:  runOp(ctx, a.tmpfs, elevenCalls, wantEleven),
 	}
 	if e.o.tmpfs == "" {
-		ops = ops[:9]
+		ops = ops[:opTmpfsTrivial]
 	}
-	samples := make([][]float64, len(ops))
-	allocs := make([][]float64, len(ops))
-	var peerTrivial, peerTwenty, ivmTrivial, ivmTwenty []float64
-	var peerErr, ivmErr error
-	peerNode, ivmEngine := "", ""
+	return ops
+}
+
+// peerSeries is a peer's means per round, until its first failure.
+type peerSeries struct {
+	script          string
+	iterations      int
+	name            string // the peer's Node version or engine
+	trivial, twenty []float64
+	err             error
+}
+
+// round runs one round of the peer, unless one has failed.
+func (p *peerSeries) round(e *env, name func(peerResult) string) {
+	if p.err != nil {
+		return
+	}
+	r, err := runPeer(e.ctx, e.o.node, p.script, p.iterations)
+	if err != nil {
+		p.err = err
+		return
+	}
+	p.name = name(r)
+	p.trivial = append(p.trivial, r.Programs["trivial"].MeanUS)
+	p.twenty = append(p.twenty, r.Programs["calls20"].MeanUS)
+}
+
+// skipReason is why the peer's figures are skipped.
+func (p *peerSeries) skipReason() string {
+	if errors.Is(p.err, errNoNode) {
+		return "node is not installed"
+	}
+	return p.err.Error()
+}
+
+// runSamples are the rounds' figures: µs and allocations per op, by op.
+type runSamples struct {
+	us, allocs [][]float64
+	vm, ivm    peerSeries
+}
+
+func (r *runSamples) m(i int) float64 { return median(r.us[i]) }
+func (r *runSamples) a(i int) float64 { return median(r.allocs[i]) }
+
+func measureRuns(e *env, ops []op) (*runSamples, error) {
+	r := &runSamples{
+		us: make([][]float64, len(ops)), allocs: make([][]float64, len(ops)),
+		vm: peerSeries{script: vmPeer, iterations: e.o.peerIterations},
+		// An isolate per run costs milliseconds: a tenth of the vm peer's runs
+		// take as long.
+		ivm: peerSeries{script: ivmPeer, iterations: max(e.o.peerIterations/10, 1)},
+	}
 	for range e.o.rounds {
 		for i, fn := range ops {
 			s, err := measureRound(fn, e.o.roundTime)
 			if err != nil {
 				return nil, err
 			}
-			samples[i] = append(samples[i], s.nsPerOp/1e3)
-			allocs[i] = append(allocs[i], s.allocsPerOp)
+			r.us[i] = append(r.us[i], s.nsPerOp/1e3)
+			r.allocs[i] = append(r.allocs[i], s.allocsPerOp)
 		}
-		if peerErr == nil {
-			if p, err := runPeer(ctx, e.o.node, vmPeer, e.o.peerIterations); err != nil {
-				peerErr = err
-			} else {
-				peerNode = p.Node
-				peerTrivial = append(peerTrivial, p.Programs["trivial"].MeanUS)
-				peerTwenty = append(peerTwenty, p.Programs["calls20"].MeanUS)
-			}
-		}
-		if ivmErr == nil {
-			// An isolate per run costs milliseconds: a tenth of the vm peer's runs
-			// take as long.
-			if p, err := runPeer(ctx, e.o.node, ivmPeer, max(e.o.peerIterations/10, 1)); err != nil {
-				ivmErr = err
-			} else {
-				ivmEngine = p.Engine
-				ivmTrivial = append(ivmTrivial, p.Programs["trivial"].MeanUS)
-				ivmTwenty = append(ivmTwenty, p.Programs["calls20"].MeanUS)
-			}
-		}
+		r.vm.round(e, func(p peerResult) string { return p.Node })
+		r.ivm.round(e, func(p peerResult) string { return p.Engine })
 	}
-	m := func(i int) float64 { return median(samples[i]) }
-	a := func(i int) float64 { return median(allocs[i]) }
-	e.machine.Node = peerNode
+	return r, nil
+}
 
-	trivial := Row{Figure: "trivial run in-process (App.Run, SQLite log)", Value: m(0), Floor: m(1), FloorName: "new goja runtime",
-		Unit: "µs", Target: "≤ 100 µs", AllocsPerOp: a(0)}.withRatio()
-	trivial = trivial.judge(trivial.Value <= 100)
-	rows := []Row{trivial}
-	if e.o.tmpfs != "" {
-		rows = append(rows, Row{Figure: "  same, SQLite on tmpfs (no fsync)", Value: m(9), Floor: m(1), FloorName: "new goja runtime",
-			Unit: "µs", AllocsPerOp: a(9)}.withRatio())
+// trivialRows: the trivial run against goja's floor, on each store.
+func (r *runSamples) trivialRows(tmpfs bool) []Row {
+	trivial := Row{Figure: "trivial run in-process (App.Run, SQLite log)", Value: r.m(opTrivial), Floor: r.m(opFloor), FloorName: "new goja runtime",
+		Unit: "µs", Target: "≤ 100 µs", AllocsPerOp: r.a(opTrivial)}.withRatio()
+	rows := []Row{trivial.judge(trivial.Value <= 100)}
+	same := func(figure string, i int) Row {
+		return Row{Figure: figure, Value: r.m(i), Floor: r.m(opFloor), FloorName: "new goja runtime", Unit: "µs", AllocsPerOp: r.a(i)}.withRatio()
 	}
-	rows = append(rows, Row{Figure: "  same, memory store (no log I/O)", Value: m(6), Floor: m(1), FloorName: "new goja runtime",
-		Unit: "µs", AllocsPerOp: a(6)}.withRatio())
+	if tmpfs {
+		rows = append(rows, same("  same, SQLite on tmpfs (no fsync)", opTmpfsTrivial))
+	}
+	return append(rows, same("  same, memory store (no log I/O)", opMemTrivial))
+}
 
-	if peerErr != nil {
-		why := peerErr.Error()
-		if errors.Is(peerErr, errNoNode) {
-			why = "node is not installed"
-		}
+// peerRows: the trivial and 20-call runs against the Node vm peer, the
+// 20-call run against the isolated-vm peer.
+func (r *runSamples) peerRows() []Row {
+	var rows []Row
+	if r.vm.err != nil {
+		why := r.vm.skipReason()
 		rows = append(rows, skipped("trivial run ÷ Node vm peer", why), skipped("20-call run ÷ Node vm peer", why))
 	} else {
-		pt := Row{Figure: "trivial run ÷ Node vm peer", Value: m(0), Floor: median(peerTrivial), FloorName: "peer",
+		pt := Row{Figure: "trivial run ÷ Node vm peer", Value: r.m(opTrivial), Floor: median(r.vm.trivial), FloorName: "peer",
 			Unit: "µs", Target: "≤ 0.10×"}.withRatio()
 		rows = append(rows, pt.judge(pt.Ratio <= 0.10))
-		pw := Row{Figure: "20-call run ÷ Node vm peer", Value: m(4), Floor: median(peerTwenty), FloorName: "peer",
-			Unit: "µs", Target: "≤ 5×", AllocsPerOp: a(4)}.withRatio()
+		pw := Row{Figure: "20-call run ÷ Node vm peer", Value: r.m(opTwenty), Floor: median(r.vm.twenty), FloorName: "peer",
+			Unit: "µs", Target: "≤ 5×", AllocsPerOp: r.a(opTwenty)}.withRatio()
 		rows = append(rows, pw.judge(pw.Ratio <= 5))
 	}
 	const ivmFigure = "20-call run ÷ isolated-vm peer"
-	switch {
-	case ivmErr != nil:
-		why := ivmErr.Error()
-		if errors.Is(ivmErr, errNoNode) {
-			why = "node is not installed"
-		}
-		rows = append(rows, skipped(ivmFigure, why))
-	default:
-		iw := Row{Figure: ivmFigure, Value: m(4), Floor: median(ivmTwenty), FloorName: ivmEngine,
-			Unit: "µs", Target: "< 1×", Note: fmt.Sprintf("its trivial run %.0f µs", median(ivmTrivial))}.withRatio()
-		rows = append(rows, iw.judge(iw.Ratio < 1))
+	if r.ivm.err != nil {
+		return append(rows, skipped(ivmFigure, r.ivm.skipReason()))
 	}
+	iw := Row{Figure: ivmFigure, Value: r.m(opTwenty), Floor: median(r.ivm.twenty), FloorName: r.ivm.name,
+		Unit: "µs", Target: "< 1×", Note: fmt.Sprintf("its trivial run %.0f µs", median(r.ivm.trivial))}.withRatio()
+	return append(rows, iw.judge(iw.Ratio < 1))
+}
 
-	// One nested call is the difference between an 11-call and a 1-call
-	// program, per call; its floor is the same tool run directly through
-	// the pipeline.
-	perCall := (m(3) - m(2)) / 10
-	nested := Row{Figure: "nested call (bridge + pipeline + SQLite log)", Value: perCall, Floor: m(5), FloorName: "direct Execute",
-		Unit: "µs", Target: "≤ floor + 15 µs", Note: fmt.Sprintf("+%.1f µs", perCall-m(5))}.withRatio()
-	rows = append(rows, nested.judge(perCall-m(5) <= 15))
-	if e.o.tmpfs != "" {
-		fsCall := (m(11) - m(10)) / 10
-		rows = append(rows, Row{Figure: "  same, SQLite on tmpfs (no fsync)", Value: fsCall, Floor: m(5), FloorName: "direct Execute",
-			Unit: "µs", Note: fmt.Sprintf("+%.1f µs", fsCall-m(5))}.withRatio())
+// nestedRows: one nested call is the difference between an 11-call and a
+// 1-call program, per call; its floor is the same tool run directly through
+// the pipeline.
+func (r *runSamples) nestedRows(tmpfs bool) []Row {
+	direct := r.m(opDirect)
+	row := func(figure string, one, eleven int) Row {
+		perCall := (r.m(eleven) - r.m(one)) / 10
+		return Row{Figure: figure, Value: perCall, Floor: direct, FloorName: "direct Execute",
+			Unit: "µs", Note: fmt.Sprintf("+%.1f µs", perCall-direct)}.withRatio()
 	}
-	memCall := (m(8) - m(7)) / 10
-	rows = append(rows, Row{Figure: "  same, memory store (no log I/O)", Value: memCall, Floor: m(5), FloorName: "direct Execute",
-		Unit: "µs", Note: fmt.Sprintf("+%.1f µs", memCall-m(5))}.withRatio())
-	return rows, nil
+	nested := row("nested call (bridge + pipeline + SQLite log)", opOne, opEleven)
+	nested.Target = "≤ floor + 15 µs"
+	rows := []Row{nested.judge(nested.Value-direct <= 15)}
+	if tmpfs {
+		rows = append(rows, row("  same, SQLite on tmpfs (no fsync)", opTmpfsOne, opTmpfsEleven))
+	}
+	return append(rows, row("  same, memory store (no log I/O)", opMemOne, opMemEleven))
 }
 
 // isolationFigures measures process isolation. End to end, the trivial run

@@ -79,7 +79,7 @@ func cmdSDK(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	format := fs.String("format", "ts", "ts (TypeScript declarations), js (the same as JSDoc, for JavaScript readers) or prompt (model instructions)")
 	com := addCommon(fs)
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources (their tools are left out)")
+	noUpstreams := addNoUpstreams(fs, " (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func cmdTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	scope := fs.String("scope", config.DefaultScope, "the scope")
 	asJSON := fs.Bool("json", false, "print the model-facing schemas as JSON")
 	com := addCommon(fs)
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources (their tools are left out)")
+	noUpstreams := addNoUpstreams(fs, " (their tools are left out)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func firstLine(s string) string {
 func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
 	com := addCommon(fs)
-	storeURL := fs.String("store", "", "session store URL (default: store, else "+config.Default().Store+")")
+	com.addStore(fs, "session store URL (default: store, else "+config.Default().Store+")")
 	asJSON := fs.Bool("json", false, "print the events as JSON Lines: one JSON object per event")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -179,12 +179,7 @@ func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if len(pos) != 1 {
 		return usagef("want one SESSION id")
 	}
-	cfg, err := com.load(func(cfg *config.Config) error {
-		if *storeURL != "" {
-			cfg.Store = *storeURL
-		}
-		return nil
-	})
+	cfg, err := com.load(nil)
 	if err != nil {
 		return err
 	}

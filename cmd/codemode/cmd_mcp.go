@@ -111,8 +111,8 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs := newFlags("mcp", stderr)
 	com := addCommon(fs)
 	scope := fs.String("scope", config.DefaultScope, "the scope whose tools are served")
-	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources")
+	com.addStore(fs, "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
+	noUpstreams := addNoUpstreams(fs, "")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -120,12 +120,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q (mcp takes only flags)", pos[0])
 	}
-	cfg, err := com.load(func(cfg *config.Config) error {
-		if *storeURL != "" {
-			cfg.Store = *storeURL
-		}
-		return nil
-	})
+	cfg, err := com.load(nil)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	com := addCommon(fs)
 	asJSON := fs.Bool("json", false, "print the full run result as JSON")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit for the run (default: limits.timeout)")
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources")
+	noUpstreams := addNoUpstreams(fs, "")
 	var ap approvals
 	fs.Var(&ap.approve, "approve", "approve the asks of tools matching this glob (repeatable; '*' approves every ask)")
 	fs.Var(&ap.deny, "deny", "deny the asks of tools matching this glob (repeatable; wins over --approve)")

@@ -26,38 +26,7 @@ import (
 // override the environment and the configuration file; a bad flag or
 // configuration is one line and exit 2.
 func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
-	def := config.Default()
-	fs := newFlags("serve", stderr)
-	addr := fs.String("addr", "", "listen address HOST:PORT (default: listen, else "+def.Listen+")")
-	com := addCommon(fs)
-	storeURL := fs.String("store", "", "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
-	mode := fs.String("mode", "", "the default scope's mode: native, code or both (default: mode, else "+def.Mode+")")
-	noUpstreams := fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q (serve takes only flags)", pos[0])
-	}
-	cfg, err := com.load(func(cfg *config.Config) error {
-		if *addr != "" {
-			if _, _, err := net.SplitHostPort(*addr); err != nil {
-				return usagef("--addr: want HOST:PORT, got %q", *addr)
-			}
-			cfg.Listen = *addr
-		}
-		if *mode != "" {
-			if *mode != "native" && *mode != "code" && *mode != "both" {
-				return usagef("--mode: want native, code or both, got %q", *mode)
-			}
-			cfg.Mode = *mode
-		}
-		if *storeURL != "" {
-			cfg.Store = *storeURL
-		}
-		return nil
-	})
+	cfg, noUpstreams, err := serveConfig(args, stderr)
 	if err != nil {
 		return err
 	}
@@ -75,39 +44,9 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	closeApp := func() error {
-		if err := a.Close(); err != nil {
-			return fmt.Errorf("close the store: %w", err)
-		}
-		return nil
-	}
-	// Upstreams connect in the background: the service is up at once, and
-	// GET /v1/upstreams says how each is doing.
-	ups, err := startUpstreams(ctx, a, log, *noUpstreams)
+	srv, shutdown, err := newServer(ctx, a, log, noUpstreams)
 	if err != nil {
-		closeApp()
 		return err
-	}
-	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version.String(), Upstreams: ups.mcpUpstreams(),
-		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) },
-		MaxSessions:  a.Config.Server.MaxMCPSessions})
-	// shutdown stops the MCP sessions and upstreams before the store closes.
-	shutdown := func() error {
-		mh.Close()
-		ups.Close()
-		return closeApp()
-	}
-	hopts := httpapi.Options{Logger: log, MCP: mh, Playground: playground.Handler()}
-	if ups != nil && ups.mcp != nil {
-		hopts.Upstreams = ups.mcp
-	}
-	if ups != nil && ups.apis != nil {
-		hopts.OpenAPISources = ups.apis
-	}
-	srv, err := httpapi.New(a, hopts)
-	if err != nil {
-		shutdown()
-		return usageError{err.Error()}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -124,9 +63,92 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	go pruneSessions(bg, a.Store, cfg.Sessions.Retention, log)
-	// The shutdown line is written whenever a signal stopped the service, even
-	// when Serve returns at once (nothing in flight): Serve's return does not
-	// race it out.
+	serveErr := serve(ctx, srv, ln, cfg.Server, log)
+	closeErr := shutdown()
+	if serveErr != nil {
+		return serveErr
+	}
+	return closeErr
+}
+
+// serveConfig reads serve's flags and the configuration they override;
+// noUpstreams is --no-upstreams.
+func serveConfig(args []string, stderr io.Writer) (_ config.Config, noUpstreams bool, _ error) {
+	def := config.Default()
+	fs := newFlags("serve", stderr)
+	addr := fs.String("addr", "", "listen address HOST:PORT (default: listen, else "+def.Listen+")")
+	com := addCommon(fs)
+	com.addStore(fs, "session store: sqlite://FILE, postgres://… or memory:// (default: store, else "+def.Store+")")
+	mode := fs.String("mode", "", "the default scope's mode: native, code or both (default: mode, else "+def.Mode+")")
+	skip := addNoUpstreams(fs, "")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return config.Config{}, false, err
+	}
+	if len(pos) > 0 {
+		return config.Config{}, false, usagef("unexpected argument %q (serve takes only flags)", pos[0])
+	}
+	cfg, err := com.load(func(cfg *config.Config) error {
+		if *addr != "" {
+			if _, _, err := net.SplitHostPort(*addr); err != nil {
+				return usagef("--addr: want HOST:PORT, got %q", *addr)
+			}
+			cfg.Listen = *addr
+		}
+		if *mode != "" {
+			if *mode != "native" && *mode != "code" && *mode != "both" {
+				return usagef("--mode: want native, code or both, got %q", *mode)
+			}
+			cfg.Mode = *mode
+		}
+		return nil
+	})
+	return cfg, *skip, err
+}
+
+// newServer starts the upstreams (in the background: the service is up at
+// once, and GET /v1/upstreams says how each is doing) and builds the HTTP
+// service with /mcp and the playground. shutdown stops the MCP sessions
+// and upstreams, then closes the app; on an error newServer has done it.
+func newServer(ctx context.Context, a *app.App, log *slog.Logger, noUpstreams bool) (_ *httpapi.Server, shutdown func() error, _ error) {
+	closeApp := func() error {
+		if err := a.Close(); err != nil {
+			return fmt.Errorf("close the store: %w", err)
+		}
+		return nil
+	}
+	ups, err := startUpstreams(ctx, a, log, noUpstreams)
+	if err != nil {
+		closeApp()
+		return nil, nil, err
+	}
+	mh := mcp.Handler(a, mcp.HandlerOptions{Logger: log, Version: version.String(), Upstreams: ups.mcpUpstreams(),
+		ScopeAllowed: func(r *http.Request, s string) bool { return httpapi.ScopeAllowed(r.Context(), s) },
+		MaxSessions:  a.Config.Server.MaxMCPSessions})
+	shutdown = func() error {
+		mh.Close()
+		ups.Close()
+		return closeApp()
+	}
+	hopts := httpapi.Options{Logger: log, MCP: mh, Playground: playground.Handler()}
+	if ups != nil && ups.mcp != nil {
+		hopts.Upstreams = ups.mcp
+	}
+	if ups != nil && ups.apis != nil {
+		hopts.OpenAPISources = ups.apis
+	}
+	srv, err := httpapi.New(a, hopts)
+	if err != nil {
+		shutdown()
+		return nil, nil, usageError{err.Error()}
+	}
+	return srv, shutdown, nil
+}
+
+// serve serves on ln until ctx ends and the shutdown is done. The shutdown
+// line is written whenever a signal stopped the service, even when Serve
+// returns at once (nothing in flight): Serve's return does not race it out.
+func serve(ctx context.Context, srv *httpapi.Server, ln net.Listener, sc config.Server, log *slog.Logger) error {
 	served, logged := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(logged)
@@ -139,16 +161,12 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		}
 		runs, streams := srv.Pending()
 		log.Info("shutdown: waiting for the runs in flight and closing event streams",
-			"runs", runs, "streams", streams, "grace", cfg.Server.ShutdownGrace.Std().String())
+			"runs", runs, "streams", streams, "grace", sc.ShutdownGrace.Std().String())
 	}()
-	serveErr := srv.Serve(ctx, ln)
+	err := srv.Serve(ctx, ln)
 	close(served)
 	<-logged
-	closeErr := shutdown()
-	if serveErr != nil {
-		return serveErr
-	}
-	return closeErr
+	return err
 }
 
 // pruneSessions applies the retention at once and then every interval

@@ -204,6 +204,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // common are the flags of every command that reads the configuration.
 type common struct {
 	config, logFormat, logLevel *string
+	store                       *string // --store, of the commands that addStore
 }
 
 func addCommon(fs *flag.FlagSet) *common {
@@ -214,8 +215,18 @@ func addCommon(fs *flag.FlagSet) *common {
 	}
 }
 
+// addStore adds --store, which load applies over the configured store.
+func (c *common) addStore(fs *flag.FlagSet, usage string) {
+	c.store = fs.String("store", "", usage)
+}
+
+// addNoUpstreams adds --no-upstreams; more says what else it means.
+func addNoUpstreams(fs *flag.FlagSet, more string) *bool {
+	return fs.Bool("no-upstreams", false, "do not start the configured mcp_servers and openapi_sources"+more)
+}
+
 // load reads the configuration (defaults, file, environment) and applies
-// the log flags; apply, when set, applies the command's other flags. The
+// the log flags and --store; apply, when set, applies the command's other flags. The
 // result is validated; an error is a *config.Error or a usage error.
 func (c *common) load(apply func(*config.Config) error) (config.Config, error) {
 	cfg, err := config.Load(*c.config)
@@ -227,6 +238,9 @@ func (c *common) load(apply func(*config.Config) error) (config.Config, error) {
 	}
 	if *c.logLevel != "" {
 		cfg.Log.Level = *c.logLevel
+	}
+	if c.store != nil && *c.store != "" {
+		cfg.Store = *c.store
 	}
 	if apply != nil {
 		if err := apply(&cfg); err != nil {

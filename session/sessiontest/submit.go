@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,49 +68,39 @@ func testSubmitOrder(t *testing.T, s session.Store) {
 func testSubmitConcurrent(t *testing.T, s session.Store) {
 	const workers, writes = 16, 20
 	create(t, s, "shared")
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
+		create(t, s, fmt.Sprintf("w%d", w))
+	}
+	concurrently(t, workers, func(w int) error {
 		id := fmt.Sprintf("w%d", w)
-		create(t, s, id)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx := context.Background()
-			var own, shared []*session.Ticket
-			for i := 0; i < writes; i++ {
-				own = append(own, s.Submit(ctx, session.Write{SessionID: id, Events: []session.Event{contextEvent(fmt.Sprint(i))}}))
-				shared = append(shared, s.Submit(ctx, session.Write{SessionID: "shared", Events: []session.Event{contextEvent(fmt.Sprintf("%d.%d", w, i))}}))
+		ctx := context.Background()
+		var own, shared []*session.Ticket
+		for i := 0; i < writes; i++ {
+			own = append(own, s.Submit(ctx, session.Write{SessionID: id, Events: []session.Event{contextEvent(fmt.Sprint(i))}}))
+			shared = append(shared, s.Submit(ctx, session.Write{SessionID: "shared", Events: []session.Event{contextEvent(fmt.Sprintf("%d.%d", w, i))}}))
+		}
+		for i, tk := range own {
+			got, err := tk.Wait(ctx)
+			if err != nil {
+				return err
 			}
-			for i, tk := range own {
-				got, err := tk.Wait(ctx)
-				if err == nil && got[0].Seq != int64(i+1) {
-					err = fmt.Errorf("session %s: write %d got seq %d", id, i, got[0].Seq)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
+			if got[0].Seq != int64(i+1) {
+				return fmt.Errorf("session %s: write %d got seq %d", id, i, got[0].Seq)
 			}
-			last := int64(0)
-			for i, tk := range shared {
-				got, err := tk.Wait(ctx)
-				if err == nil && got[0].Seq <= last {
-					err = fmt.Errorf("writer %d: shared write %d got seq %d after %d", w, i, got[0].Seq, last)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				last = got[0].Seq
+		}
+		last := int64(0)
+		for i, tk := range shared {
+			got, err := tk.Wait(ctx)
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			if got[0].Seq <= last {
+				return fmt.Errorf("writer %d: shared write %d got seq %d after %d", w, i, got[0].Seq, last)
+			}
+			last = got[0].Seq
+		}
+		return nil
+	})
 	checkSeqs(t, s, "shared", workers*writes)
 	for w := 0; w < workers; w++ {
 		checkSeqs(t, s, fmt.Sprintf("w%d", w), writes)

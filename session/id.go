@@ -1,4 +1,4 @@
-package app
+package session
 
 import (
 	"crypto/rand"
@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// NewID returns a new session id: 128 bits in hex, laid out as a UUIDv7's
-// are, 48 bits of Unix milliseconds then 80 random bits. Ids minted later
+// NewID returns a new id, the one generator of the ids codemode mints
+// (sessions, runs, calls, approvals): 128 bits in hex, laid out as a
+// UUIDv7's are, 48 bits of Unix milliseconds then 80 random bits. Ids minted later
 // sort later, so a log's indexes take new sessions at their ends: with
 // random ids, each new session's rows went to a different page of every
 // index, and a run wrote nearly twice the bytes it does with these
