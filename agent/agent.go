@@ -16,6 +16,11 @@ import (
 // Options.ApprovalTimeout is zero (approvals.timeout).
 const DefaultApprovalTimeout = 5 * time.Minute
 
+// DefaultHold is how long a run's ask waits before the run suspends, when
+// Options.Hold is zero (approvals.hold): longer than a person at hand takes
+// to answer, short enough that nobody holds a request open for long.
+const DefaultHold = 30 * time.Second
+
 // Errors of the agent; test with errors.Is. A session that does not exist is
 // session.ErrNotFound.
 var (
@@ -39,6 +44,9 @@ type Options struct {
 	// ApprovalTimeout bounds how long an ask waits for an answer; then it is
 	// denied and logged as decision "timeout". Default DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// Hold is how long a resumed run's asks wait before it suspends again
+	// (RunOptions.Hold for a resumed run). Default DefaultHold.
+	Hold time.Duration
 	// MaxParallel is the window for overlapping concurrency-safe calls of
 	// one step. Default runtime.DefaultWindow.
 	MaxParallel int
@@ -90,6 +98,9 @@ type Agent struct {
 func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 	if opts.ApprovalTimeout <= 0 {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if opts.Hold <= 0 {
+		opts.Hold = DefaultHold
 	}
 	if opts.MaxParallel <= 0 {
 		opts.MaxParallel = runtime.DefaultWindow

@@ -67,8 +67,14 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	var ask *session.ApprovalAsked
 	var answered *session.ApprovalAnswered
 	var last int64 // the last event read: answers after it are another process's
+	suspended := map[string]bool{}
 	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
 		last = e.Seq
+		if e.Type == session.TypeCodeSuspended {
+			if p, ok := e.Payload().(*session.CodeSuspended); ok {
+				suspended[p.CallID] = true
+			}
+		}
 		if !isApproval(e) {
 			return true
 		}
@@ -108,6 +114,9 @@ func (a *Agent) Answer(ctx context.Context, sessionID, approvalID string, allow 
 	first, err := a.firstAnswer(ctx, sessionID, approvalID, last, ours[0].Seq)
 	if err == nil && first.seq != ours[0].Seq {
 		return fmt.Errorf("%w: approval %q was already answered (%s)", ErrAnswered, approvalID, first.Decision)
+	}
+	if run := runOf(ask.CallID); suspended[run] {
+		a.resumeLater(sessionID, run) // the run resumes here once it waits for nothing more
 	}
 	return nil
 }

@@ -163,12 +163,28 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 	}
 	now := a.opts.Now().UTC()
 	var entries []entry
-	closed := 0
+	closed, kept := 0, 0
 	for _, oc := range open {
 		if useCutoff && lg.times[oc.Seq].After(cutoff) || lg.closed[oc.Call.CallID] {
 			continue
 		}
 		id := oc.Call.CallID
+		if lg.suspended[id] {
+			continue // it waits to resume (Resume), not for recovery
+		}
+		if lg.journaled[id] {
+			// A run that logged what replaying it needs resumes instead: it is
+			// suspended here, waiting for the asks still pending.
+			var waiting []string
+			for _, ask := range lg.approvals {
+				if strings.HasPrefix(ask.CallID, id+":code:") {
+					waiting = append(waiting, ask.CallID)
+				}
+			}
+			entries = append(entries, entry{session.TypeCodeSuspended, session.CodeSuspended{CallID: id, Waiting: nonNilStrings(waiting)}})
+			kept++
+			continue
+		}
 		for _, d := range lg.dispatches {
 			if d.RootCallID == id {
 				entries = append(entries, entry{session.TypeCodeDispatch, session.CodeDispatch{
@@ -193,14 +209,26 @@ func (a *Agent) recoverSession(ctx context.Context, sessionID string, open []ses
 		}}})
 		closed++
 	}
-	if closed == 0 {
+	if closed+kept == 0 {
 		return 0, nil
 	}
 	if _, err := a.appendFenced(ctx, sessionID, "recovery", lease, entries...); err != nil {
 		return 0, err
 	}
-	a.opts.Logger.Info("agent: closed interrupted calls", "session", sessionID, "calls", closed)
+	if kept > 0 {
+		a.opts.Logger.Info("agent: suspended interrupted runs, to resume", "session", sessionID, "runs", kept)
+	}
+	if closed > 0 {
+		a.opts.Logger.Info("agent: closed interrupted calls", "session", sessionID, "calls", closed)
+	}
 	return closed, nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // recoverPage is how many events recovery reads at a time.
@@ -212,6 +240,8 @@ type openLog struct {
 	closed     map[string]bool         // open call id → a later tool/result closed it
 	dispatches []openDispatch          // started, never settled, in start order
 	approvals  []session.ApprovalAsked // asked, never answered, in ask order
+	suspended  map[string]bool         // runs that suspended (tool/code-suspended)
+	journaled  map[string]bool         // runs whose sub-calls logged a journal: they can resume
 
 	settled  map[string]bool // sub-call ids settled in the page being scanned
 	answered map[string]bool // approval ids answered in it
@@ -223,7 +253,7 @@ type openDispatch struct {
 }
 
 func newOpenLog(open []session.OpenCall) *openLog {
-	lg := &openLog{times: map[int64]time.Time{}, closed: map[string]bool{}, settled: map[string]bool{}, answered: map[string]bool{}}
+	lg := &openLog{times: map[int64]time.Time{}, closed: map[string]bool{}, settled: map[string]bool{}, answered: map[string]bool{}, suspended: map[string]bool{}, journaled: map[string]bool{}}
 	for _, oc := range open {
 		lg.times[oc.Seq] = time.Time{}
 		lg.closed[oc.Call.CallID] = false
@@ -247,9 +277,16 @@ func (lg *openLog) scan(events []session.Event) {
 					lg.closed[p.CallID] = true
 				}
 			}
+		case session.TypeCodeSuspended:
+			if p, ok := e.Payload().(*session.CodeSuspended); ok {
+				lg.suspended[p.CallID] = true
+			}
 		case session.TypeCodeDispatchStart, session.TypeCodeDispatch, session.TypeApprovalAsked, session.TypeApprovalAnswered:
 			switch p := e.Payload().(type) {
 			case *session.CodeDispatchStart:
+				if p.Journal != "" {
+					lg.journaled[p.RootCallID] = true
+				}
 				lg.dispatches = append(lg.dispatches, openDispatch{*p, e.Time})
 			case *session.CodeDispatch:
 				lg.settled[p.SubCallID] = true

@@ -48,6 +48,9 @@ type Resume struct {
 	// Waiting are the sub-calls (ids) whose asks the run waited for: they
 	// run now, their asks answered.
 	Waiting map[string]bool
+	// Suspended reports that the run suspended (the log has
+	// tool/code-suspended for it).
+	Suspended bool
 }
 
 // ResumeOf folds a run_code call's nested events (in log order) into its
@@ -79,6 +82,7 @@ func ResumeOf(callID string, events []session.Event) (*Resume, error) {
 				continue
 			}
 			journal.WriteString(p.Journal)
+			res.Suspended = true
 			for _, id := range p.Waiting {
 				res.Waiting[id] = true
 			}
@@ -147,8 +151,8 @@ func (r *run) replay(num int, c sandbox.Call, sc *subCall, settle func(sandbox.S
 	}
 	d, ok := r.resume.Settled[num]
 	if !ok {
-		if r.resume.Waiting[start.SubCallID] {
-			return start, false
+		if r.resume.Waiting[start.SubCallID] || r.safeToRepeat(c.Name) {
+			return start, false // it runs now (again, with the same idempotency key)
 		}
 		// Started and never settled, and no ask held it: the process that ran it
 		// stopped while it ran, and whether its effect happened is unknown.
@@ -164,6 +168,17 @@ func (r *run) replay(num int, c sandbox.Call, sc *subCall, settle func(sandbox.S
 		settle(sandbox.Settlement{Value: d.Value})
 	}
 	return nil, true
+}
+
+// safeToRepeat reports whether a call of the tool may run again when
+// whether it ran is unknown: it changes nothing, or says it is idempotent.
+func (r *run) safeToRepeat(name string) bool {
+	t, ok := r.view.Get(name)
+	if !ok {
+		return false
+	}
+	h := t.Hints()
+	return h.ReadOnly || h.Idempotent != nil && *h.Idempotent
 }
 
 // callDifference says how c differs from the logged start; "" when it is

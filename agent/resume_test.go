@@ -1,0 +1,148 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codemode/codemode/agent"
+	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/runtime"
+	"github.com/codemode/codemode/session"
+)
+
+// suspending reads with a read-only call, then asks for an effectful one; it
+// hands what it saw of the clock, randomness and timers before the ask to
+// the first call, and returns it with what it saw after.
+const suspending = `
+const t0 = Date.now(), r0 = Math.random(), u0 = crypto.randomUUID(), p0 = performance.now();
+const order = [];
+setTimeout(() => order.push("timer"), 1);
+const seen = { t0, r0, u0, p0 };
+const a = await tools.probe({ id: "read", safe: true, contexts: [JSON.stringify(seen)] });
+order.push(a.id);
+await new Promise(r => setTimeout(r, 2));
+const b = await tools.probe({ id: "write", ask: true });
+order.push(b.id);
+await new Promise(r => setTimeout(r, 2));
+return { seen, order, later: Date.now() >= t0, r1: Math.random() !== r0 };`
+
+func TestSuspendAndResume(t *testing.T) {
+	e := newEnv(t, nil, registry.ModeCodeOnly, agent.Options{Hold: 30 * time.Millisecond})
+	askForProbe(e.rt)
+	ctx := context.Background()
+	rep, err := e.agent.Run(ctx, e.sid, suspending, "", agent.RunOptions{CallID: "run1", Hold: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Code() != registry.CodeSuspended {
+		t.Fatalf("the run did not suspend: %s %v", rep.Result.Code(), rep.Result.Content())
+	}
+	if got := e.rec.log(); !slices.Equal(got, []string{"start:read", "end:read"}) {
+		t.Fatalf("before the answer the tools ran %v", got)
+	}
+	// The session takes no step while its run is suspended.
+	if _, err := e.agent.Step(ctx, e.sid, []agent.ToolCall{probe("c2", probeArgs{})}); !errors_Is(err, agent.ErrSuspended) {
+		t.Fatalf("a step beside a suspended run: %v; want ErrSuspended", err)
+	}
+	st, err := e.agent.Call(ctx, e.sid, "run1")
+	if err != nil || st.State != agent.CallOpen {
+		t.Fatalf("the suspended call reads %+v, %v; want it open", st, err)
+	}
+	pending, err := e.agent.Approvals(ctx, e.sid)
+	if err != nil || len(pending) != 1 || pending[0].CallID != "run1:code:2" {
+		t.Fatalf("pending asks %+v, %v; want the write's", pending, err)
+	}
+	if _, err := e.agent.Resume(ctx, e.sid, "run1"); !errors_Is(err, agent.ErrWaiting) {
+		t.Fatalf("resuming before the answer: %v; want ErrWaiting", err)
+	}
+	answer(t, e.agent, e.sid, pending[0].ID, true, "")
+	st, err = e.agent.AwaitCall(ctx, e.sid, "run1", 10*time.Second)
+	if err != nil || st.State != agent.CallClosed || st.Result == nil || st.Result.IsError {
+		t.Fatalf("after the answer the call is %+v, %v", st, err)
+	}
+	var out struct {
+		Result struct {
+			Seen  map[string]any `json:"seen"`
+			Order []string       `json:"order"`
+			Later bool           `json:"later"`
+			R1    bool           `json:"r1"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(st.Result.Content[0].Text), &out); err != nil {
+		t.Fatalf("result %q: %v", st.Result.Content[0].Text, err)
+	}
+	// What the program saw before the ask is what it handed the read call then.
+	var before map[string]any
+	if err := json.Unmarshal([]byte(firstContext(t, e, "run1:code:1")), &before); err != nil {
+		t.Fatal(err)
+	}
+	if !mapsEqual(before, out.Result.Seen) {
+		t.Fatalf("the resumed program saw %v before the ask; the first execution saw %v", out.Result.Seen, before)
+	}
+	if !slices.Equal(out.Result.Order, []string{"timer", "read", "write"}) || !out.Result.Later || !out.Result.R1 {
+		t.Fatalf("result %+v", out.Result)
+	}
+	if got := e.rec.log(); !slices.Equal(got, []string{"start:read", "end:read", "start:write", "end:write"}) {
+		t.Fatalf("the tools ran %v; want each once", got)
+	}
+	// The session goes on.
+	if _, err := e.agent.Step(ctx, e.sid, []agent.ToolCall{probe("c3", probeArgs{})}); err != nil {
+		t.Fatalf("a step after the run resumed: %v", err)
+	}
+	if _, err := e.agent.Resume(ctx, e.sid, "run1"); !errors_Is(err, agent.ErrNotSuspended) {
+		t.Fatalf("resuming again: %v; want ErrNotSuspended", err)
+	}
+}
+
+// firstContext is the first context the settlement of sub-call id carried.
+func firstContext(t *testing.T, e *env, id string) string {
+	t.Helper()
+	events, err := e.store.Events(context.Background(), e.sid, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if d, ok := ev.Payload().(*session.CodeDispatch); ok && d.SubCallID == id && len(d.Contexts) > 0 {
+			return d.Contexts[0].Text
+		}
+	}
+	t.Fatalf("no settlement of %s with a context", id)
+	return ""
+}
+
+func mapsEqual(a, b map[string]any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// A resumed run that makes another call than the log has fails with
+// REPLAY_DIVERGED, naming the call and the difference; nothing runs.
+func TestResumeDiverges(t *testing.T) {
+	e := newEnv(t, nil, registry.ModeCodeOnly, agent.Options{})
+	logged := &bridge.Resume{Starts: []session.CodeDispatchStart{{SubCallID: "r:code:1", Number: 1, Name: "probe", Arguments: json.RawMessage(`{"id":"a"}`)}},
+		Settled: map[int]session.CodeDispatch{}, Waiting: map[string]bool{}}
+	for _, code := range []string{
+		`await tools.probe({id: "b"})`,
+		`await tools.get_time({})`,
+	} {
+		args, _ := json.Marshal(map[string]string{"code": code})
+		res := e.rt.Execute(context.Background(), runtime.Request{
+			CallID: "r", Name: registry.RunCode, Arguments: string(args), Scope: scope, SessionID: e.sid, CodeEntry: true,
+			Run: runtime.RunOptions{Resume: logged},
+		})
+		if res.Code() != registry.CodeReplayDiverged || !strings.Contains(res.Error().Message, "call 1") {
+			t.Errorf("%s: %s %v; want REPLAY_DIVERGED naming call 1", code, res.Code(), res.Error())
+		}
+	}
+	if got := e.rec.log(); len(got) != 0 {
+		t.Fatalf("a diverged replay ran %v", got)
+	}
+}
+
+func errors_Is(err, target error) bool { return err != nil && strings.Contains(err.Error(), target.Error()) }
