@@ -244,6 +244,7 @@ type procRun struct {
 	w        *process
 	host     sandbox.Host
 	done     chan *message      // the done frame
+	pending  pendingCalls       // calls awaiting the host's settlement
 	finished atomic.Bool        // Run is returning: no more Calls, settlements are dropped
 	callMu   sync.Mutex         // held while host.Call runs, so that none runs after finish
 	called   bool               // a call of the run has been read; readLoop's own
@@ -398,12 +399,12 @@ func (r *procRun) dispatch(m *message) bool {
 	if r.finished.Load() {
 		return false
 	}
-	var settled atomic.Bool
-	settle := func(s sandbox.Settlement) {
-		if settled.CompareAndSwap(false, true) && !r.finished.Load() && !r.halting.Load() {
+	r.pending.add(m.Seq, func(s sandbox.Settlement) {
+		if !r.finished.Load() && !r.halting.Load() {
 			r.w.settle(r.id, m.Seq, m.Name, s)
 		}
-	}
+	})
+	settle := func(s sandbox.Settlement) { r.pending.resolve(m.Seq, s) }
 	defer func() {
 		if x := recover(); x != nil {
 			settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: fmt.Sprintf("internal error: dispatching the call panicked: %v", x)}})
