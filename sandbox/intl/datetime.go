@@ -781,19 +781,9 @@ func (e *env) installDateTimeFormat() {
 		f := e.receiver(call, "DateTimeFormat", "formatToParts").state.(*dateFormat)
 		return e.partsArray(f.dateParts(e.timeValue(call.Argument(0))), "")
 	})
-	e.method(proto, "formatRange", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "DateTimeFormat", "formatRange").state.(*dateFormat)
+	e.rangeMethods(proto, "DateTimeFormat", func(state any, call goja.FunctionCall) []rangePart {
 		x, y := e.rangeArgs(call)
-		var b strings.Builder
-		for _, p := range f.rangeParts(x, y) {
-			b.WriteString(p.value)
-		}
-		return e.rt.ToValue(b.String())
-	})
-	e.method(proto, "formatRangeToParts", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "DateTimeFormat", "formatRangeToParts").state.(*dateFormat)
-		x, y := e.rangeArgs(call)
-		return e.rangePartsArray(f.rangeParts(x, y))
+		return state.(*dateFormat).rangeParts(x, y)
 	})
 	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
 		f := e.receiver(call, "DateTimeFormat", "resolvedOptions").state.(*dateFormat)
