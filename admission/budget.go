@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/codemode/codemode/internal/bytesize"
 )
 
 // Budget is a number of bytes that reservations draw from. It is safe for
@@ -39,9 +41,9 @@ type ExhaustedError struct {
 
 func (e *ExhaustedError) Error() string {
 	if e.Want > e.Limit {
-		return fmt.Sprintf("admission: %s do not fit a memory budget of %s at all", Bytes(e.Want), Bytes(e.Limit))
+		return fmt.Sprintf("admission: %s do not fit a memory budget of %s at all", bytesize.Format(e.Want), bytesize.Format(e.Limit))
 	}
-	return fmt.Sprintf("admission: %s do not fit the memory budget: %s of %s are reserved", Bytes(e.Want), Bytes(e.InUse), Bytes(e.Limit))
+	return fmt.Sprintf("admission: %s do not fit the memory budget: %s of %s are reserved", bytesize.Format(e.Want), bytesize.Format(e.InUse), bytesize.Format(e.Limit))
 }
 
 // Reserve takes n bytes from the budget, or fails with an *ExhaustedError
@@ -80,17 +82,9 @@ func (b *Budget) InUse() int64 {
 
 // Bytes renders a byte count for a message: in GiB, MiB or KiB when it is a
 // whole number of them, else in bytes.
-func Bytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d %s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+//
+// Deprecated: use bytesize.Format, which it calls.
+func Bytes(n int64) string { return bytesize.Format(n) }
 
 // FallbackMemory is what MachineMemory assumes when the machine does not
 // say.

@@ -32,7 +32,7 @@ await new Promise(r => setTimeout(r, 2));
 return { seen, order, later: Date.now() >= t0, r1: Math.random() !== r0 };`
 
 func TestSuspendAndResume(t *testing.T) {
-	e := newEnv(t, nil, registry.ModeCodeOnly, agent.Options{Hold: 30 * time.Millisecond})
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Hold: 30 * time.Millisecond})
 	askForProbe(e.rt)
 	ctx := context.Background()
 	rep, err := e.agent.Run(ctx, e.sid, suspending, "", agent.RunOptions{CallID: "run1", Hold: 30 * time.Millisecond})
@@ -62,7 +62,7 @@ func TestSuspendAndResume(t *testing.T) {
 	}
 	answer(t, e.agent, e.sid, pending[0].ID, true, "")
 	st, err = e.agent.AwaitCall(ctx, e.sid, "run1", 10*time.Second)
-	if err != nil || st.State != agent.CallClosed || st.Result == nil || st.Result.IsError {
+	if err != nil || st.State != agent.CallSettled || st.Result == nil || st.Result.IsError {
 		t.Fatalf("after the answer the call is %+v, %v", st, err)
 	}
 	var out struct {
@@ -124,7 +124,7 @@ func mapsEqual(a, b map[string]any) bool {
 // A resumed run that makes another call than the log has fails with
 // REPLAY_DIVERGED, naming the call and the difference; nothing runs.
 func TestResumeDiverges(t *testing.T) {
-	e := newEnv(t, nil, registry.ModeCodeOnly, agent.Options{})
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{})
 	logged := &bridge.Resume{Starts: []session.CodeDispatchStart{{SubCallID: "r:code:1", Number: 1, Name: "probe", Arguments: json.RawMessage(`{"id":"a"}`)}},
 		Settled: map[int]session.CodeDispatch{}, Waiting: map[string]bool{}}
 	for _, code := range []string{
@@ -145,4 +145,6 @@ func TestResumeDiverges(t *testing.T) {
 	}
 }
 
-func errors_Is(err, target error) bool { return err != nil && strings.Contains(err.Error(), target.Error()) }
+func errors_Is(err, target error) bool {
+	return err != nil && strings.Contains(err.Error(), target.Error())
+}

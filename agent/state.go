@@ -29,9 +29,9 @@ type logState struct {
 	// Suspended are the open run_code calls that suspended (or that recovery
 	// found resumable): call id → seq of the tool/code-suspended event.
 	Suspended map[string]int64 `json:"suspended,omitempty"`
-	Complete bool             `json:"-"` // callIDs holds every tool/call id of the log
-	callIDs  map[string]bool  // tool/call ids folded in (all of them when Complete), at most maxCallIDs
-	saved    int64            // the Seq of the last checkpoint saved
+	Complete  bool             `json:"-"` // callIDs holds every tool/call id of the log
+	callIDs   map[string]bool  // tool/call ids folded in (all of them when Complete), at most maxCallIDs
+	saved     int64            // the Seq of the last checkpoint saved
 }
 
 // pendingContext is a context a tool/result carried that no user/context has

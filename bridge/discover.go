@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/codemode/codemode/catalog"
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/sandbox"
 )
@@ -36,7 +37,7 @@ func (r *run) discover(c sandbox.Call) sandbox.Settlement {
 	}
 	if len(value) > r.maxValueBytes {
 		return sandbox.Settlement{Err: &sandbox.CallError{ToolName: c.Name, Code: "LIMIT", Message: fmt.Sprintf(
-			"the answer is %s, over the %s a program may receive from one call: ask for fewer tools at a time", formatSize(len(value)), formatSize(r.maxValueBytes))}}
+			"the answer is %s, over the %s a program may receive from one call: ask for fewer tools at a time", bytesize.Approx(int64(len(value))), bytesize.Approx(int64(r.maxValueBytes)))}}
 	}
 	return sandbox.Settlement{Value: value}
 }

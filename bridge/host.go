@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
@@ -312,7 +313,7 @@ func (r *run) settlementOf(name string, res *runtime.Result) sandbox.Settlement 
 	case len(value) > r.maxValueBytes:
 		return sandbox.Settlement{Err: &sandbox.CallError{ToolName: name, Code: "LIMIT", Message: fmt.Sprintf(
 			"the tool's value is %s, over the %s a program may receive from one call (limits.max_sub_call_bytes): ask the tool for less (a page, a filter, fewer fields)",
-			formatSize(len(value)), formatSize(r.maxValueBytes))}}
+			bytesize.Approx(int64(len(value))), bytesize.Approx(int64(r.maxValueBytes)))}}
 	default:
 		return sandbox.Settlement{Value: value}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/sandbox"
@@ -135,7 +136,7 @@ func capText(text string, limit int) string {
 		cut--
 	}
 	return text[:cut] + fmt.Sprintf("\n… [output cut: %s of %s shown. Return or print less: select the fields you need, summarise, or page through the data]",
-		formatSize(cut), formatSize(len(text)))
+		bytesize.Approx(int64(cut)), bytesize.Approx(int64(len(text))))
 }
 
 // capContent bounds the text of content blocks to limit bytes in all; images
@@ -166,20 +167,6 @@ func capContent(blocks []registry.ContentBlock, limit int) []registry.ContentBlo
 	}
 	return out
 }
-
-// formatSize renders a byte count for people: "812 bytes", "32 KiB", "4.7 MiB".
-func formatSize(n int) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<10))) + " KiB"
-	default:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<20))) + " MiB"
-	}
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
 
 // presentCall is run_code's call card: its description, derived from the
 // code when the model gave none.

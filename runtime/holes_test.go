@@ -65,11 +65,7 @@ func TestLateSuccessKeepsWrapperContexts(t *testing.T) {
 		cancel()
 		return map[string]any{"sum": 3}, nil // ignores the cancellation
 	}}))
-	rt.AddAround(func(ctx context.Context, _ Call, next Next) Outcome {
-		out := next(ctx)
-		out.Contexts = append(out.Contexts, registry.Context{Source: "wrapper", Text: "from wrapper"})
-		return out
-	})
+	addWrapperContext(rt)
 	r := rt.Execute(ctx, Request{Name: "add", Arguments: `{"a":1,"b":2}`})
 	wantCode(t, r, registry.CodeAborted)
 	if got := contextTexts(r); got != "from tool,from wrapper" {
@@ -86,11 +82,7 @@ func TestBlockKeepsOnlyItsOwnContexts(t *testing.T) {
 		exec.ConcludeTurn()
 		return map[string]any{"sum": 3}, nil
 	}}))
-	rt.AddAround(func(ctx context.Context, _ Call, next Next) Outcome {
-		out := next(ctx)
-		out.Contexts = append(out.Contexts, registry.Context{Source: "wrapper", Text: "from wrapper"})
-		return out
-	})
+	addWrapperContext(rt)
 	rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) {
 		return Accept(registry.Context{Source: "post", Text: "earlier post"}), nil
 	})

@@ -63,6 +63,22 @@ func anyTool(t *testing.T, name string, b registry.Behavior) *registry.Tool {
 	return tool
 }
 
+// registerIdleSum registers the sum tool with a body that only records, in *ran, that it ran.
+func registerIdleSum(t *testing.T, reg *registry.Registry) (ran *bool) {
+	ran = new(bool)
+	mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { *ran = true; return nil, nil }}))
+	return ran
+}
+
+// addWrapperContext adds an around wrapper that appends the context "from wrapper".
+func addWrapperContext(rt *Runtime) {
+	rt.AddAround(func(ctx context.Context, _ Call, next Next) Outcome {
+		out := next(ctx)
+		out.Contexts = append(out.Contexts, registry.Context{Source: "wrapper", Text: "from wrapper"})
+		return out
+	})
+}
+
 func mustRegister(t *testing.T, reg *registry.Registry, scope string, tool *registry.Tool) func() {
 	t.Helper()
 	un, err := reg.Register(scope, tool)
@@ -512,38 +528,35 @@ func TestScopedHooksFollowAddAndRemove(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	t.Run("while pre-policy waits", func(t *testing.T) {
 		reg, rt := newRT(t)
-		ran := false
-		mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { ran = true; return nil, nil }}))
+		ran := registerIdleSum(t, reg)
 		ctx, cancel := context.WithCancel(context.Background())
 		rt.AddPrePolicy(registry.Global, func(context.Context, Call) (Decision, error) { cancel(); return Allow(), nil })
 		wantCode(t, rt.Execute(ctx, Request{Name: "add", Arguments: `{"a":1,"b":2}`}), registry.CodeAbortedBeforeDispatch)
-		if ran {
+		if *ran {
 			t.Fatal("dispatched")
 		}
 	})
 	t.Run("checked again after a wrapper delegates", func(t *testing.T) {
 		reg, rt := newRT(t)
-		ran := false
-		mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { ran = true; return nil, nil }}))
+		ran := registerIdleSum(t, reg)
 		ctx, cancel := context.WithCancel(context.Background())
 		rt.AddAround(func(ctx context.Context, _ Call, next Next) Outcome { cancel(); return next(ctx) })
 		r := rt.Execute(ctx, Request{Name: "add", Arguments: `{"a":1,"b":2}`})
 		wantCode(t, r, registry.CodeAbortedBeforeDispatch)
-		if ran || r.BodyStarted() {
+		if *ran || r.BodyStarted() {
 			t.Fatal("dispatched")
 		}
 	})
 	t.Run("wrapper hands in a cancelled context", func(t *testing.T) {
 		reg, rt := newRT(t)
-		ran := false
-		mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { ran = true; return nil, nil }}))
+		ran := registerIdleSum(t, reg)
 		rt.AddAround(func(_ context.Context, _ Call, next Next) Outcome {
 			dead, cancel := context.WithCancel(context.Background())
 			cancel()
 			return next(dead)
 		})
 		wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`}), registry.CodeAbortedBeforeDispatch)
-		if ran {
+		if *ran {
 			t.Fatal("dispatched")
 		}
 	})
@@ -609,14 +622,13 @@ func TestCancellation(t *testing.T) {
 func TestAroundWrappers(t *testing.T) {
 	t.Run("short circuit is validated like a body value", func(t *testing.T) {
 		reg, rt := newRT(t)
-		ran := false
-		mustRegister(t, reg, registry.Global, sumTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { ran = true; return nil, nil }}))
+		ran := registerIdleSum(t, reg)
 		value := any(map[string]any{"sum": 42})
 		rt.AddAround(func(context.Context, Call, Next) Outcome { return Outcome{Value: value} })
 		r := rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`})
 		wantCode(t, r, "")
-		if r.Value().String() != `{"sum":42}` || ran || r.BodyStarted() {
-			t.Fatalf("value %s ran %v", r.Value(), ran)
+		if r.Value().String() != `{"sum":42}` || *ran || r.BodyStarted() {
+			t.Fatalf("value %s ran %v", r.Value(), *ran)
 		}
 		value = map[string]any{"total": 42} // a result shaped for another tool
 		wantCode(t, rt.Execute(context.Background(), Request{Name: "add", Arguments: `{"a":1,"b":2}`}), registry.CodeInvalidToolOutput)
@@ -627,11 +639,7 @@ func TestAroundWrappers(t *testing.T) {
 			exec.DeferContext("from tool")
 			return map[string]any{"sum": 1}, nil
 		}}))
-		rt.AddAround(func(ctx context.Context, _ Call, next Next) Outcome {
-			out := next(ctx)
-			out.Contexts = append(out.Contexts, registry.Context{Source: "wrapper", Text: "from wrapper"})
-			return out
-		})
+		addWrapperContext(rt)
 		rt.AddPostPolicy(registry.Global, func(context.Context, Call, PostView) (PostDecision, error) {
 			return Accept(registry.Context{Source: "post", Text: "from post"}), nil
 		})

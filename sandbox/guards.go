@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/dop251/goja"
 )
 
@@ -432,7 +433,7 @@ func (g *builtinGuards) guardConstructor(holder *goja.Object, name string, calla
 // the error.
 func (g *builtinGuards) overCap(what string, size float64, limit int64, unit string, divisor int64) {
 	msg := fmt.Sprintf("%s %s; the limit is %d %s (1/%d of the run's %s memory limit)",
-		what, formatCount(size, unit), limit, unit, divisor, formatBytes(g.caps.memory))
+		what, formatCount(size, unit), limit, unit, divisor, bytesize.Format(g.caps.memory))
 	g.h.fail(&Failure{Kind: KindLimit, Message: msg})
 	panic(g.h.runtime().NewTypeError(msg))
 }
@@ -442,19 +443,6 @@ func formatCount(n float64, unit string) string {
 		return "more than 2^62 " + unit
 	}
 	return fmt.Sprintf("%d %s", int64(n), unit)
-}
-
-// formatBytes renders a byte count in the largest binary unit that divides it.
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d %s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // callOrig calls an original built-in; its exceptions (and interrupts) keep unwinding.

@@ -61,6 +61,23 @@ func runJS(t testing.TB, src string, host Host) Result {
 	return runLang(t, src, JavaScript, host, Options{})
 }
 
+// valueCase is a program, JavaScript or TypeScript, and the JSON value it must return.
+type valueCase struct{ name, src, want string }
+
+// runValueCases runs each case as a subtest, compiled with CompileAuto.
+func runValueCases(t *testing.T, cases []valueCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := CompileAuto(tt.src)
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			wantValue(t, Run(t.Context(), p, nil, Options{}), tt.want)
+		})
+	}
+}
+
 // wantValue fails unless res succeeded with JSON equal to want.
 func wantValue(t testing.TB, res Result, want string) {
 	t.Helper()

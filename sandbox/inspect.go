@@ -565,93 +565,128 @@ func (in *inspector) object(o *goja.Object, depth int) {
 }
 
 // shapeOf works out o's shape; done reports that o was written whole already (an object
-// with nothing inside its braces).
+// with nothing inside its braces). The steps go from what the class says to what brand checks
+// find to a plain object.
 func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
+	h := in.headOf(o)
 	s.open, s.close = "{", "}"
-	// Own keys are listed once, except an array's or typed array's (those list every index):
-	// their own constructor is not looked for.
-	cls := objectClass(o)
-	var own []string
-	if cls != "Array" && !inherits(o, in.r.inspectNatives().typedArrayProto) {
-		own = o.Keys()
-	}
-	ctor, hasCtor := in.constructorName(o, own)
-	tag := in.stringTag(o)
-	final := func(text string) (shape, bool) {
-		in.write(text)
-		return s, true
-	}
 	if isFunctionObject(o) {
-		s.base = in.functionBase(o, ctor, hasCtor, tag)
-		if s.keys = in.keysOf(o, own, nil); len(s.keys) == 0 {
-			return final(s.base)
+		s.base = in.functionBase(o, h.ctor, h.hasCtor, h.tag)
+		if s.keys = in.keysOf(o, h.own, nil); len(s.keys) == 0 {
+			return in.whole(s, s.base)
 		}
 		return s, false
 	}
+	return in.classShape(h, s, depth)
+}
+
+// shapeHead is what shapeOf's steps know of an object before its shape: its class, its own
+// keys, its constructor's name and its Symbol.toStringTag.
+type shapeHead struct {
+	o       *goja.Object
+	cls     string
+	own     []string
+	ctor    string
+	hasCtor bool
+	tag     string
+}
+
+// prefix is prefix for o: its constructor and tag, else fallback.
+func (h shapeHead) prefix(fallback, size string) string {
+	return prefix(h.ctor, h.hasCtor, h.tag, fallback, size)
+}
+
+// boxedBase is boxedBase for o, a boxed primitive of class cls shown as shown.
+func (h shapeHead) boxedBase(cls, shown string) string {
+	return boxedBase(cls, h.ctor, h.hasCtor, h.tag, shown)
+}
+
+// headOf reads what shapeOf needs of o first.
+func (in *inspector) headOf(o *goja.Object) shapeHead {
+	h := shapeHead{o: o, cls: objectClass(o)}
+	// Own keys are listed once, except an array's or typed array's (those list every index):
+	// their own constructor is not looked for.
+	if h.cls != "Array" && !inherits(o, in.r.inspectNatives().typedArrayProto) {
+		h.own = o.Keys()
+	}
+	h.ctor, h.hasCtor = in.constructorName(o, h.own)
+	h.tag = in.stringTag(o)
+	return h
+}
+
+// whole writes text, all of o, for shapeOf.
+func (in *inspector) whole(s shape, text string) (shape, bool) {
+	in.write(text)
+	return s, true
+}
+
+// classShape is shapeOf for the classes goja reports (Array, Map, Date, boxed primitives...).
+func (in *inspector) classShape(h shapeHead, s shape, depth int) (shape, bool) {
+	o, cls := h.o, h.cls
 	switch cls {
 	case "Array":
 		n := o.Get("length").ToInteger()
 		if n <= inspectReads {
 			s.keys = in.keysOf(o, nil, isIndex)
 		}
-		if ctor != "Array" || tag != "" {
-			s.open = prefix(ctor, hasCtor, tag, "Array", fmt.Sprintf("(%d)", n)) + "["
+		if h.ctor != "Array" || h.tag != "" {
+			s.open = h.prefix("Array", fmt.Sprintf("(%d)", n)) + "["
 		} else {
 			s.open = "["
 		}
 		s.close = "]"
 		if n == 0 && len(s.keys) == 0 {
-			return final(s.open + "]")
+			return in.whole(s, s.open+"]")
 		}
 		s.array = true
 		s.items = func(l *entryList, depth int) arrayLayout { return in.arrayItems(o, n, len(s.keys), l, depth) }
 		return s, false
 	case "Map", "Set":
 		size := o.Get("size").ToInteger()
-		s.keys = in.keysOf(o, own, nil)
-		p := prefix(ctor, hasCtor, tag, cls, fmt.Sprintf("(%d)", size))
+		s.keys = in.keysOf(o, h.own, nil)
+		p := h.prefix(cls, fmt.Sprintf("(%d)", size))
 		if size == 0 && len(s.keys) == 0 {
-			return final(p + "{}")
+			return in.whole(s, p+"{}")
 		}
 		s.open = p + "{"
 		s.items = func(l *entryList, depth int) arrayLayout { in.collection(o, cls, l, depth); return arrayLayout{} }
 		return s, false
 	case "Arguments":
-		s.keys = in.keysOf(o, own, nil)
+		s.keys = in.keysOf(o, h.own, nil)
 		s.open = "[Arguments] {"
 		if len(s.keys) == 0 {
-			return final("[Arguments] {}")
+			return in.whole(s, "[Arguments] {}")
 		}
 		return s, false
 	case "Error":
-		s.keys = in.keysOf(o, own, nil)
+		s.keys = in.keysOf(o, h.own, nil)
 		s.base = in.errorBase(o, &s.keys, depth)
 		if len(s.keys) == 0 {
-			return final(s.base)
+			return in.whole(s, s.base)
 		}
 		return s, false
 	case "Date":
-		s.keys = in.keysOf(o, own, nil)
+		s.keys = in.keysOf(o, h.own, nil)
 		if t, ok := o.Export().(time.Time); ok {
 			s.base = isoString(t)
 		} else {
 			s.base = "Invalid Date"
 		}
-		if p := prefix(ctor, hasCtor, tag, "Date", ""); p != "Date " {
+		if p := h.prefix("Date", ""); p != "Date " {
 			s.base = p + s.base
 		}
 		if len(s.keys) == 0 {
-			return final(s.base)
+			return in.whole(s, s.base)
 		}
 		return s, false
 	case "RegExp":
-		s.keys = in.keysOf(o, own, nil)
+		s.keys = in.keysOf(o, h.own, nil)
 		s.base = o.String()
-		if p := prefix(ctor, hasCtor, tag, "RegExp", ""); p != "RegExp " {
+		if p := h.prefix("RegExp", ""); p != "RegExp " {
 			s.base = p + s.base
 		}
 		if len(s.keys) == 0 || in.tooDeep(depth) {
-			return final(s.base)
+			return in.whole(s, s.base)
 		}
 		return s, false
 	case "String", "Number", "Boolean":
@@ -667,18 +702,25 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		} else if cls == "Number" {
 			shown = numberString(in.r.rt.ToValue(o.ToFloat()))
 		}
-		s.keys = in.keysOf(o, own, skip)
-		s.base = boxedBase(cls, ctor, hasCtor, tag, shown)
+		s.keys = in.keysOf(o, h.own, skip)
+		s.base = h.boxedBase(cls, shown)
 		if len(s.keys) == 0 {
-			return final(s.base)
+			return in.whole(s, s.base)
 		}
 		return s, false
 	case "Promise":
-		s.keys = in.keysOf(o, own, nil)
-		s.open = prefix(ctor, hasCtor, tag, "Promise", "") + "{"
+		s.keys = in.keysOf(o, h.own, nil)
+		s.open = h.prefix("Promise", "") + "{"
 		s.items = func(l *entryList, depth int) arrayLayout { in.promiseState(o, l, depth); return arrayLayout{} }
 		return s, false
 	}
+	return in.brandedShape(h, s)
+}
+
+// brandedShape is shapeOf for the objects goja reports as plain ones that brand checks tell
+// apart (kindOf): typed arrays, buffers, weak collections, boxed symbols, iterators.
+func (in *inspector) brandedShape(h shapeHead, s shape) (shape, bool) {
+	o := h.o
 	switch kind := in.kindOf(o); kind {
 	case kindTypedArray:
 		n := in.r.inspectNatives()
@@ -686,17 +728,17 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		lv, _ := in.r.brand(n.typedArrayLength, o)
 		length := lv.ToInteger()
 		s.keys = in.keysOf(o, nil, isIndex)
-		s.open = prefix(ctor, hasCtor, tag, name.String(), fmt.Sprintf("(%d)", length)) + "["
+		s.open = h.prefix(name.String(), fmt.Sprintf("(%d)", length)) + "["
 		s.close = "]"
 		if length == 0 && len(s.keys) == 0 {
-			return final(s.open + "]")
+			return in.whole(s, s.open+"]")
 		}
 		s.array = true
 		s.items = func(l *entryList, depth int) arrayLayout { return in.typedArrayItems(o, length, l) }
 		return s, false
 	case kindArrayBuffer:
-		s.keys = append([]propKey{{name: in.r.rt.ToValue("byteLength"), hidden: true}}, in.keysOf(o, own, nil)...)
-		s.open = prefix(ctor, hasCtor, tag, "ArrayBuffer", "") + "{"
+		s.keys = append([]propKey{{name: in.r.rt.ToValue("byteLength"), hidden: true}}, in.keysOf(o, h.own, nil)...)
+		s.open = h.prefix("ArrayBuffer", "") + "{"
 		ab := o.Export().(goja.ArrayBuffer)
 		s.items = func(l *entryList, _ int) arrayLayout {
 			l.add(in, bufferContents(ab))
@@ -708,13 +750,13 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 			{name: in.r.rt.ToValue("byteLength"), hidden: true},
 			{name: in.r.rt.ToValue("byteOffset"), hidden: true},
 			{name: in.r.rt.ToValue("buffer"), hidden: true},
-		}, in.keysOf(o, own, nil)...)
-		s.open = prefix(ctor, hasCtor, tag, "DataView", "") + "{"
+		}, in.keysOf(o, h.own, nil)...)
+		s.open = h.prefix("DataView", "") + "{"
 		return s, false
 	case kindWeakMap, kindWeakSet:
-		s.keys = in.keysOf(o, own, nil)
+		s.keys = in.keysOf(o, h.own, nil)
 		name := map[objectKind]string{kindWeakMap: "WeakMap", kindWeakSet: "WeakSet"}[kind]
-		s.open = prefix(ctor, hasCtor, tag, name, "") + "{"
+		s.open = h.prefix(name, "") + "{"
 		s.items = func(l *entryList, _ int) arrayLayout { l.add(in, "<items unknown>"); return arrayLayout{} }
 		return s, false
 	case kindSymbolBox, kindBigIntBox:
@@ -726,16 +768,16 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		v, _ := in.r.brand(fn, o)
 		c := &inspector{r: in.r, limit: 1 << 10, depthLimit: 0}
 		c.value(v, 0)
-		s.keys = in.keysOf(o, own, nil)
-		s.base = boxedBase(cls, ctor, hasCtor, tag, c.b.String())
+		s.keys = in.keysOf(o, h.own, nil)
+		s.base = h.boxedBase(cls, c.b.String())
 		if len(s.keys) == 0 {
-			return final(s.base)
+			return in.whole(s, s.base)
 		}
 		return s, false
 	case kindMapIterator, kindSetIterator:
-		s.keys = in.keysOf(o, own, nil)
+		s.keys = in.keysOf(o, h.own, nil)
 		typ := map[objectKind]string{kindMapIterator: "Map", kindSetIterator: "Set"}[kind]
-		t := tag
+		t := h.tag
 		if t != typ+" Iterator" {
 			if t != "" {
 				t += "] ["
@@ -750,18 +792,24 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		s.items = func(l *entryList, depth int) arrayLayout { in.iteratorItems(p, l, depth); return arrayLayout{} }
 		return s, false
 	}
-	s.keys = in.keysOf(o, own, nil)
+	return in.plainShape(h, s)
+}
+
+// plainShape is shapeOf for any other object: a URL, URLSearchParams or plain object.
+func (in *inspector) plainShape(h shapeHead, s shape) (shape, bool) {
+	o := h.o
+	s.keys = in.keysOf(o, h.own, nil)
 	switch {
-	case ctor == "URL" && in.r.web.class(o, "URL"):
+	case h.ctor == "URL" && in.r.web.class(o, "URL"):
 		s.keys = nil
 		for _, k := range urlInspectKeys {
 			s.keys = append(s.keys, propKey{name: in.r.rt.ToValue(k)})
 		}
 		s.open = "URL {"
-	case ctor == "URLSearchParams":
+	case h.ctor == "URLSearchParams":
 		if pairs, ok := in.r.web.searchParamsPairs(o); ok {
 			if len(pairs) == 0 {
-				return final("URLSearchParams {}")
+				return in.whole(s, "URLSearchParams {}")
 			}
 			s.open = "URLSearchParams {"
 			s.keys = nil
@@ -780,11 +828,11 @@ func (in *inspector) shapeOf(o *goja.Object, depth int) (s shape, done bool) {
 		fallthrough
 	default:
 		// A plain object has no prefix unless it has a tag: { a: 1 }, Object [T] { a: 1 }.
-		if ctor != "Object" || !hasCtor || tag != "" {
-			s.open = prefix(ctor, hasCtor, tag, "Object", "") + "{"
+		if h.ctor != "Object" || !h.hasCtor || h.tag != "" {
+			s.open = h.prefix("Object", "") + "{"
 		}
 		if len(s.keys) == 0 {
-			return final(s.open + "}")
+			return in.whole(s, s.open+"}")
 		}
 	}
 	return s, false

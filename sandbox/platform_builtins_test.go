@@ -5,7 +5,7 @@ import "testing"
 // Each program throws when a value is wrong and returns "ok" otherwise; the corpus
 // (testdata/corpus) checks the same features against Node's values.
 func TestPlatformBuiltins(t *testing.T) {
-	tests := []struct{ name, src, want string }{
+	runValueCases(t, []valueCase{
 		{"Object.groupBy", `const g = Object.groupBy([1, 2, 3, 4], x => x % 2 ? "odd" : "even"); return [Object.getPrototypeOf(g), g]`, `[null,{"odd":[1,3],"even":[2,4]}]`},
 		{"Map.groupBy", `const m = Map.groupBy([1, 2, 3], x => x > 1); return [...m.entries()]`, `[[false,[1]],[true,[2,3]]]`},
 		{"Array.fromAsync", `return await Array.fromAsync([Promise.resolve(1), 2], x => x * 10)`, `[10,20]`},
@@ -46,14 +46,5 @@ func TestPlatformBuiltins(t *testing.T) {
 		{"resizable ArrayBuffer refused catchably", `try { new ArrayBuffer(1, {maxByteLength: 2}) } catch (e) { return [e.name, e.message.includes("transfer(newLength)"), new ArrayBuffer(2, {}).byteLength] }`, `["TypeError",true,2]`},
 		{"Math.sin, cos and tan as V8's", `return [Math.sin(-19.95) === -0.8914087044468666, Math.cos(-19.98) === 0.426258135900103, Math.tan(-20) === -2.237160944224742, Math.sin.name, Math.tan.length, Object.keys(Math).includes("sin")]`, `[true,true,true,"sin",1,false]`},
 		{"parseInt of a negative zero", `return [Object.is(parseInt("-0"), -0), Object.is(Number.parseInt(" -0x0", 16), -0), Number.parseInt === parseInt, parseInt("-7"), Object.is(parseInt("0"), 0)]`, `[true,true,true,-7,true]`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := CompileAuto(tt.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantValue(t, Run(t.Context(), p, nil, Options{}), tt.want)
-		})
-	}
+	})
 }

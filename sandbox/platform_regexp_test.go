@@ -3,7 +3,7 @@ package sandbox
 import "testing"
 
 func TestRegexpTranslation(t *testing.T) {
-	tests := []struct{ name, src, want string }{
+	runValueCases(t, []valueCase{
 		{"property escape", `return [/\p{L}/u.test("é"), /\p{L}/u.test("{}"), /^\p{Lu}+$/u.test("ABC"), /\p{Script=Greek}/u.test("α"), /\P{L}/u.test("a")]`, `[true,false,true,true,false]`},
 		{"property in a class", `return "a1-β_".replace(/[\p{L}\p{Nd}]/gu, "x")`, `"xx-x_"`},
 		{"long names and gc=", `return [/\p{Letter}/u.test("x"), /\p{gc=Nd}/u.test("٣"), /\p{General_Category=Uppercase_Letter}/u.test("a")]`, `[true,true,false]`},
@@ -19,16 +19,7 @@ func TestRegexpTranslation(t *testing.T) {
 		{"unknown property", `try { new RegExp("\\p{Nope}", "u") } catch (e) { return e.name }`, `"SyntaxError"`},
 		{"property of strings", `try { new RegExp("\\p{RGI_Emoji}", "v") } catch (e) { return e.message.includes("Extended_Pictographic") }`, `true`},
 		{"plain patterns untouched", `return ["aXb".replace(/x/i, "-"), /\p/.test("p")]`, `["a-b",true]`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := CompileAuto(tt.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantValue(t, Run(t.Context(), p, nil, Options{}), tt.want)
-		})
-	}
+	})
 }
 
 func TestRegexpTimeoutFailsTheRun(t *testing.T) {

@@ -181,24 +181,23 @@ func (s runeSet) subtract(t runeSet) runeSet { return s.intersect(t.complement()
 func tableSet(t *unicode.RangeTable) runeSet {
 	var s runeSet
 	for _, r := range t.R16 {
-		for lo := rune(r.Lo); lo <= rune(r.Hi); lo += rune(r.Stride) {
-			if r.Stride == 1 {
-				s = append(s, [2]rune{rune(r.Lo), rune(r.Hi)})
-				break
-			}
-			s = append(s, [2]rune{lo, lo})
-		}
+		s = s.appendStrided(rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
 	for _, r := range t.R32 {
-		for lo := rune(r.Lo); lo <= rune(r.Hi); lo += rune(r.Stride) {
-			if r.Stride == 1 {
-				s = append(s, [2]rune{rune(r.Lo), rune(r.Hi)})
-				break
-			}
-			s = append(s, [2]rune{lo, lo})
-		}
+		s = s.appendStrided(rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
 	return s.normalize()
+}
+
+// appendStrided appends the runes lo, lo+stride, ... up to hi: one range when stride is 1.
+func (s runeSet) appendStrided(lo, hi, stride rune) runeSet {
+	if stride == 1 {
+		return append(s, [2]rune{lo, hi})
+	}
+	for r := lo; r <= hi; r += stride {
+		s = append(s, [2]rune{r, r})
+	}
+	return s
 }
 
 var generalCategories = map[string]string{

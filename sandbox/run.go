@@ -86,31 +86,23 @@ type Options struct {
 func (o Options) WithDefaults() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.MaxCallStackDepth <= 0 {
-		o.MaxCallStackDepth = DefaultMaxCallStackDepth
-	}
-	if o.MaxLogBytes <= 0 {
-		o.MaxLogBytes = DefaultMaxLogBytes
-	}
-	if o.MaxResultBytes <= 0 {
-		o.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if o.MaxArgBytes <= 0 {
-		o.MaxArgBytes = DefaultMaxArgBytes
-	}
-	if o.MaxCalls <= 0 {
-		o.MaxCalls = DefaultMaxCalls
-	}
-	if o.MaxCallBytes <= 0 {
-		o.MaxCallBytes = DefaultMaxCallBytes
-	}
-	if o.Memory <= 0 {
-		o.Memory = DefaultMemory
-	}
+	o.Timeout = orDefault(o.Timeout, DefaultTimeout)
+	o.MaxCallStackDepth = orDefault(o.MaxCallStackDepth, DefaultMaxCallStackDepth)
+	o.MaxLogBytes = orDefault(o.MaxLogBytes, DefaultMaxLogBytes)
+	o.MaxResultBytes = orDefault(o.MaxResultBytes, DefaultMaxResultBytes)
+	o.MaxArgBytes = orDefault(o.MaxArgBytes, DefaultMaxArgBytes)
+	o.MaxCalls = orDefault(o.MaxCalls, DefaultMaxCalls)
+	o.MaxCallBytes = orDefault(o.MaxCallBytes, DefaultMaxCallBytes)
+	o.Memory = orDefault(o.Memory, DefaultMemory)
 	return o
+}
+
+// orDefault returns v, or def when v is zero or negative.
+func orDefault[T ~int | ~int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Result is the outcome of one run.

@@ -55,9 +55,7 @@ func TestProgramShapes(t *testing.T) {
 }
 
 func TestTypeScriptShapes(t *testing.T) {
-	tests := []struct {
-		name, src, want string
-	}{
+	runValueCases(t, []valueCase{
 		{"import type", "import type { Foo } from './foo'\nconst f: Foo = {} as any\nreturn typeof f", `"object"`},
 		{"import type default", "import type Foo from 'foo'\nlet x: Foo | null = null\nreturn x", `null`},
 		{"export interface and type", "export interface P { x: number }\nexport type Q = P & { y: string }\nconst q: Q = { x: 1, y: 'a' }\nreturn q", `{"x":1,"y":"a"}`},
@@ -68,16 +66,7 @@ func TestTypeScriptShapes(t *testing.T) {
 		{"export default async function main typed", "export default async function main(): Promise<number> {\n  const x: number = await Promise.resolve(4)\n  return x\n}", `4`},
 		{"abstract class", "abstract class A { abstract f(): number; g() { return this.f() + 1 } }\nclass B extends A { f() { return 1 } }\nreturn new B().g()", `2`},
 		{"generics and satisfies", "const cfg = { retries: 3 } satisfies Record<string, number>\nfunction first<T>(xs: T[]): T | undefined { return xs[0] }\nreturn first([cfg.retries])", `3`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := CompileAuto(tt.src)
-			if err != nil {
-				t.Fatalf("compile: %v", err)
-			}
-			wantValue(t, Run(t.Context(), p, nil, Options{}), tt.want)
-		})
-	}
+	})
 }
 
 func TestModuleSyntaxFailsClearly(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"runtime/metrics"
 	"sync"
 	"time"
+
+	"github.com/codemode/codemode/internal/bytesize"
 )
 
 const (
@@ -108,7 +110,7 @@ func (w *heapWatchdog) loop() {
 		for i, r := range over {
 			r.fail(&Failure{Kind: KindLimit, Message: fmt.Sprintf(
 				"the program exceeded its memory limit of %s (the heap grew by about %s while it ran)",
-				formatBytes(r.opts.Memory), formatMiB(shares[i]))})
+				bytesize.Format(r.opts.Memory), bytesize.Approx(int64(shares[i])))})
 		}
 	}
 }
@@ -161,8 +163,4 @@ func (w *heapWatchdog) overLimit() []*run {
 		}
 	}
 	return over
-}
-
-func formatMiB(b float64) string {
-	return fmt.Sprintf("%.0f MiB", b/(1<<20))
 }

@@ -342,63 +342,81 @@ func (w *webAPIs) encodingNatives() goja.Value {
 // becomes U+FFFD. stripBOM drops a leading byte-order mark; stream leaves an incomplete
 // sequence at the end undecoded and reports its length as pending.
 func decodeText(b []byte, enc string, fatal, stripBOM, stream bool) (text string, pending int, ok bool) {
-	var sb strings.Builder
-	sb.Grow(len(b))
 	switch enc {
 	case "utf-16le", "utf-16be":
-		le := enc == "utf-16le"
-		if stripBOM && len(b) >= 2 && (le && b[0] == 0xFF && b[1] == 0xFE || !le && b[0] == 0xFE && b[1] == 0xFF) {
-			b = b[2:]
-		}
-		n := len(b) / 2 * 2
-		units := make([]uint16, 0, n/2)
-		for i := 0; i < n; i += 2 {
-			if le {
-				units = append(units, uint16(b[i])|uint16(b[i+1])<<8)
-			} else {
-				units = append(units, uint16(b[i])<<8|uint16(b[i+1]))
-			}
-		}
-		if stream && len(units) > 0 && utf16.IsSurrogate(rune(units[len(units)-1])) && units[len(units)-1] < 0xDC00 {
-			units = units[:len(units)-1]
-			pending = 2
-		}
-		for i := 0; i < len(units); i++ {
-			u := rune(units[i])
-			switch {
-			case u >= 0xD800 && u < 0xDC00 && i+1 < len(units) && units[i+1] >= 0xDC00 && units[i+1] < 0xE000:
-				sb.WriteRune(utf16.DecodeRune(u, rune(units[i+1])))
-				i++
-			case utf16.IsSurrogate(u):
-				if fatal {
-					return "", 0, false
-				}
-				sb.WriteRune(utf8.RuneError)
-			default:
-				sb.WriteRune(u)
-			}
-		}
-		if n < len(b) {
-			if stream {
-				pending += len(b) - n
-			} else if fatal {
-				return "", 0, false
-			} else {
-				sb.WriteRune(utf8.RuneError)
-			}
-		}
-		return sb.String(), pending, true
+		return decodeUTF16(b, enc == "utf-16le", fatal, stripBOM, stream)
 	case "windows-1252":
-		for _, c := range b {
-			if c >= 0x80 && c <= 0x9F {
-				sb.WriteRune(windows1252[c-0x80])
-			} else {
-				sb.WriteRune(rune(c))
-			}
-		}
-		return sb.String(), 0, true
+		return decodeWindows1252(b), 0, true
 	}
-	// UTF-8, by the WHATWG decoder: one U+FFFD per maximal invalid subsequence.
+	return decodeUTF8(b, fatal, stripBOM, stream)
+}
+
+// decodeUTF16 is decodeText for UTF-16, little-endian when le.
+func decodeUTF16(b []byte, le, fatal, stripBOM, stream bool) (text string, pending int, ok bool) {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	if stripBOM && len(b) >= 2 && (le && b[0] == 0xFF && b[1] == 0xFE || !le && b[0] == 0xFE && b[1] == 0xFF) {
+		b = b[2:]
+	}
+	n := len(b) / 2 * 2
+	units := make([]uint16, 0, n/2)
+	for i := 0; i < n; i += 2 {
+		if le {
+			units = append(units, uint16(b[i])|uint16(b[i+1])<<8)
+		} else {
+			units = append(units, uint16(b[i])<<8|uint16(b[i+1]))
+		}
+	}
+	if stream && len(units) > 0 && utf16.IsSurrogate(rune(units[len(units)-1])) && units[len(units)-1] < 0xDC00 {
+		units = units[:len(units)-1]
+		pending = 2
+	}
+	for i := 0; i < len(units); i++ {
+		u := rune(units[i])
+		switch {
+		case u >= 0xD800 && u < 0xDC00 && i+1 < len(units) && units[i+1] >= 0xDC00 && units[i+1] < 0xE000:
+			sb.WriteRune(utf16.DecodeRune(u, rune(units[i+1])))
+			i++
+		case utf16.IsSurrogate(u):
+			if fatal {
+				return "", 0, false
+			}
+			sb.WriteRune(utf8.RuneError)
+		default:
+			sb.WriteRune(u)
+		}
+	}
+	if n < len(b) {
+		if stream {
+			pending += len(b) - n
+		} else if fatal {
+			return "", 0, false
+		} else {
+			sb.WriteRune(utf8.RuneError)
+		}
+	}
+	return sb.String(), pending, true
+}
+
+// decodeWindows1252 is decodeText for windows-1252, which maps every byte.
+func decodeWindows1252(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for _, c := range b {
+		if c >= 0x80 && c <= 0x9F {
+			sb.WriteRune(windows1252[c-0x80])
+		} else {
+			sb.WriteRune(rune(c))
+		}
+	}
+	return sb.String()
+}
+
+// decodeUTF8 is decodeText for UTF-8, by the WHATWG decoder: one U+FFFD per maximal invalid
+// subsequence.
+func decodeUTF8(b []byte, fatal, stripBOM, stream bool) (text string, pending int, ok bool) {
+	var sb strings.Builder
+	sb.Grow(len(b))
 	if stripBOM && len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
 		b = b[3:]
 	}
@@ -410,26 +428,11 @@ func decodeText(b []byte, enc string, fatal, stripBOM, stream bool) (text string
 		c := b[i]
 		if needed == 0 {
 			start = i
-			switch {
-			case c <= 0x7F:
+			if c <= 0x7F {
 				sb.WriteByte(c)
-			case c >= 0xC2 && c <= 0xDF:
-				needed, cp = 1, rune(c&0x1F)
-			case c >= 0xE0 && c <= 0xEF:
-				if c == 0xE0 {
-					lower = 0xA0
-				} else if c == 0xED {
-					upper = 0x9F
-				}
-				needed, cp = 2, rune(c&0xF)
-			case c >= 0xF0 && c <= 0xF4:
-				if c == 0xF0 {
-					lower = 0x90
-				} else if c == 0xF4 {
-					upper = 0x8F
-				}
-				needed, cp = 3, rune(c&0x7)
-			default:
+				continue
+			}
+			if needed, cp, lower, upper = utf8Lead(c); needed == 0 {
 				if fatal {
 					return "", 0, false
 				}
@@ -464,6 +467,31 @@ func decodeText(b []byte, enc string, fatal, stripBOM, stream bool) (text string
 		sb.WriteRune(utf8.RuneError)
 	}
 	return sb.String(), 0, true
+}
+
+// utf8Lead reads a UTF-8 lead byte above 0x7F: how many continuation bytes it needs (0 for a
+// byte that cannot lead), its bits of the code point, and the bounds of the next byte.
+func utf8Lead(c byte) (needed int, cp rune, lower, upper byte) {
+	lower, upper = 0x80, 0xBF
+	switch c { // bounds that rule out overlong forms, surrogates and code points past U+10FFFF
+	case 0xE0:
+		lower = 0xA0
+	case 0xED:
+		upper = 0x9F
+	case 0xF0:
+		lower = 0x90
+	case 0xF4:
+		upper = 0x8F
+	}
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		return 1, rune(c & 0x1F), lower, upper
+	case c >= 0xE0 && c <= 0xEF:
+		return 2, rune(c & 0xF), lower, upper
+	case c >= 0xF0 && c <= 0xF4:
+		return 3, rune(c & 0x7), lower, upper
+	}
+	return 0, 0, lower, upper
 }
 
 // windows1252 maps bytes 0x80–0x9F (the rest are Latin-1).

@@ -60,21 +60,10 @@ func dropDocTag(typ, tag string) string {
 	if !strings.Contains(typ, tag) {
 		return typ
 	}
-	lines := strings.Split(typ, "\n")
-	kept := lines[:0]
-	for _, line := range lines {
-		body := strings.TrimLeft(line, " ")
-		if strings.HasPrefix(body, "/** ") && strings.HasSuffix(body, " */") {
-			words := strings.Fields(body[len("/** ") : len(body)-len(" */")])
-			words = slices.DeleteFunc(words, func(w string) bool { return w == tag })
-			if len(words) == 0 {
-				continue
-			}
-			line = line[:len(line)-len(body)] + "/** " + strings.Join(words, " ") + " */"
-		}
-		kept = append(kept, line)
-	}
-	return strings.Join(kept, "\n")
+	return rewriteDocLines(typ, func(text, _ string) string {
+		words := slices.DeleteFunc(strings.Fields(text), func(w string) bool { return w == tag })
+		return strings.Join(words, " ")
+	})
 }
 
 // dropRestatedDocs removes, from the JSDoc lines of a multi-line rendered type, a description
@@ -85,19 +74,33 @@ func dropRestatedDocs(typ, toolName string) string {
 	if !strings.Contains(typ, "/**") {
 		return typ
 	}
+	return rewriteDocLines(typ, func(text, next string) string {
+		if key, ok := memberKey(next); ok {
+			return trimRestated(text, key+" "+toolName)
+		}
+		return text
+	})
+}
+
+// rewriteDocLines rewrites the text of each one-line JSDoc ("/** text */") of a multi-line
+// rendered type, given the next line without its indent ("" after the last): a text rewritten
+// to "" drops its line.
+func rewriteDocLines(typ string, rewrite func(text, next string) string) string {
 	lines := strings.Split(typ, "\n")
 	kept := lines[:0]
 	for i, line := range lines {
 		body := strings.TrimLeft(line, " ")
-		if i+1 < len(lines) && strings.HasPrefix(body, "/** ") && strings.HasSuffix(body, " */") {
-			if key, ok := memberKey(strings.TrimLeft(lines[i+1], " ")); ok {
-				text := body[len("/** ") : len(body)-len(" */")]
-				switch trimmed := trimRestated(text, key+" "+toolName); {
-				case trimmed == "":
-					continue
-				case trimmed != text:
-					line = line[:len(line)-len(body)] + "/** " + trimmed + " */"
-				}
+		if strings.HasPrefix(body, "/** ") && strings.HasSuffix(body, " */") {
+			next := ""
+			if i+1 < len(lines) {
+				next = strings.TrimLeft(lines[i+1], " ")
+			}
+			text := body[len("/** ") : len(body)-len(" */")]
+			switch t := rewrite(text, next); {
+			case t == "":
+				continue
+			case t != text:
+				line = line[:len(line)-len(body)] + "/** " + t + " */"
 			}
 		}
 		kept = append(kept, line)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 )
@@ -96,9 +97,9 @@ func promptContract(o PromptOptions) []byte {
 	b.WriteString(" calls, ")
 	b.WriteString(strconv.Itoa(pick(o.MaxParallel, runtime.DefaultWindow)))
 	b.WriteString(" at once, ")
-	b.WriteString(formatBytes(pick(o.MaxLogBytes, sandbox.DefaultMaxLogBytes)))
+	b.WriteString(bytesize.Format(pick(o.MaxLogBytes, sandbox.DefaultMaxLogBytes)))
 	b.WriteString(" of logs, ")
-	b.WriteString(formatBytes(pick(o.MaxResultBytes, sandbox.DefaultMaxResultBytes)))
+	b.WriteString(bytesize.Format(pick(o.MaxResultBytes, sandbox.DefaultMaxResultBytes)))
 	b.WriteString(" of result.\n- Runtime: ")
 	b.WriteString(collapseSpace(platform))
 	b.WriteString("\n\n```js\n" +
@@ -124,19 +125,6 @@ func formatDuration(d time.Duration) string {
 		return strconv.FormatInt(int64(d/time.Second), 10) + " s"
 	}
 	return d.String()
-}
-
-// formatBytes writes a size in the largest binary unit that divides it: "1 MiB", "512 KiB",
-// "1000 bytes".
-func formatBytes(n int64) string {
-	switch {
-	case n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	default:
-		return strconv.FormatInt(n, 10) + " bytes"
-	}
 }
 
 // longestBacktickRun returns the length of the longest run of consecutive backticks in text.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -136,118 +137,17 @@ func (sn *scanner) scan(m map[string]any, hint string, depth int) *scanned {
 	} else if name, ok := sn.names[reflect.ValueOf(m).Pointer()]; ok && typeIdent(name) != "" {
 		hint = name
 	}
-	full, shape := sha256.New(), sha256.New()
-	var out map[string]any
+	n := &scanNode{sn: sn, r: r, depth: depth, full: sha256.New(), shape: sha256.New()}
 	if sn.types != nil {
-		out = make(map[string]any, len(m))
+		n.out = make(map[string]any, len(m))
 	}
-	var lenBuf []byte
-	write := func(h hash.Hash, b []byte) {
-		lenBuf = binary.AppendUvarint(lenBuf[:0], uint64(len(b)))
-		h.Write(lenBuf)
-		h.Write(b)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.key(k, m[k], hint)
 	}
-	both := func(b []byte) {
-		write(full, b)
-		write(shape, b)
-		r.size += len(b)
-	}
-	// child hashes one subschema value and returns what goes in its place.
-	child := func(v any, hint string) any {
-		cm, ok := v.(map[string]any)
-		if !ok {
-			b, err := canonicalJSON(v)
-			if err != nil {
-				r.opaque = true
-			}
-			both(b)
-			return v
-		}
-		c := sn.scan(cm, hint, depth+1)
-		r.opaque = r.opaque || c.opaque
-		both(c.full[:])
-		r.size += c.size - len(c.full)
-		r.skels = append(r.skels, c.skels...)
-		if sn.types != nil && c.eligible && !c.opaque {
-			if t := sn.types.byShape[c.shape]; t != nil {
-				sn.used = append(sn.used, t)
-				return namedRef{t: t, orig: cm}
-			}
-		}
-		return c.out
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		x := m[k]
-		if annotationKeys[k] {
-			b, _ := canonicalJSON(x)
-			write(full, []byte(k))
-			write(full, b)
-			r.size += len(k) + len(b)
-			if out != nil {
-				out[k] = x
-			}
-			continue
-		}
-		both([]byte(k))
-		switch {
-		case (k == "properties" || k == "patternProperties") && isMap(x):
-			props := x.(map[string]any)
-			names := make([]string, 0, len(props))
-			for n := range props {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			var c map[string]any
-			if out != nil {
-				c = make(map[string]any, len(props))
-			}
-			for _, n := range names {
-				both([]byte(n))
-				sub := hint
-				if k == "properties" {
-					sub = n
-				}
-				v := child(props[n], sub)
-				if c != nil {
-					c[n] = v
-				}
-			}
-			x = c
-		case k == "anyOf" || k == "oneOf" || k == "allOf" || k == "prefixItems" || k == "items" && isList(x):
-			list, ok := x.([]any)
-			if !ok {
-				b, _ := canonicalJSON(x)
-				both(b)
-				break
-			}
-			c := make([]any, len(list))
-			both([]byte(strconv.Itoa(len(list))))
-			for i, e := range list {
-				c[i] = child(e, hint)
-			}
-			x = c
-		case k == "items" || k == "additionalProperties":
-			x = child(x, hint)
-		default:
-			b, err := canonicalJSON(x)
-			if err != nil {
-				r.opaque = true
-			}
-			both(b)
-		}
-		if out != nil {
-			out[k] = x
-		}
-	}
-	copy(r.full[:], full.Sum(nil))
-	copy(r.shape[:], shape.Sum(nil))
-	if out != nil {
-		r.out = out
+	copy(r.full[:], n.full.Sum(nil))
+	copy(r.shape[:], n.shape.Sum(nil))
+	if n.out != nil {
+		r.out = n.out
 	} else {
 		r.out = m
 	}
@@ -259,6 +159,122 @@ func (sn *scanner) scan(m map[string]any, hint string, depth int) *scanned {
 		}
 	}
 	return r
+}
+
+// scanNode is one object subschema being scanned: its two hashes and, in rewrite mode, its
+// copy (out).
+type scanNode struct {
+	sn          *scanner
+	r           *scanned
+	depth       int
+	full, shape hash.Hash
+	lenBuf      []byte
+	out         map[string]any // nil in detection mode
+}
+
+// write hashes b, length-prefixed, into h.
+func (n *scanNode) write(h hash.Hash, b []byte) {
+	n.lenBuf = binary.AppendUvarint(n.lenBuf[:0], uint64(len(b)))
+	h.Write(n.lenBuf)
+	h.Write(b)
+}
+
+// both hashes b into the full and the shape hash.
+func (n *scanNode) both(b []byte) {
+	n.write(n.full, b)
+	n.write(n.shape, b)
+	n.r.size += len(b)
+}
+
+// bothJSON hashes x's canonical JSON into both hashes; a value that has none makes the node
+// opaque when strict.
+func (n *scanNode) bothJSON(x any, strict bool) {
+	b, err := canonicalJSON(x)
+	if err != nil && strict {
+		n.r.opaque = true
+	}
+	n.both(b)
+}
+
+// key hashes the member k: x of the node and copies it to out.
+func (n *scanNode) key(k string, x any, hint string) {
+	if annotationKeys[k] {
+		b, _ := canonicalJSON(x)
+		n.write(n.full, []byte(k))
+		n.write(n.full, b)
+		n.r.size += len(k) + len(b)
+		if n.out != nil {
+			n.out[k] = x
+		}
+		return
+	}
+	n.both([]byte(k))
+	switch {
+	case (k == "properties" || k == "patternProperties") && isMap(x):
+		x = n.properties(x.(map[string]any), k == "properties", hint)
+	case k == "anyOf" || k == "oneOf" || k == "allOf" || k == "prefixItems" || k == "items" && isList(x):
+		list, ok := x.([]any)
+		if !ok {
+			n.bothJSON(x, false)
+			break
+		}
+		c := make([]any, len(list))
+		n.both([]byte(strconv.Itoa(len(list))))
+		for i, e := range list {
+			c[i] = n.child(e, hint)
+		}
+		x = c
+	case k == "items" || k == "additionalProperties":
+		x = n.child(x, hint)
+	default:
+		n.bothJSON(x, true)
+	}
+	if n.out != nil {
+		n.out[k] = x
+	}
+}
+
+// properties hashes a properties or patternProperties map in key order and returns its copy
+// (nil in detection mode). A property's subschema is hinted with its name when named.
+func (n *scanNode) properties(props map[string]any, named bool, hint string) any {
+	var c map[string]any
+	if n.out != nil {
+		c = make(map[string]any, len(props))
+	}
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		n.both([]byte(name))
+		sub := hint
+		if named {
+			sub = name
+		}
+		v := n.child(props[name], sub)
+		if c != nil {
+			c[name] = v
+		}
+	}
+	return c
+}
+
+// child hashes one subschema value and returns what goes in its place.
+func (n *scanNode) child(v any, hint string) any {
+	cm, ok := v.(map[string]any)
+	if !ok {
+		n.bothJSON(v, true)
+		return v
+	}
+	sn, r := n.sn, n.r
+	c := sn.scan(cm, hint, n.depth+1)
+	r.opaque = r.opaque || c.opaque
+	n.both(c.full[:])
+	r.size += c.size - len(c.full)
+	r.skels = append(r.skels, c.skels...)
+	if sn.types != nil && c.eligible && !c.opaque {
+		if t := sn.types.byShape[c.shape]; t != nil {
+			sn.used = append(sn.used, t)
+			return namedRef{t: t, orig: cm}
+		}
+	}
+	return c.out
 }
 
 func isMap(v any) bool  { _, ok := v.(map[string]any); return ok }
@@ -319,16 +335,29 @@ func isObjectSchema(m map[string]any, depth int) bool {
 // detectShared finds the set's shared types. It depends only on the entries (sorted by name):
 // first occurrences are taken in name order, parameters before output, keys in order.
 func detectShared(entries []entry) *sharedTypes {
-	type candidate struct {
-		node      map[string]any
-		hint, doc string
-		order     int
-		tools     int
-		lastTool  int
-		skel      *skel
+	cands, roots := findCandidates(entries)
+	named := keepShared(cands, roots)
+	if len(named) == 0 {
+		return nil
 	}
+	return nameShared(named)
+}
+
+// candidate is a subschema that may become a shared type, by shape.
+type candidate struct {
+	node      map[string]any
+	hint, doc string
+	order     int // of first occurrence
+	tools     int // how many tools it occurs in
+	lastTool  int
+	skel      *skel
+}
+
+// findCandidates scans every valid schema of the entries, within maxSharedTotal nodes, and
+// returns the candidates by shape and, per schema document, its top candidates.
+func findCandidates(entries []entry) (map[shapeKey]*candidate, [][]*skel) {
 	cands := map[shapeKey]*candidate{}
-	var roots [][]*skel // per schema document: its top candidates
+	var roots [][]*skel
 	total := maxSharedTotal
 	for i, e := range entries {
 		for j, sc := range [...]schema{e.params, e.output} {
@@ -370,9 +399,13 @@ func detectShared(entries []entry) *sharedTypes {
 			roots = append(roots, top)
 		}
 	}
+	return cands, roots
+}
 
-	// Keep the candidates found in two tools or more that render long enough, then drop, round
-	// after round, those referred to from fewer than two places once the others stand in.
+// keepShared keeps the candidates found in two tools or more that render long enough, then
+// drops, round after round, those referred to from fewer than two places once the others
+// stand in.
+func keepShared(cands map[shapeKey]*candidate, roots [][]*skel) map[shapeKey]*candidate {
 	named := map[shapeKey]*candidate{}
 	for k, c := range cands {
 		if c.tools < 2 {
@@ -383,30 +416,15 @@ func detectShared(entries []entry) *sharedTypes {
 		}
 		named[k] = c
 	}
-	refs := func(top []*skel) map[shapeKey]bool {
-		hit := map[shapeKey]bool{}
-		var walk func(ks []*skel)
-		walk = func(ks []*skel) {
-			for _, k := range ks {
-				if named[k.shape] != nil {
-					hit[k.shape] = true
-					continue
-				}
-				walk(k.kids)
-			}
-		}
-		walk(top)
-		return hit
-	}
 	for range maxSharedRounds {
 		count := map[shapeKey]int{}
 		for _, top := range roots {
-			for k := range refs(top) {
+			for k := range refsTo(named, top) {
 				count[k]++
 			}
 		}
 		for _, c := range named {
-			for k := range refs(c.skel.kids) {
+			for k := range refsTo(named, c.skel.kids) {
 				count[k]++
 			}
 		}
@@ -421,11 +439,29 @@ func detectShared(entries []entry) *sharedTypes {
 			break
 		}
 	}
-	if len(named) == 0 {
-		return nil
-	}
+	return named
+}
 
-	// Name them in order of first occurrence.
+// refsTo is the named shapes that top refers to: the first named ones on each path down.
+func refsTo(named map[shapeKey]*candidate, top []*skel) map[shapeKey]bool {
+	hit := map[shapeKey]bool{}
+	var walk func(ks []*skel)
+	walk = func(ks []*skel) {
+		for _, k := range ks {
+			if named[k.shape] != nil {
+				hit[k.shape] = true
+				continue
+			}
+			walk(k.kids)
+		}
+	}
+	walk(top)
+	return hit
+}
+
+// nameShared names the kept candidates in order of first occurrence, from their hints, and
+// records which of them each uses.
+func nameShared(named map[shapeKey]*candidate) *sharedTypes {
 	keys := make([]shapeKey, 0, len(named))
 	for k := range named {
 		keys = append(keys, k)
@@ -450,7 +486,7 @@ func detectShared(entries []entry) *sharedTypes {
 	}
 	for _, k := range keys {
 		t := st.byShape[k]
-		for ref := range refs(named[k].skel.kids) {
+		for ref := range refsTo(named, named[k].skel.kids) {
 			t.uses = append(t.uses, st.byShape[ref])
 		}
 		slices.SortFunc(t.uses, func(a, b *declType) int { return cmp.Compare(a.name, b.name) })

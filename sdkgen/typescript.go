@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/codemode/codemode/internal/bytesize"
 )
 
 // Every text lists each tool exactly once, as one member of `tools` whose signature carries the
@@ -148,7 +150,7 @@ const maxTypeBytes = 64 << 10
 // tooLarge is the type shown for a schema that renders to n bytes, past maxTypeBytes: the
 // widest type, with a comment saying why.
 func tooLarge(widest, what string, n int) string {
-	return "/* its " + what + " schema is too large to show (" + formatBytes(int64(n)) + " as TypeScript) */ " + widest
+	return "/* its " + what + " schema is too large to show (" + bytesize.Format(int64(n)) + " as TypeScript) */ " + widest
 }
 
 // maxSignatureRunes bounds Signature.

@@ -35,6 +35,11 @@ func Sin(x float64) float64 {
 		return math.Sin(x)
 	}
 	n, y0, y1 := remPio2(x)
+	return sinQuadrant(n, y0, y1)
+}
+
+// sinQuadrant is the sine of n·π/2 + y0 + y1, from the kernels on |y0 + y1| <= π/4.
+func sinQuadrant(n int32, y0, y1 float64) float64 {
 	switch n & 3 {
 	case 0:
 		return kernelSin(y0, y1, 1)
@@ -59,16 +64,7 @@ func Cos(x float64) float64 {
 		return math.Cos(x)
 	}
 	n, y0, y1 := remPio2(x)
-	switch n & 3 {
-	case 0:
-		return kernelCos(y0, y1)
-	case 1:
-		return -kernelSin(y0, y1, 1)
-	case 2:
-		return -kernelCos(y0, y1)
-	default:
-		return kernelSin(y0, y1, 1)
-	}
+	return sinQuadrant(n+1, y0, y1) // cos t = sin(t + π/2)
 }
 
 // Tan is V8's Math.tan.

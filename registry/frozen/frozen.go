@@ -66,6 +66,20 @@ func ParseString(s string) (Value, error) {
 	return Value{raw: compactValid(raw)}, nil
 }
 
+// closesString reports whether c, a byte inside a JSON string, is its closing quote;
+// escaped carries a backslash over to the next byte.
+func closesString(c byte, escaped *bool) bool {
+	switch {
+	case *escaped:
+		*escaped = false
+	case c == '\\':
+		*escaped = true
+	case c == '"':
+		return true
+	}
+	return false
+}
+
 // compactValid elides the insignificant white space of valid JSON in place,
 // as json.Compact does.
 func compactValid(b []byte) []byte {
@@ -74,14 +88,7 @@ func compactValid(b []byte) []byte {
 	for _, c := range b {
 		switch {
 		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+			inString = !closesString(c, &escaped)
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			continue
 		case c == '"':
@@ -233,14 +240,7 @@ func (v Value) Indent() string {
 		c := raw[i]
 		if inString {
 			b.WriteByte(c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+			inString = !closesString(c, &escaped)
 			continue
 		}
 		switch c {

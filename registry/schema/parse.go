@@ -122,14 +122,14 @@ func init() { // a variable initializer would loop through parser.items
 		"enum":                 parser.literal,
 		"const":                parser.literal,
 		"default":              parser.literal,
-		"minimum":              parseBound,
-		"maximum":              parseBound,
-		"exclusiveMinimum":     parseBound,
-		"exclusiveMaximum":     parseBound,
-		"minLength":            parseCount,
-		"maxLength":            parseCount,
-		"minItems":             parseCount,
-		"maxItems":             parseCount,
+		"minimum":              parseBound(func(n *Node) **float64 { return &n.Minimum }),
+		"maximum":              parseBound(func(n *Node) **float64 { return &n.Maximum }),
+		"exclusiveMinimum":     parseBound(func(n *Node) **float64 { return &n.ExclusiveMinimum }),
+		"exclusiveMaximum":     parseBound(func(n *Node) **float64 { return &n.ExclusiveMaximum }),
+		"minLength":            parseCount(func(n *Node) **int { return &n.MinLength }),
+		"maxLength":            parseCount(func(n *Node) **int { return &n.MaxLength }),
+		"minItems":             parseCount(func(n *Node) **int { return &n.MinItems }),
+		"maxItems":             parseCount(func(n *Node) **int { return &n.MaxItems }),
 	}
 }
 
@@ -269,46 +269,34 @@ func (ps parser) literal(n *Node, kw string, tok json.Token, q *path, _ int) err
 	return nil
 }
 
-// parseBound reads minimum, maximum, exclusiveMinimum and exclusiveMaximum.
-func parseBound(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
-	num, ok := tok.(json.Number)
-	if !ok {
-		return q.errorf("%s must be a number", kw)
+// parseBound is the step of minimum, maximum, exclusiveMinimum or exclusiveMaximum, which
+// it stores in field.
+func parseBound(field func(*Node) **float64) keywordStep {
+	return func(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
+		num, ok := tok.(json.Number)
+		if !ok {
+			return q.errorf("%s must be a number", kw)
+		}
+		f, err := strconv.ParseFloat(string(num), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return q.errorf("%s %s is out of range", kw, num)
+		}
+		*field(n) = &f
+		return nil
 	}
-	f, err := strconv.ParseFloat(string(num), 64)
-	if err != nil || math.IsInf(f, 0) {
-		return q.errorf("%s %s is out of range", kw, num)
-	}
-	switch kw {
-	case "minimum":
-		n.Minimum = &f
-	case "maximum":
-		n.Maximum = &f
-	case "exclusiveMinimum":
-		n.ExclusiveMinimum = &f
-	default:
-		n.ExclusiveMaximum = &f
-	}
-	return nil
 }
 
-// parseCount reads minLength, maxLength, minItems and maxItems.
-func parseCount(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
-	v, ok := count(tok)
-	if !ok {
-		return q.errorf("%s must be an integer between 0 and %d", kw, math.MaxInt32)
+// parseCount is the step of minLength, maxLength, minItems or maxItems, which it stores in
+// field.
+func parseCount(field func(*Node) **int) keywordStep {
+	return func(_ parser, n *Node, kw string, tok json.Token, q *path, _ int) error {
+		v, ok := count(tok)
+		if !ok {
+			return q.errorf("%s must be an integer between 0 and %d", kw, math.MaxInt32)
+		}
+		*field(n) = &v
+		return nil
 	}
-	switch kw {
-	case "minLength":
-		n.MinLength = &v
-	case "maxLength":
-		n.MaxLength = &v
-	case "minItems":
-		n.MinItems = &v
-	default:
-		n.MaxItems = &v
-	}
-	return nil
 }
 
 // subschema reads one schema object nested one level below depth.

@@ -106,20 +106,7 @@ func (f *dateFormat) rangeParts(x, y float64) []rangePart {
 			tp := parseDatePattern(f.finishPattern(f.gen.bestPattern(timeReq.String())))
 			timeParts = f.fallbackRange(tp, tx, ty, x, y)
 		}
-		style := "short"
-		switch req.count[fMonth] {
-		case 4:
-			style = "long"
-			if req.char[fWeekday] != 0 {
-				style = "full"
-			}
-		case 3:
-			style = "medium"
-		}
-		glue := f.gen.dateTime[style]
-		if glue == "" {
-			glue = "{1} {0}"
-		}
+		glue := f.gen.dateTimeGlue(&req)
 		var out []rangePart
 		for _, piece := range splitGlue(glue) {
 			switch piece {

@@ -54,131 +54,146 @@ var (
 	dateCacheSize   atomic.Int64
 )
 
+// dateComponents are the component options in the order ECMA-402 reads them, each with its
+// values and its field of dateOptions (nil for fractionalSecondDigits, a number).
 var dateComponents = []struct {
 	name   string
 	values []string
+	field  func(*dateOptions) *string
 }{
-	{"weekday", []string{"narrow", "short", "long"}},
-	{"era", []string{"narrow", "short", "long"}},
-	{"year", []string{"2-digit", "numeric"}},
-	{"month", []string{"2-digit", "numeric", "narrow", "short", "long"}},
-	{"day", []string{"2-digit", "numeric"}},
-	{"dayPeriod", []string{"narrow", "short", "long"}},
-	{"hour", []string{"2-digit", "numeric"}},
-	{"minute", []string{"2-digit", "numeric"}},
-	{"second", []string{"2-digit", "numeric"}},
-	{"fractionalSecondDigits", nil},
-	{"timeZoneName", []string{"short", "long", "shortOffset", "longOffset", "shortGeneric", "longGeneric"}},
+	{"weekday", []string{"narrow", "short", "long"}, func(o *dateOptions) *string { return &o.weekday }},
+	{"era", []string{"narrow", "short", "long"}, func(o *dateOptions) *string { return &o.era }},
+	{"year", []string{"2-digit", "numeric"}, func(o *dateOptions) *string { return &o.year }},
+	{"month", []string{"2-digit", "numeric", "narrow", "short", "long"}, func(o *dateOptions) *string { return &o.month }},
+	{"day", []string{"2-digit", "numeric"}, func(o *dateOptions) *string { return &o.day }},
+	{"dayPeriod", []string{"narrow", "short", "long"}, func(o *dateOptions) *string { return &o.dayPeriod }},
+	{"hour", []string{"2-digit", "numeric"}, func(o *dateOptions) *string { return &o.hour }},
+	{"minute", []string{"2-digit", "numeric"}, func(o *dateOptions) *string { return &o.minute }},
+	{"second", []string{"2-digit", "numeric"}, func(o *dateOptions) *string { return &o.second }},
+	{"fractionalSecondDigits", nil, nil},
+	{"timeZoneName", []string{"short", "long", "shortOffset", "longOffset", "shortGeneric", "longGeneric"}, func(o *dateOptions) *string { return &o.timeZoneName }},
 }
 
 // dateFormatFor reads a DateTimeFormat's options in ECMA-402's order and returns the
 // (cached) formatter. required and defaults are ToDateTimeOptions' ("any"/"date"/"time",
 // "date"/"time"/"all").
 func (e *env) dateFormatFor(locales, options goja.Value, required, defaults string) *dateFormat {
-	const service = "Intl.DateTimeFormat"
 	requested := e.canonicalizeLocaleList(locales)
 	o := e.coerceOptions(options)
-	var opt dateOptions
-	opt.required, opt.default_ = required, defaults
-	e.localeMatcher(o, service)
-	opt.calendar = e.stringOption(o, "calendar", service, nil, "")
+	opt := dateOptions{required: required, default_: defaults}
+	e.readDateLocaleOptions(o, &opt)
+	opt.timeZone = e.timeZoneOption(o)
+	explicit := e.readDateComponents(o, &opt)
+	e.stringOption(o, "formatMatcher", dateService, []string{"basic", "best fit"}, "best fit")
+	opt.dateStyle = e.stringOption(o, "dateStyle", dateService, []string{"full", "long", "medium", "short"}, "")
+	opt.timeStyle = e.stringOption(o, "timeStyle", dateService, []string{"full", "long", "medium", "short"}, "")
+	if opt.dateStyle != "" || opt.timeStyle != "" {
+		e.checkDateStyles(&opt, explicit)
+	} else {
+		opt.addDefaultComponents()
+	}
+	if opt.timeZone == "" {
+		opt.timeZone = e.defaultZone().id
+	}
+	return e.cachedDateFormat(requested, opt)
+}
+
+const dateService = "Intl.DateTimeFormat"
+
+// readDateLocaleOptions reads localeMatcher, calendar, numberingSystem, hour12 and hourCycle.
+func (e *env) readDateLocaleOptions(o *goja.Object, opt *dateOptions) {
+	e.localeMatcher(o, dateService)
+	opt.calendar = e.stringOption(o, "calendar", dateService, nil, "")
 	if opt.calendar != "" && !isWellFormedType(opt.calendar) {
 		e.throwRange("Invalid calendar : %s", clip(opt.calendar))
 	}
-	opt.nu = e.stringOption(o, "numberingSystem", service, nil, "")
+	opt.nu = e.stringOption(o, "numberingSystem", dateService, nil, "")
 	if opt.nu != "" && !isWellFormedType(opt.nu) {
 		e.throwRange("Invalid numberingSystem : %s", clip(opt.nu))
 	}
 	opt.calendar, opt.nu = asciiLower(opt.calendar), asciiLower(opt.nu)
 	opt.hour12 = boolOption(o, "hour12")
-	opt.hourCycle = e.stringOption(o, "hourCycle", service, []string{"h11", "h12", "h23", "h24"}, "")
+	opt.hourCycle = e.stringOption(o, "hourCycle", dateService, []string{"h11", "h12", "h23", "h24"}, "")
 	if opt.hour12 != 0 {
 		opt.hourCycle = ""
 	}
+}
+
+// timeZoneOption is the canonical id of the timeZone option, "" when it is undefined.
+func (e *env) timeZoneOption(o *goja.Object) string {
 	tz := getValue(o, "timeZone")
 	if goja.IsUndefined(tz) {
-		opt.timeZone = ""
-	} else {
-		name := e.toString(tz)
-		z, ok := resolveZone(name)
-		if !ok {
-			e.throwRange("Invalid time zone specified: %s", clip(name))
-		}
-		opt.timeZone = z.id
+		return ""
 	}
-	explicit := ""
+	name := e.toString(tz)
+	z, ok := resolveZone(name)
+	if !ok {
+		e.throwRange("Invalid time zone specified: %s", clip(name))
+	}
+	return z.id
+}
+
+// readDateComponents reads the component options (dateComponents) and returns the name of
+// the first one set, "" when none is.
+func (e *env) readDateComponents(o *goja.Object, opt *dateOptions) (explicit string) {
 	for _, c := range dateComponents {
 		var v string
-		if c.values == nil {
+		if c.field == nil {
 			n := e.numberOption(o, c.name, 1, 3, 0)
 			opt.fractional = n
 			if n != 0 {
 				v = "x"
 			}
 		} else {
-			v = e.stringOption(o, c.name, service, c.values, "")
-			switch c.name {
-			case "weekday":
-				opt.weekday = v
-			case "era":
-				opt.era = v
-			case "year":
-				opt.year = v
-			case "month":
-				opt.month = v
-			case "day":
-				opt.day = v
-			case "dayPeriod":
-				opt.dayPeriod = v
-			case "hour":
-				opt.hour = v
-			case "minute":
-				opt.minute = v
-			case "second":
-				opt.second = v
-			case "timeZoneName":
-				opt.timeZoneName = v
-			}
+			v = e.stringOption(o, c.name, dateService, c.values, "")
+			*c.field(opt) = v
 		}
 		if v != "" && explicit == "" {
 			explicit = c.name
 		}
 	}
-	e.stringOption(o, "formatMatcher", service, []string{"basic", "best fit"}, "best fit")
-	opt.dateStyle = e.stringOption(o, "dateStyle", service, []string{"full", "long", "medium", "short"}, "")
-	opt.timeStyle = e.stringOption(o, "timeStyle", service, []string{"full", "long", "medium", "short"}, "")
-	if opt.dateStyle != "" || opt.timeStyle != "" {
-		if explicit != "" {
-			style := "dateStyle"
-			if opt.dateStyle == "" {
-				style = "timeStyle"
-			}
-			e.throwType("Can't set option %s when %s is used", explicit, style)
+	return explicit
+}
+
+// checkDateStyles throws when dateStyle or timeStyle is set with an explicit component or
+// without the style required.
+func (e *env) checkDateStyles(opt *dateOptions, explicit string) {
+	if explicit != "" {
+		style := "dateStyle"
+		if opt.dateStyle == "" {
+			style = "timeStyle"
 		}
-		if required == "date" && opt.dateStyle == "" {
-			e.throwType("Invalid option : timeStyle")
-		}
-		if required == "time" && opt.timeStyle == "" {
-			e.throwType("Invalid option : dateStyle")
-		}
-	} else {
-		need := true
-		if (required == "date" || required == "any") && (opt.weekday != "" || opt.year != "" || opt.month != "" || opt.day != "") {
-			need = false
-		}
-		if (required == "time" || required == "any") && (opt.dayPeriod != "" || opt.hour != "" || opt.minute != "" || opt.second != "" || opt.fractional != 0) {
-			need = false
-		}
-		if need && (defaults == "date" || defaults == "all") {
-			opt.year, opt.month, opt.day = "numeric", "numeric", "numeric"
-		}
-		if need && (defaults == "time" || defaults == "all") {
-			opt.hour, opt.minute, opt.second = "numeric", "numeric", "numeric"
-		}
+		e.throwType("Can't set option %s when %s is used", explicit, style)
 	}
-	if opt.timeZone == "" {
-		opt.timeZone = e.defaultZone().id
+	if opt.required == "date" && opt.dateStyle == "" {
+		e.throwType("Invalid option : timeStyle")
 	}
+	if opt.required == "time" && opt.timeStyle == "" {
+		e.throwType("Invalid option : dateStyle")
+	}
+}
+
+// addDefaultComponents sets the default components when none of those required is set
+// (ToDateTimeOptions).
+func (opt *dateOptions) addDefaultComponents() {
+	required, defaults := opt.required, opt.default_
+	if (required == "date" || required == "any") && (opt.weekday != "" || opt.year != "" || opt.month != "" || opt.day != "") {
+		return
+	}
+	if (required == "time" || required == "any") && (opt.dayPeriod != "" || opt.hour != "" || opt.minute != "" || opt.second != "" || opt.fractional != 0) {
+		return
+	}
+	if defaults == "date" || defaults == "all" {
+		opt.year, opt.month, opt.day = "numeric", "numeric", "numeric"
+	}
+	if defaults == "time" || defaults == "all" {
+		opt.hour, opt.minute, opt.second = "numeric", "numeric", "numeric"
+	}
+}
+
+// cachedDateFormat is the formatter of the requested locales and opt, from the cache (which
+// holds at most maxCachedFormats) when there.
+func (e *env) cachedDateFormat(requested []langTag, opt dateOptions) *dateFormat {
 	var key strings.Builder
 	key.WriteString(e.localesKey(requested))
 	b, _ := json.Marshal([]any{opt.calendar, opt.nu, opt.hour12, opt.hourCycle, opt.timeZone, opt.weekday, opt.era, opt.year,
@@ -766,19 +781,9 @@ func (e *env) installDateTimeFormat() {
 		f := e.receiver(call, "DateTimeFormat", "formatToParts").state.(*dateFormat)
 		return e.partsArray(f.dateParts(e.timeValue(call.Argument(0))), "")
 	})
-	e.method(proto, "formatRange", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "DateTimeFormat", "formatRange").state.(*dateFormat)
+	e.rangeMethods(proto, "DateTimeFormat", func(state any, call goja.FunctionCall) []rangePart {
 		x, y := e.rangeArgs(call)
-		var b strings.Builder
-		for _, p := range f.rangeParts(x, y) {
-			b.WriteString(p.value)
-		}
-		return e.rt.ToValue(b.String())
-	})
-	e.method(proto, "formatRangeToParts", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "DateTimeFormat", "formatRangeToParts").state.(*dateFormat)
-		x, y := e.rangeArgs(call)
-		return e.rangePartsArray(f.rangeParts(x, y))
+		return state.(*dateFormat).rangeParts(x, y)
 	})
 	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
 		f := e.receiver(call, "DateTimeFormat", "resolvedOptions").state.(*dateFormat)

@@ -408,6 +408,12 @@ func (g *generator) bestPattern(skel string) string {
 	if tm == "" {
 		return date
 	}
+	return strings.NewReplacer("{1}", date, "{0}", tm).Replace(g.dateTimeGlue(&req))
+}
+
+// dateTimeGlue is the pattern that joins a date ({1}) and a time ({0}) for req: the locale's
+// dateTimeFormat of the style its month's width calls for.
+func (g *generator) dateTimeGlue(req *skeleton) string {
 	style := "short"
 	switch req.count[fMonth] {
 	case 4:
@@ -418,11 +424,10 @@ func (g *generator) bestPattern(skel string) string {
 	case 3:
 		style = "medium"
 	}
-	glue := g.dateTime[style]
-	if glue == "" {
-		glue = "{1} {0}"
+	if glue := g.dateTime[style]; glue != "" {
+		return glue
 	}
-	return strings.NewReplacer("{1}", date, "{0}", tm).Replace(glue)
+	return "{1} {0}"
 }
 
 // mapHour replaces the skeleton's j by the locale's hour letter (ICU's

@@ -476,6 +476,26 @@ func (e *env) defaultNumber(v goja.Value, name string, min, max, fallback int) i
 // maxLocales bounds a requested-locales list.
 const maxLocales = 1000
 
+// localeTag is the canonical tag v names: an Intl.Locale's, an object's string or a string.
+// Anything else throws a TypeError saying notALocale; a string that is no tag, a RangeError.
+func (e *env) localeTag(v goja.Value, s *supplementalData, notALocale string) langTag {
+	var str string
+	if ls := slotsOf(v, "Locale"); ls != nil {
+		str = ls.state.(*localeObject).tag.String()
+	} else if o, ok := v.(*goja.Object); ok {
+		str = e.toString(o)
+	} else if goja.IsString(v) {
+		str = v.String()
+	} else {
+		e.throwType("%s", notALocale)
+	}
+	t, ok := canonicalTag(str, s)
+	if !ok {
+		e.throwRange("Incorrect locale information provided")
+	}
+	return t
+}
+
 // canonicalizeLocaleList is ECMA-402 CanonicalizeLocaleList.
 func (e *env) canonicalizeLocaleList(v goja.Value) []langTag {
 	if v == nil || goja.IsUndefined(v) {
@@ -484,22 +504,7 @@ func (e *env) canonicalizeLocaleList(v goja.Value) []langTag {
 	s := mustSupplemental()
 	var out []langTag
 	add := func(item goja.Value) {
-		var str string
-		if o, ok := item.(*goja.Object); ok {
-			if ls := slotsOf(o, "Locale"); ls != nil {
-				str = ls.state.(*localeObject).tag.String()
-			} else {
-				str = e.toString(o)
-			}
-		} else if goja.IsString(item) {
-			str = item.String()
-		} else {
-			e.throwType("Language ID should be string or object.")
-		}
-		t, ok := canonicalTag(str, s)
-		if !ok {
-			e.throwRange("Incorrect locale information provided")
-		}
+		t := e.localeTag(item, s, "Language ID should be string or object.")
 		for _, o := range out {
 			if o.String() == t.String() {
 				return

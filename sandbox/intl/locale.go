@@ -1,6 +1,7 @@
 package intl
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -60,127 +61,18 @@ func isVariantSubtag(s string) bool {
 }
 
 // parseTag parses a Unicode locale identifier as ECMA-402's IsStructurallyValidLanguageTag
-// accepts it. ok is false for anything else.
+// accepts it. ok is false for anything else; t then holds what was read before the fault.
 func parseTag(s string) (t langTag, ok bool) {
-	if len(s) == 0 || len(s) > maxTagLength {
+	if len(s) == 0 || len(s) > maxTagLength || !isTagText(s) {
 		return t, false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-			return t, false
-		}
-	}
-	parts := strings.Split(asciiLower(s), "-")
-	i := 0
-	if !isLangSubtag(parts[0]) {
+	p := &subtags{parts: strings.Split(asciiLower(s), "-")}
+	if !p.languageID(&t) {
 		return t, false
-	}
-	t.lang = parts[0]
-	i++
-	if i < len(parts) && isScriptSubtag(parts[i]) {
-		t.script = parts[i]
-		i++
-	}
-	if i < len(parts) && isRegionSubtag(parts[i]) {
-		t.region = parts[i]
-		i++
-	}
-	for i < len(parts) && isVariantSubtag(parts[i]) {
-		for _, v := range t.variants {
-			if v == parts[i] {
-				return t, false
-			}
-		}
-		t.variants = append(t.variants, parts[i])
-		i++
 	}
 	seen := map[byte]bool{}
-	for i < len(parts) {
-		p := parts[i]
-		if len(p) != 1 {
-			return t, false
-		}
-		single := p[0]
-		if single == 'x' {
-			rest := parts[i+1:]
-			if len(rest) == 0 {
-				return t, false
-			}
-			for _, r := range rest {
-				if !isAlnum(r) || len(r) > 8 {
-					return t, false
-				}
-			}
-			t.private = "x-" + strings.Join(rest, "-")
-			i = len(parts)
-			break
-		}
-		if seen[single] {
-			return t, false
-		}
-		seen[single] = true
-		i++
-		start := i
-		switch single {
-		case 'u':
-			for i < len(parts) && len(parts[i]) >= 3 && len(parts[i]) <= 8 && isAlnum(parts[i]) {
-				t.uAttrs = append(t.uAttrs, parts[i])
-				i++
-			}
-			for i < len(parts) && len(parts[i]) == 2 && isAlnum(parts[i]) && parts[i][1] >= 'a' && parts[i][1] <= 'z' {
-				k := keyword{key: parts[i]}
-				i++
-				var vals []string
-				for i < len(parts) && len(parts[i]) >= 3 && len(parts[i]) <= 8 && isAlnum(parts[i]) {
-					vals = append(vals, parts[i])
-					i++
-				}
-				k.value = strings.Join(vals, "-")
-				dup := false
-				for _, o := range t.uKeys {
-					dup = dup || o.key == k.key
-				}
-				if !dup {
-					t.uKeys = append(t.uKeys, k)
-				}
-			}
-		case 't':
-			// tlang? tfield*
-			if i < len(parts) && isLangSubtag(parts[i]) {
-				i++
-				if i < len(parts) && isScriptSubtag(parts[i]) {
-					i++
-				}
-				if i < len(parts) && isRegionSubtag(parts[i]) {
-					i++
-				}
-				for i < len(parts) && isVariantSubtag(parts[i]) {
-					i++
-				}
-			}
-			for i < len(parts) && len(parts[i]) == 2 && parts[i][0] >= 'a' && parts[i][0] <= 'z' && parts[i][1] >= '0' && parts[i][1] <= '9' {
-				i++
-				n := 0
-				for i < len(parts) && len(parts[i]) >= 3 && len(parts[i]) <= 8 && isAlnum(parts[i]) {
-					i++
-					n++
-				}
-				if n == 0 {
-					return t, false
-				}
-			}
-			t.others = append(t.others, "t-"+strings.Join(parts[start:i], "-"))
-		default:
-			if !isAlnum(p) {
-				return t, false
-			}
-			for i < len(parts) && len(parts[i]) >= 2 && len(parts[i]) <= 8 && isAlnum(parts[i]) {
-				i++
-			}
-			t.others = append(t.others, p+"-"+strings.Join(parts[start:i], "-"))
-		}
-		if i == start {
+	for p.i < len(p.parts) {
+		if !p.extension(&t, seen) {
 			return t, false
 		}
 	}
@@ -189,6 +81,142 @@ func parseTag(s string) (t langTag, ok bool) {
 	}
 	t.region = strings.ToUpper(t.region)
 	return t, true
+}
+
+// isTagText reports whether s is made of ASCII letters, digits and hyphens only.
+func isTagText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// subtags walks the lower-cased subtags of a tag being parsed.
+type subtags struct {
+	parts []string
+	i     int // the next one
+}
+
+// next takes the next subtag when it is one that is reports.
+func (p *subtags) next(is func(string) bool) (string, bool) {
+	if p.i < len(p.parts) && is(p.parts[p.i]) {
+		p.i++
+		return p.parts[p.i-1], true
+	}
+	return "", false
+}
+
+// run takes the subtags from here on that is reports, and returns them.
+func (p *subtags) run(is func(string) bool) []string {
+	start := p.i
+	for p.i < len(p.parts) && is(p.parts[p.i]) {
+		p.i++
+	}
+	return p.parts[start:p.i]
+}
+
+// isKeyValue reports whether s is a u or t extension's value subtag (or a u attribute).
+func isKeyValue(s string) bool { return len(s) >= 3 && len(s) <= 8 && isAlnum(s) }
+
+// languageID reads language, script, region and variants (unicode_language_id); a repeated
+// variant is invalid.
+func (p *subtags) languageID(t *langTag) bool {
+	var ok bool
+	if t.lang, ok = p.next(isLangSubtag); !ok {
+		return false
+	}
+	t.script, _ = p.next(isScriptSubtag)
+	t.region, _ = p.next(isRegionSubtag)
+	for v, ok := p.next(isVariantSubtag); ok; v, ok = p.next(isVariantSubtag) {
+		if slices.Contains(t.variants, v) {
+			return false
+		}
+		t.variants = append(t.variants, v)
+	}
+	return true
+}
+
+// extension reads one extension, or the private use part that ends the tag. A singleton may
+// not repeat (seen) and must be followed by at least one subtag.
+func (p *subtags) extension(t *langTag, seen map[byte]bool) bool {
+	single := p.parts[p.i]
+	if len(single) != 1 {
+		return false
+	}
+	if single == "x" {
+		return p.privateUse(t)
+	}
+	if seen[single[0]] {
+		return false
+	}
+	seen[single[0]] = true
+	p.i++
+	start := p.i
+	switch single {
+	case "u":
+		p.unicodeExtension(t)
+	case "t":
+		if !p.transformedExtension() {
+			return false
+		}
+		t.others = append(t.others, "t-"+strings.Join(p.parts[start:p.i], "-"))
+	default:
+		if !isAlnum(single) {
+			return false
+		}
+		rest := p.run(func(s string) bool { return len(s) >= 2 && len(s) <= 8 && isAlnum(s) })
+		t.others = append(t.others, single+"-"+strings.Join(rest, "-"))
+	}
+	return p.i != start
+}
+
+// privateUse reads "x-" and the subtags after it, which end the tag.
+func (p *subtags) privateUse(t *langTag) bool {
+	rest := p.parts[p.i+1:]
+	if len(rest) == 0 {
+		return false
+	}
+	for _, r := range rest {
+		if !isAlnum(r) || len(r) > 8 {
+			return false
+		}
+	}
+	t.private = "x-" + strings.Join(rest, "-")
+	p.i = len(p.parts)
+	return true
+}
+
+// unicodeExtension reads the attributes and keywords after "u-"; of a repeated key the first
+// stands.
+func (p *subtags) unicodeExtension(t *langTag) {
+	t.uAttrs = append(t.uAttrs, p.run(isKeyValue)...)
+	isKey := func(s string) bool { return len(s) == 2 && isAlnum(s) && s[1] >= 'a' && s[1] <= 'z' }
+	for key, ok := p.next(isKey); ok; key, ok = p.next(isKey) {
+		value := strings.Join(p.run(isKeyValue), "-")
+		if !slices.ContainsFunc(t.uKeys, func(o keyword) bool { return o.key == key }) {
+			t.uKeys = append(t.uKeys, keyword{key: key, value: value})
+		}
+	}
+}
+
+// transformedExtension reads what follows "t-": an optional language and fields, each with
+// at least one value.
+func (p *subtags) transformedExtension() bool {
+	if _, ok := p.next(isLangSubtag); ok {
+		p.next(isScriptSubtag)
+		p.next(isRegionSubtag)
+		p.run(isVariantSubtag)
+	}
+	isField := func(s string) bool { return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= '0' && s[1] <= '9' }
+	for _, ok := p.next(isField); ok; _, ok = p.next(isField) {
+		if len(p.run(isKeyValue)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // canonicalize applies the CLDR aliases and puts subtags in canonical order (ECMA-402

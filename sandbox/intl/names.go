@@ -196,21 +196,7 @@ type localeObject struct {
 func (e *env) installLocale() {
 	s := mustSupplemental()
 	_, proto := e.class("Locale", 1, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
-		v := arg(args, 0)
-		var str string
-		if ls := slotsOf(v, "Locale"); ls != nil {
-			str = ls.state.(*localeObject).tag.String()
-		} else if o, ok := v.(*goja.Object); ok {
-			str = e.toString(o)
-		} else if goja.IsString(v) {
-			str = v.String()
-		} else {
-			e.throwType("First argument to Intl.Locale constructor can't be empty or missing")
-		}
-		t, ok := canonicalTag(str, s)
-		if !ok {
-			e.throwRange("Incorrect locale information provided")
-		}
+		t := e.localeTag(arg(args, 0), s, "First argument to Intl.Locale constructor can't be empty or missing")
 		o := e.coerceOptions(arg(args, 1))
 		if v := e.stringOption(o, "language", "Intl.Locale", nil, ""); v != "" {
 			if !isLangSubtag(asciiLower(v)) {

@@ -1016,18 +1016,8 @@ func (e *env) installNumberFormat() {
 		f := e.receiver(call, "NumberFormat", "formatToParts").state.(*numberFormat)
 		return e.partsArray(f.parts(e.toIntlMathematicalValue(call.Argument(0))), "")
 	})
-	e.method(proto, "formatRange", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "NumberFormat", "formatRange").state.(*numberFormat)
-		ps := e.numberRange(f, call.Argument(0), call.Argument(1))
-		var b strings.Builder
-		for _, p := range ps {
-			b.WriteString(p.value)
-		}
-		return e.rt.ToValue(b.String())
-	})
-	e.method(proto, "formatRangeToParts", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "NumberFormat", "formatRangeToParts").state.(*numberFormat)
-		return e.rangePartsArray(e.numberRange(f, call.Argument(0), call.Argument(1)))
+	e.rangeMethods(proto, "NumberFormat", func(state any, call goja.FunctionCall) []rangePart {
+		return e.numberRange(state.(*numberFormat), call.Argument(0), call.Argument(1))
 	})
 	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
 		f := e.receiver(call, "NumberFormat", "resolvedOptions").state.(*numberFormat)
@@ -1088,6 +1078,21 @@ func (e *env) partsArray(ps []part, source string) *goja.Object {
 type rangePart struct {
 	part
 	source string
+}
+
+// rangeMethods defines formatRange and formatRangeToParts on the prototype of kind, from the
+// parts of the range a call's receiver (its state) makes of the call's arguments.
+func (e *env) rangeMethods(proto *goja.Object, kind string, parts func(state any, call goja.FunctionCall) []rangePart) {
+	e.method(proto, "formatRange", 2, func(call goja.FunctionCall) goja.Value {
+		var b strings.Builder
+		for _, p := range parts(e.receiver(call, kind, "formatRange").state, call) {
+			b.WriteString(p.value)
+		}
+		return e.rt.ToValue(b.String())
+	})
+	e.method(proto, "formatRangeToParts", 2, func(call goja.FunctionCall) goja.Value {
+		return e.rangePartsArray(parts(e.receiver(call, kind, "formatRangeToParts").state, call))
+	})
 }
 
 func (e *env) rangePartsArray(ps []rangePart) *goja.Object {

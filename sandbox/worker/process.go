@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/sandbox"
 )
 
@@ -243,6 +244,7 @@ type procRun struct {
 	w        *process
 	host     sandbox.Host
 	done     chan *message      // the done frame
+	pending  pendingCalls       // calls awaiting the host's settlement
 	finished atomic.Bool        // Run is returning: no more Calls, settlements are dropped
 	callMu   sync.Mutex         // held while host.Call runs, so that none runs after finish
 	called   bool               // a call of the run has been read; readLoop's own
@@ -400,12 +402,12 @@ func (r *procRun) dispatch(m *message) bool {
 	if r.finished.Load() {
 		return false
 	}
-	var settled atomic.Bool
-	settle := func(s sandbox.Settlement) {
-		if settled.CompareAndSwap(false, true) && !r.finished.Load() && !r.halting.Load() {
+	r.pending.add(m.Seq, func(s sandbox.Settlement) {
+		if !r.finished.Load() && !r.halting.Load() {
 			r.w.settle(r.id, m.Seq, m.Name, s)
 		}
-	}
+	})
+	settle := func(s sandbox.Settlement) { r.pending.resolve(m.Seq, s) }
 	defer func() {
 		if x := recover(); x != nil {
 			settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: fmt.Sprintf("internal error: dispatching the call panicked: %v", x)}})
@@ -463,10 +465,10 @@ func (w *process) deathFailure(opts sandbox.Options) *sandbox.Failure {
 	case strings.Contains(text, "stack overflow") || strings.Contains(text, "stack exceeds"):
 		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: fmt.Sprintf(
 			"the program exceeded the worker's stack limit of %s (native recursion on deeply nested data or source); the worker process died and was replaced",
-			formatBytes(w.maxStack))}
+			bytesize.Format(w.maxStack))}
 	case strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory"):
 		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: fmt.Sprintf(
-			"the program exceeded its memory limit of %s: its worker process ran out of memory and was replaced", formatBytes(opts.Memory))}
+			"the program exceeded its memory limit of %s: its worker process ran out of memory and was replaced", bytesize.Format(opts.Memory))}
 	case w.hard > 0 && runtimeCrash(text):
 		// At the hard cap the allocation that fails is not always the program's: a thread
 		// the runtime starts, or the collector's own work buffers, and the runtime then
@@ -474,7 +476,7 @@ func (w *process) deathFailure(opts sandbox.Options) *sandbox.Failure {
 		// otherwise crash the runtime itself.
 		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: fmt.Sprintf(
 			"the program exceeded its memory limit of %s: its worker process crashed at its hard memory cap of %s (%s) and was replaced",
-			formatBytes(opts.Memory), formatBytes(w.hard), w.stderr.excerpt())}
+			bytesize.Format(opts.Memory), bytesize.Format(w.hard), w.stderr.excerpt())}
 	case killedBySignal(w.waitErr):
 		return &sandbox.Failure{Kind: sandbox.KindLimit, Message: "the worker process was killed from outside (by the system's out-of-memory killer?) and was replaced"}
 	default:
@@ -506,17 +508,4 @@ func describeExit(err error) string {
 	default:
 		return err.Error()
 	}
-}
-
-// formatBytes renders a byte count in the largest binary unit that divides it.
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d %s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -192,14 +192,15 @@ type workerRun struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	pending pendingCalls // calls awaiting a settle frame
+
 	mu          sync.Mutex
-	reason      string                           // the cancel reason received; guarded by mu
-	pending     map[int]func(sandbox.Settlement) // calls awaiting a settle; guarded by mu
-	parentHolds bool                             // the parent's host holds calls (the run frame's Hold)
-	journal     string                           // the journal to replay (the run frame's Journal)
-	journaled   bool                             // the parent's host keeps the journal (the run frame's Journaled)
-	holding     bool                             // calls wait for Release (sandbox.Holder); guarded by mu
-	held        []*message                       // their frames; guarded by mu
+	reason      string     // the cancel reason received; guarded by mu
+	parentHolds bool       // the parent's host holds calls (the run frame's Hold)
+	journal     string     // the journal to replay (the run frame's Journal)
+	journaled   bool       // the parent's host keeps the journal (the run frame's Journaled)
+	holding     bool       // calls wait for Release (sandbox.Holder); guarded by mu
+	held        []*message // their frames; guarded by mu
 }
 
 func (s *server) start(m *message) error {
@@ -216,7 +217,7 @@ func (s *server) start(m *message) error {
 		s.names = nameSet{id: m.NamesID, list: m.Names, set: set}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, pending: make(map[int]func(sandbox.Settlement)), parentHolds: m.Hold, journal: m.Journal, journaled: m.Journaled}
+	r := &workerRun{id: m.Run, s: s, names: s.names, ctx: ctx, cancel: cancel, parentHolds: m.Hold, journal: m.Journal, journaled: m.Journaled}
 	s.active = r
 	go r.execute(m.Source, *m.Options)
 	return nil
@@ -269,8 +270,8 @@ func tidyAfterRun() int64 {
 // its settle comes back.
 func (r *workerRun) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 	m := &message{Type: msgCall, Run: r.id, Seq: c.Seq, Name: c.Name, Args: c.Args, Line: c.Line, Column: c.Column, Journal: c.Journal}
+	r.pending.add(c.Seq, settle)
 	r.mu.Lock()
-	r.pending[c.Seq] = settle
 	if r.holding {
 		r.held = append(r.held, m)
 		r.mu.Unlock()
@@ -305,7 +306,7 @@ func (r *workerRun) Release(alone bool, _ context.Context) bool {
 	r.mu.Lock()
 	held := r.held
 	r.held = nil
-	if alone && len(held) == 1 && len(r.pending) == 1 {
+	if alone && len(held) == 1 && r.pending.count() == 1 {
 		held[0].Inline = true
 	}
 	r.mu.Unlock()
@@ -321,18 +322,11 @@ func (r *workerRun) send(m *message) {
 	if err == nil {
 		return
 	}
-	r.mu.Lock()
-	settle := r.pending[m.Seq]
-	delete(r.pending, m.Seq)
-	r.mu.Unlock()
-	if settle == nil {
-		return
-	}
 	msg := "the worker could not reach its parent: " + err.Error()
 	if errors.Is(err, errFrameTooLarge) {
 		msg = fmt.Sprintf("the argument is too large to leave a worker process (%d bytes; the limit is %d)", len(m.Args), MaxFrameBytes)
 	}
-	settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: msg}})
+	r.pending.resolve(m.Seq, sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Name, Message: msg}})
 }
 
 // Has implements sandbox.Host from the names the parent sent with the run.
@@ -370,18 +364,11 @@ func (s *server) settle(m *message) {
 	if r == nil {
 		return
 	}
-	r.mu.Lock()
-	settle := r.pending[m.Seq]
-	delete(r.pending, m.Seq)
-	r.mu.Unlock()
-	if settle == nil {
-		return
-	}
 	st := sandbox.Settlement{Value: m.Value}
 	if m.Error != nil {
 		st = sandbox.Settlement{Err: &sandbox.CallError{ToolName: m.Error.ToolName, Code: m.Error.Code, Message: m.Error.Message}}
 	}
-	settle(st)
+	r.pending.resolve(m.Seq, st)
 }
 
 func (s *server) cancel(m *message) {
