@@ -87,3 +87,17 @@ func (t tee) DispatchSettled(ctx context.Context, ev session.CodeDispatch) {
 		s.DispatchSettled(ctx, ev)
 	}
 }
+
+// Suspended implements SuspendSink: the suspension goes to the sinks that
+// log one, and waits until each has it durable.
+func (t tee) Suspended(ctx context.Context, ev session.CodeSuspended) error {
+	var first error
+	for _, s := range t {
+		if ss, ok := s.(SuspendSink); ok {
+			if err := ss.Suspended(ctx, ev); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}

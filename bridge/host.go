@@ -90,7 +90,7 @@ func (b *Bridge) newRun(ctx context.Context, n *runtime.Nesting) *run {
 	}
 	prefix := exec.CallID() + ":code:"
 	r.subID = func(n int) string { return prefix + strconv.Itoa(n) }
-	if _, ok := sink.(SuspendSink); ok {
+	if canSuspend(sink) {
 		r.hold = n.Run.Hold
 	}
 	r.resume, _ = n.Run.Resume.(*Resume)

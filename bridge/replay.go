@@ -34,6 +34,21 @@ type SuspendSink interface {
 	Suspended(ctx context.Context, ev session.CodeSuspended) error
 }
 
+// canSuspend reports whether sink logs suspensions: it is a SuspendSink, or
+// a Tee of at least one.
+func canSuspend(sink EventSink) bool {
+	if t, ok := sink.(tee); ok {
+		for _, s := range t {
+			if canSuspend(s) {
+				return true
+			}
+		}
+		return false
+	}
+	_, ok := sink.(SuspendSink)
+	return ok
+}
+
 // Resume is what a suspended run left in the log, for its next execution:
 // the caller of a resumed run_code call passes it as
 // runtime.RunOptions.Resume.
