@@ -77,6 +77,21 @@ func (a *Agent) StepGated(ctx context.Context, sessionID string, calls []ToolCal
 	return a.step(ctx, sessionID, calls, stepOptions{})
 }
 
+// StepOptions adjust one StepWith.
+type StepOptions struct {
+	// Hold, when positive, lets the step's run_code calls suspend when a
+	// call of theirs waits on an ask this long (RunOptions.Hold): such a
+	// call's result has code SUSPENDED, which is not its result: that comes
+	// once the run resumes (Call, AwaitCall). The session takes no step
+	// until then (ErrSuspended).
+	Hold time.Duration
+}
+
+// StepWith is StepGated with options.
+func (a *Agent) StepWith(ctx context.Context, sessionID string, calls []ToolCall, opts StepOptions) (StepResult, *Gate, error) {
+	return a.step(ctx, sessionID, calls, stepOptions{hold: opts.Hold})
+}
+
 // waitGate waits for a gate whatever becomes of the caller (the step's log
 // must stay consistent) and returns the step's error or the gate's.
 func waitGate(ctx context.Context, g *Gate, err error) error {
@@ -553,6 +568,8 @@ func (c *collector) DispatchStarted(context.Context, session.CodeDispatchStart) 
 }
 
 func (c *collector) DispatchSettled(_ context.Context, d session.CodeDispatch) {
+	// What replaying needs stays in the log; the reply has the call's wire form.
+	d.Journal, d.Value, d.Thrown, d.Contexts, d.ConcludesTurn = "", nil, nil, nil, false
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	size := callBytes(d)

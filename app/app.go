@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/codemode/codemode/agent"
@@ -125,6 +127,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.Store = store
 	a.Agent = agent.New(a.Runtime, store, agent.Options{
 		ApprovalTimeout: cfg.Approvals.Timeout.Std(),
+		Hold:            cfg.Approvals.Hold.Std(),
 		MaxParallel:     cfg.Limits.MaxParallelSubCalls,
 		Logger:          log,
 		// Replicas share a PostgreSQL log: their steps of one session must
@@ -143,45 +146,58 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		if n > 0 {
 			log.Warn("closed calls left open by a stopped process", "calls", n)
 		}
-		if a.sharedStore() {
-			a.sweepLapsed(opts.LeaseTTL)
-		}
+		a.sweep(opts.LeaseTTL)
 	}
 	return a, nil
 }
 
-// sweepLapsed closes, every fifth of a lease's ttl until Close, the calls
-// of the replicas that stopped while they held them (Agent.RecoverLapsed):
-// recovery of a shared store does not wait for a restart. Start-up recovery
-// (Recover, at RecoveryAge) still closes calls left by a version of
-// codemode whose steps held no lease.
-func (a *App) sweepLapsed(ttl time.Duration) {
+// sweep runs, until Close, the service's two sweeps: for a shared store,
+// every fifth of a lease's ttl, it closes the calls of the replicas that
+// stopped while they held them (Agent.RecoverLapsed), so that recovery does
+// not wait for a restart (start-up recovery, at RecoveryAge, still closes
+// calls left by a version of codemode whose steps held no lease); and every
+// ResumeEvery it resumes the suspended runs that no longer wait and ends
+// their asks past approvals.timeout (Agent.ResumeWaiting), first at once.
+// Two goroutines serve every session: a suspended run holds none.
+func (a *App) sweep(ttl time.Duration) {
 	if ttl <= 0 {
 		ttl = agent.DefaultLeaseTTL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	a.stopSweep = func() { cancel(); <-done }
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(ttl / 5)
-		defer tick.Stop()
-		for {
-			n, err := a.Agent.RecoverLapsed(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				a.Logger.Warn("recovery of lapsed leases failed; retrying", "err", err)
-			case n > 0:
-				a.Logger.Warn("closed calls left open by a replica that stopped", "calls", n)
+	var wg sync.WaitGroup
+	a.stopSweep = func() { cancel(); wg.Wait() }
+	every := func(d time.Duration, what string, fn func(context.Context) (int, error)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(d)
+			defer tick.Stop()
+			for {
+				n, err := fn(ctx)
+				switch {
+				case err != nil && ctx.Err() == nil:
+					a.Logger.Warn(what+" failed; retrying", "err", err)
+				case n > 0:
+					a.Logger.Info(what, "calls", n)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+		}()
+	}
+	if a.sharedStore() {
+		every(ttl/5, "closed calls left open by a replica that stopped", a.Agent.RecoverLapsed)
+	}
+	every(ResumeEvery, "resumed suspended runs", a.Agent.ResumeWaiting)
 }
+
+// ResumeEvery is how often the service looks for suspended runs to resume
+// or whose asks timed out: the longest an answer waits for its run to resume
+// when the process that took it stopped before resuming it.
+const ResumeEvery = 10 * time.Second
 
 // StoreError is a store that could not be opened: one line naming the
 // store and the fix.
@@ -436,6 +452,11 @@ type RunRequest struct {
 	Scope       string // for a new session: default "default"
 	SessionID   string // default: a new session
 	Timeout     time.Duration
+	// Hold, when positive, lets the run suspend when a call's ask waits
+	// this long (approvals.hold over HTTP): the result has Status
+	// "suspended" and the run resumes by replay once its asks are answered.
+	// An ephemeral run never suspends.
+	Hold time.Duration
 	// Ephemeral deletes the new session once the run has its result (the
 	// result still comes back, with SessionDeleted set). It applies only to
 	// the session a run without SessionID creates.
@@ -464,6 +485,36 @@ type RunResult struct {
 	CallsOmitted  int                `json:"calls_omitted,omitempty"`
 	Contexts      []registry.Context `json:"contexts"`
 	ConcludesTurn bool               `json:"concludes_turn"`
+	// Status is StatusCompleted, or StatusSuspended for a run that waits for
+	// PendingApprovals: its result comes later, from
+	// GET /v1/sessions/{id}/calls/{call_id} and the session's events.
+	Status           string                  `json:"status"`
+	PendingApprovals []agent.PendingApproval `json:"pending_approvals,omitempty"`
+}
+
+// The statuses of a RunResult.
+const (
+	StatusCompleted = "completed"
+	StatusSuspended = "suspended"
+)
+
+// PendingOf lists the session's pending asks that belong to the runs
+// callIDs (their own, and their sub-calls').
+func (a *App) PendingOf(ctx context.Context, sessionID string, callIDs ...string) ([]agent.PendingApproval, error) {
+	all, err := a.Agent.Approvals(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := []agent.PendingApproval{}
+	for _, p := range all {
+		for _, id := range callIDs {
+			if p.CallID == id || strings.HasPrefix(p.CallID, id+":code:") {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // ErrUnknownScope reports a scope that does not exist.
@@ -504,13 +555,18 @@ func (a *App) RunGated(ctx context.Context, req RunRequest) (RunResult, *agent.G
 		sessionID, create = s.ID, &s
 	}
 	ephemeral := req.Ephemeral && create != nil
-	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout, Create: create, Gated: !ephemeral})
+	hold := req.Hold
+	if ephemeral {
+		hold = 0 // its session goes with the result: nothing could resume it
+	}
+	rep, err := a.Agent.Run(ctx, sessionID, req.Code, req.Description, agent.RunOptions{Timeout: req.Timeout, Hold: hold, Create: create, Gated: !ephemeral})
 	if err != nil {
 		return RunResult{}, nil, err
 	}
 	res, calls := rep.Result, rep.Calls
 	wire := session.ResultOf(res)
 	out := RunResult{
+		Status:        StatusCompleted,
 		SessionID:     sessionID,
 		CallID:        res.CallID(),
 		IsError:       wire.IsError,
@@ -525,6 +581,12 @@ func (a *App) RunGated(ctx context.Context, req RunRequest) (RunResult, *agent.G
 	}
 	if out.Calls == nil {
 		out.Calls = []session.CodeDispatch{}
+	}
+	if res.Code() == registry.CodeSuspended {
+		out.Status = StatusSuspended
+		if out.PendingApprovals, err = a.PendingOf(ctx, sessionID, out.CallID); err != nil {
+			return RunResult{}, nil, err
+		}
 	}
 	if !res.Value().IsZero() {
 		out.Value = res.Value().Bytes()

@@ -145,6 +145,9 @@ type DemoState struct {
 
 // Approvals configure asks.
 type Approvals struct {
+	// Hold: a program whose call waits on an ask longer than this suspends
+	// (over HTTP); it resumes by replay once the ask is answered.
+	Hold    Duration `yaml:"hold"`
 	Timeout Duration `yaml:"timeout"` // an ask nobody answers within this is denied
 }
 
@@ -528,7 +531,7 @@ func Default() Config {
 			MaxValueBytes:   tools.DefaultMaxValueBytes,
 			IdleTTL:         Duration(tools.DefaultIdleTTL),
 		},
-		Approvals: Approvals{Timeout: Duration(agent.DefaultApprovalTimeout)},
+		Approvals: Approvals{Hold: Duration(agent.DefaultHold), Timeout: Duration(agent.DefaultApprovalTimeout)},
 		SDK:       SDK{PromptBudget: sdkgen.DefaultPromptBudget},
 		Log:       Log{Format: "text", Level: "info"},
 		Sessions:  Sessions{Retention: Retention{Interval: Duration(10 * time.Minute)}},
@@ -749,6 +752,8 @@ func (c *Config) validateTop() error {
 		return bad("isolation", "want process or inproc, got %q", c.Isolation)
 	case c.Approvals.Timeout <= 0:
 		return bad("approvals.timeout", "must be positive")
+	case c.Approvals.Hold <= 0:
+		return bad("approvals.hold", "must be positive")
 	}
 	return nil
 }

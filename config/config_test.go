@@ -80,7 +80,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"limits:\n  timout: 3s", `unknown key "limits.timout"`},
 		// yaml names only the line and the field; on a flow map's line the
 		// unknown key is not the line's last.
-		{"approvals: {hold: 1s, timeout: 10m}", `unknown key "approvals.hold"`},
+		{"approvals: {hodl: 1s, timeout: 10m}", `unknown key "approvals.hodl"`},
+		{"approvals: {hold: 0s}", "approvals.hold"},
 		{"limits: {timout: 3s, memory: 1GiB}", `unknown key "limits.timout"`},
 		{"scopes:\n  a: {restrict: {alow: [x], deny: [y]}, mode: code}", `unknown key "scopes.a.restrict.alow"`},
 		{"mcp_servers:\n  - {name: a, url: 'http://x', liveness: {idel: 1s, ping_timeout: 5s}}", `unknown key "mcp_servers[0].liveness.idel"`},

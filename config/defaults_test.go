@@ -29,6 +29,7 @@ func TestDefaultsAreTheOwners(t *testing.T) {
 		{"limits.max_content_bytes", int64(d.Limits.MaxContentBytes), bridge.DefaultMaxContentBytes},
 		{"limits.max_sub_call_bytes", int64(d.Limits.MaxSubCallBytes), bridge.DefaultMaxSubCallBytes},
 		{"approvals.timeout", int64(d.Approvals.Timeout), int64(agent.DefaultApprovalTimeout)},
+		{"approvals.hold", int64(d.Approvals.Hold), int64(agent.DefaultHold)},
 		{"sdk.prompt_budget", int64(d.SDK.PromptBudget), sdkgen.DefaultPromptBudget},
 		{"server.max_mcp_sessions", int64(d.Server.MaxMCPSessions), DefaultMaxMCPSessions},
 		{"demo_state.max_sessions", int64(d.DemoState.MaxSessions), int64(quotas.MaxSessions)},

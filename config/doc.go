@@ -60,6 +60,8 @@
 //	  max_mcp_sessions: 1024       MCP sessions open at once over /mcp, in all scopes, shared
 //	                               fairly among API keys
 //	approvals:
+//	  hold: 30s                    a program waiting longer on an ask suspends (HTTP), to resume
+//	                               by replay once it is answered
 //	  timeout: 5m                  an ask nobody answers is denied
 //	scopes: {}                     NAME: {parent, mode, restrict: {allow | deny: [globs]}}
 //	policies: []                   {scope, tool (glob), decision: allow|deny|ask, reason}

@@ -26,6 +26,7 @@ const (
 	CodeUnknownApproval      = "UNKNOWN_APPROVAL"       // 404: no such approval
 	CodeApprovalAnswered     = "APPROVAL_ANSWERED"      // 409: the approval was answered already
 	CodeUnknownCall          = "UNKNOWN_CALL"           // 404: no such top-level call in the session
+	CodeRunSuspended         = "RUN_SUSPENDED"          // 409: the session's run is suspended, waiting for approval
 	CodeNotFound             = "NOT_FOUND"              // 404: no such route
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
 	CodeBodyTooLarge         = "BODY_TOO_LARGE"         // 413

@@ -94,7 +94,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	res, gate, err := s.app.RunGated(r.Context(), app.RunRequest{
 		Code: req.Code, Description: req.Description, Scope: scope, SessionID: req.SessionID, Timeout: timeout,
-		Ephemeral: req.Ephemeral,
+		Ephemeral: req.Ephemeral, Hold: s.app.Config.Approvals.Hold.Std(),
 	})
 	var status int
 	var body []byte
@@ -115,8 +115,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 	}
 	sendBody(w, status, body) // before its metrics and log line
 	outcome, kind := outcomeOK, ""
-	attrs := []any{"session", res.SessionID, "call_id", res.CallID, "duration", elapsed, "sub_calls", len(res.Calls)}
-	if res.IsError {
+	attrs := []any{"session", res.SessionID, "call_id", res.CallID, "duration", elapsed, "sub_calls", len(res.Calls), "status", res.Status}
+	if res.IsError && res.Status != app.StatusSuspended {
 		outcome, kind = outcomeError, failureKind(res.Error)
 		if res.Error != nil {
 			attrs = append(attrs, "code", string(res.Error.Code), "kind", res.Error.Kind)
@@ -152,6 +152,11 @@ type stepResponse struct {
 	Results       []stepResult       `json:"results"`
 	Contexts      []registry.Context `json:"contexts"`
 	ConcludesTurn bool               `json:"concludes_turn"`
+	// Suspended lists the run_code calls that suspended (their results have
+	// code SUSPENDED and are not results: those come when the runs resume),
+	// with PendingApprovals, the asks they wait for.
+	Suspended        []string                `json:"suspended,omitempty"`
+	PendingApprovals []agent.PendingApproval `json:"pending_approvals,omitempty"`
 }
 
 // steps serves POST /v1/sessions/{id}/steps: one model response's tool calls
@@ -177,7 +182,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer release()
 	start := time.Now()
-	out, gate, err := s.app.Agent.StepGated(r.Context(), sess.ID, calls)
+	out, gate, err := s.app.Agent.StepWith(r.Context(), sess.ID, calls, agent.StepOptions{Hold: s.app.Config.Approvals.Hold.Std()})
 	ids := make([]string, len(calls))
 	for i, c := range calls {
 		ids[i] = c.ID
@@ -196,7 +201,9 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) error {
 		for i, cr := range out.Results {
 			sr := stepResult{ToolCallID: cr.ToolCallID, Result: session.ResultOf(cr.Result)}
 			sr.Contexts = nil // the step's contexts are listed once, below
-			if sr.IsError {
+			if cr.Result.Code() == registry.CodeSuspended {
+				resp.Suspended = append(resp.Suspended, cr.ToolCallID)
+			} else if sr.IsError {
 				if outcome == outcomeOK { // the first failure names the kind
 					outcome, kind = outcomeError, failureKind(cr.Result.Error())
 				}
@@ -204,8 +211,13 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) error {
 			}
 			resp.Results[i] = sr
 		}
+		if len(resp.Suspended) > 0 {
+			resp.PendingApprovals, err = s.app.PendingOf(r.Context(), sess.ID, resp.Suspended...)
+		}
 		status, body = encodeJSON(http.StatusOK, resp)
-		err = gate.Wait(context.WithoutCancel(r.Context()))
+		if err == nil {
+			err = gate.Wait(context.WithoutCancel(r.Context()))
+		}
 	}
 	elapsed := time.Since(start)
 	releaseBefore(r, release)
@@ -345,6 +357,8 @@ func (s *Server) runError(r *http.Request, what string, err error) *apiError {
 		return errorf(http.StatusNotFound, CodeUnknownSession, "unknown session")
 	case errors.Is(err, agent.ErrInvalidCalls):
 		return badRequest("%s", strings.TrimPrefix(err.Error(), "agent: "))
+	case errors.Is(err, agent.ErrSuspended):
+		return errorf(http.StatusConflict, CodeRunSuspended, "%s", strings.TrimPrefix(err.Error(), "agent: "))
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if s.isStopping() {
 			return errorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codemode/codemode/internal/pgtest"
+)
+
+// shop is an MCP server in the test process, so that it outlives the
+// codemode servers the tests kill: it counts each tool's bodies.
+type shop struct {
+	*httptest.Server
+	reads, orders atomic.Int32
+}
+
+func newShop(t *testing.T) *shop {
+	t.Helper()
+	s := &shop{}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "shop", Version: "1"}, nil)
+	type in struct {
+		Item string `json:"item"`
+	}
+	type out struct {
+		Item  string `json:"item"`
+		Count int32  `json:"count"`
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "stock", Description: "Reads the stock of an item.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, out, error) {
+			return nil, out{Item: a.Item, Count: s.reads.Add(1)}, nil
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "order", Description: "Orders an item."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, out, error) {
+			return nil, out{Item: a.Item, Count: s.orders.Add(1)}, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	s.Server = httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// shopYAML is a configuration whose runs suspend after 200 ms on the ask
+// the shop's orders need.
+func shopYAML(s *shop) string {
+	return fmt.Sprintf(`isolation: inproc
+approvals: {hold: 200ms, timeout: 1h}
+mcp_servers:
+  - {name: shop, url: "%s", connect_timeout: 30s}
+policies:
+  - {scope: default, tool: "shop.order", decision: ask, reason: "orders need a person"}
+`, s.URL)
+}
+
+// ordering reads with the read-only tool, then orders behind the ask; what
+// it saw of the clock and randomness before the ask goes into the order.
+const ordering = `
+const t0 = Date.now(), r0 = Math.random();
+const stock = await tools["shop.stock"]({ item: "tea" });
+const order = await tools["shop.order"]({ item: "tea:" + t0 + ":" + r0 });
+return { stock: stock.count, order: order.count, t0, r0, item: order.item };`
+
+// serveOn starts `codemode serve` on a store; see serveChild.
+func serveOn(t *testing.T, yml, store string) (string, func()) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--store", store, "--config", cfg)
+	cmd.Env = append(os.Environ(), asCodemode+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	t.Cleanup(kill)
+	ch := make(chan string, 256)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			select {
+			case ch <- sc.Text():
+			default: // nobody reads after start-up
+			}
+		}
+	}()
+	line := waitLine(t, ch, "msg=listening")
+	base := "http://" + serveAddrRE.FindStringSubmatch(line)[1]
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz") // ready: its upstreams are connected
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never became ready", base)
+		}
+	}
+	return base, kill
+}
+
+func postJSON(t *testing.T, url, body string, into any) int {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if into != nil {
+		if err := json.Unmarshal(b, into); err != nil {
+			t.Fatalf("%s: %s: %v", url, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type runReply struct {
+	SessionID        string `json:"session_id"`
+	CallID           string `json:"call_id"`
+	Status           string `json:"status"`
+	PendingApprovals []struct {
+		ID     string `json:"id"`
+		CallID string `json:"call_id"`
+		Tool   string `json:"tool"`
+	} `json:"pending_approvals"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// suspendOn posts the ordering run and checks that it suspends at the order.
+func suspendOn(t *testing.T, base string) runReply {
+	t.Helper()
+	var run runReply
+	if code := postJSON(t, base+"/v1/run", fmt.Sprintf(`{"code": %q}`, ordering), &run); code != http.StatusOK {
+		t.Fatalf("POST /v1/run: %d", code)
+	}
+	if run.Status != "suspended" || run.Error == nil || run.Error.Code != "SUSPENDED" || len(run.PendingApprovals) != 1 || run.PendingApprovals[0].Tool != "shop.order" {
+		t.Fatalf("the run did not suspend at the order: %+v %+v", run, run.Error)
+	}
+	return run
+}
+
+// finishOn answers the run's ask on base and reads its result from the call
+// endpoint and from the session's event stream.
+func finishOn(t *testing.T, base string, run runReply, s *shop) {
+	t.Helper()
+	url := fmt.Sprintf("%s/v1/sessions/%s", base, run.SessionID)
+	if code := postJSON(t, url+"/approvals/"+run.PendingApprovals[0].ID, `{"decision": "allow"}`, nil); code != http.StatusOK {
+		t.Fatalf("answer: %d", code)
+	}
+	var call struct {
+		State  string `json:"state"`
+		Result *struct {
+			IsError bool `json:"is_error"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	resp, err := http.Get(url + "/calls/" + run.CallID + "?wait=20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := json.Unmarshal(b, &call); err != nil || call.State != "settled" || call.Result == nil || call.Result.IsError {
+		t.Fatalf("the resumed run: %s (%v)", b, err)
+	}
+	var got struct {
+		Stock, Order int
+		T0           int64
+		R0           float64
+		Item         string
+	}
+	if err := json.Unmarshal([]byte(call.Result.Content[0].Text), &got); err != nil {
+		t.Fatalf("result %q: %v", call.Result.Content[0].Text, err)
+	}
+	if got.Stock != 1 || got.Order != 1 || got.Item != fmt.Sprintf("tea:%v:%v", got.T0, got.R0) {
+		t.Fatalf("result %+v: want the first read and order, with the clock and randomness seen before the ask", got)
+	}
+	if s.reads.Load() != 1 || s.orders.Load() != 1 {
+		t.Fatalf("the shop's tools ran %d and %d times; want once each", s.reads.Load(), s.orders.Load())
+	}
+	// The session's event stream has the result too.
+	req, _ := http.NewRequest("GET", url+"/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err = http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var resumed bool
+	for sc.Scan() {
+		line := sc.Text()
+		resumed = resumed || strings.Contains(line, `"type":"tool/code-resumed"`)
+		if strings.Contains(line, `"type":"tool/result"`) && strings.Contains(line, `"call_id":"`+run.CallID+`"`) {
+			if !resumed || !strings.Contains(line, `\"order\": 1`) {
+				t.Fatalf("the stream's result: %s (resumed %v)", line, resumed)
+			}
+			return
+		}
+	}
+	t.Fatalf("the event stream ended without the run's result: %v", sc.Err())
+}
+
+// TestSuspendedRunSurvivesSIGKILL: a run suspends at an ask; the server is
+// killed; after the restart the ask is answered over HTTP and the run
+// resumes by replay: the right value, each tool body once.
+func TestSuspendedRunSurvivesSIGKILL(t *testing.T) {
+	s := newShop(t)
+	store := "sqlite://" + filepath.Join(t.TempDir(), "log.db")
+	base, kill := serveOn(t, shopYAML(s), store)
+	run := suspendOn(t, base)
+	kill()
+	base, _ = serveOn(t, shopYAML(s), store)
+	finishOn(t, base, run, s)
+}
+
+// TestSuspendedRunResumesOnAnotherReplica: two servers on one PostgreSQL;
+// the run suspends on one and is answered, and resumed, on the other.
+func TestSuspendedRunResumesOnAnotherReplica(t *testing.T) {
+	store := pgtest.Schema(t)
+	s := newShop(t)
+	one, kill := serveOn(t, shopYAML(s), store)
+	two, _ := serveOn(t, shopYAML(s), store)
+	run := suspendOn(t, one)
+	kill() // the first replica is gone for good
+	finishOn(t, two, run, s)
+}
