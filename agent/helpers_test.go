@@ -34,7 +34,7 @@ type env struct {
 	rec   *recorder
 }
 
-func newEnv(t *testing.T, store session.Store, mode registry.Mode, opts agent.Options) *env {
+func newEnv(t testing.TB, store session.Store, mode registry.Mode, opts agent.Options) *env {
 	t.Helper()
 	reg, rt, rec, err := setup(mode)
 	if err != nil {

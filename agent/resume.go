@@ -58,6 +58,10 @@ func (a *Agent) Resume(ctx context.Context, sessionID, callID string) (*runtime.
 		return nil, fmt.Errorf("%w: call %q of session %q", ErrNotSuspended, callID, sessionID)
 	}
 	run, err := a.suspendedRun(ctx, sessionID, callID, st.Open[callID])
+	var broken *unresumable
+	if errors.As(err, &broken) {
+		return a.endUnresumable(ctx, sessionID, callID, st, lease, broken)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +134,7 @@ func (a *Agent) suspendedRun(ctx context.Context, sessionID, callID string, seq 
 	}
 	rs, err := bridge.ResumeOf(callID, events)
 	if err != nil {
-		return nil, fmt.Errorf("agent: run %q of session %q cannot resume: %w", callID, sessionID, err)
+		return nil, &unresumable{err}
 	}
 	out := &suspended{call: *call, resume: rs, asked: map[string]time.Time{}}
 	answered := map[string]bool{}
@@ -175,7 +179,11 @@ func nestedOrAsk(e session.Event) bool {
 func (a *Agent) resumeLater(sessionID, callID string) {
 	gopool.Go(func() {
 		_, err := a.Resume(context.Background(), sessionID, callID)
-		if err != nil && !errors.Is(err, ErrWaiting) && !errors.Is(err, ErrNotSuspended) && !errors.Is(err, session.ErrLeased) {
+		switch {
+		case err == nil, errors.Is(err, ErrWaiting), errors.Is(err, ErrNotSuspended), errors.Is(err, session.ErrLeased):
+		case errors.Is(err, session.ErrNotFound):
+			a.opts.Logger.Info("agent: a suspended run's session is gone (deleted, or its retention ended)", "session", sessionID, "call_id", callID)
+		default:
 			a.opts.Logger.Warn("agent: a suspended run could not resume; it is tried again later", "session", sessionID, "call_id", callID, "err", err)
 		}
 	})
@@ -246,4 +254,28 @@ func (a *Agent) expireAsks(ctx context.Context, oc session.OpenCall) (bool, erro
 		}
 	}
 	return len(entries) == len(run.pending), nil
+}
+
+// unresumable is a suspended run whose log cannot be replayed.
+type unresumable struct{ err error }
+
+func (u *unresumable) Error() string { return "the run cannot resume: " + u.err.Error() }
+
+// endUnresumable gives a suspended run whose log cannot be replayed its
+// result: CODE_RUN_FAILED, saying why.
+func (a *Agent) endUnresumable(ctx context.Context, sessionID, callID string, st *logState, lease *session.Lease, why *unresumable) (*runtime.Result, error) {
+	res := runtime.Failed(callID, registry.RunCode, registry.CodeCodeRunFailed, why.Error())
+	w := newLogWriter(a.store, sessionID, nil, lease, a.checkpoint(sessionID, st))
+	events, err := entriesEvents("tool/result", entry{session.TypeToolResult, session.ToolResultOf(callID, res)})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.commit(context.WithoutCancel(ctx), events...); err != nil {
+		return nil, err
+	}
+	if written, ok := w.written(); ok {
+		st.applyOwn(written)
+	}
+	a.opts.Logger.Warn("agent: a suspended run cannot resume; it failed", "session", sessionID, "call_id", callID, "err", why.err)
+	return res, nil
 }

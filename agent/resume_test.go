@@ -3,16 +3,25 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/bridge"
+	"github.com/codemode/codemode/internal/gopool"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // suspending reads with a read-only call, then asks for an effectful one; it
@@ -147,4 +156,117 @@ func TestResumeDiverges(t *testing.T) {
 
 func errors_Is(err, target error) bool {
 	return err != nil && strings.Contains(err.Error(), target.Error())
+}
+
+// An ask a suspended run waits for ends as "timeout" once it is older than
+// the approval timeout: the service's sweep answers it, and the run resumes
+// to see its call denied.
+func TestSuspendedAskTimesOut(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Hold: 20 * time.Millisecond, ApprovalTimeout: time.Hour, Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	askForProbe(e.rt)
+	ctx := context.Background()
+	code := `try { await tools.probe({ id: "w", ask: true }); return "ran" } catch (e) { return e.code }`
+	rep, err := e.agent.Run(ctx, e.sid, code, "", agent.RunOptions{CallID: "run1", Hold: 20 * time.Millisecond})
+	if err != nil || rep.Result.Code() != registry.CodeSuspended {
+		t.Fatalf("run: %v %v", rep, err)
+	}
+	if n, err := e.agent.ResumeWaiting(ctx); n != 0 || err != nil {
+		t.Fatalf("before the timeout the sweep resumed %d runs (%v)", n, err)
+	}
+	now.Add(int64(2 * time.Hour))
+	if n, err := e.agent.ResumeWaiting(ctx); n != 1 || err != nil {
+		t.Fatalf("past the timeout the sweep resumed %d runs (%v); want 1", n, err)
+	}
+	st, err := e.agent.AwaitCall(ctx, e.sid, "run1", 10*time.Second)
+	if err != nil || st.State != agent.CallSettled || st.Result.Content[0].Text != "DENIED" {
+		t.Fatalf("the run after its ask timed out: %+v %v", st.Result, err)
+	}
+	if got := e.rec.log(); len(got) != 0 {
+		t.Fatalf("the denied call ran: %v", got)
+	}
+}
+
+// A thousand suspended runs hold no goroutine and no worker: only log rows
+// (and the agent's bounded cache of session states).
+func TestThousandSuspendedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a thousand runs")
+	}
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Hold: time.Millisecond})
+	askForProbe(e.rt)
+	ctx := context.Background()
+	before := goruntime.NumGoroutine()
+	const runs = 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, runs)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sid := fmt.Sprintf("t%d", i)
+			if err := e.store.CreateSession(ctx, session.Session{ID: sid, Scope: scope}); err != nil {
+				errs <- err
+				return
+			}
+			rep, err := e.agent.Run(ctx, sid, `return await tools.probe({ id: "w", ask: true })`, "", agent.RunOptions{Hold: time.Millisecond})
+			if err == nil && rep.Result.Code() != registry.CodeSuspended {
+				err = fmt.Errorf("run %d: %s", i, rep.Result.Code())
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // lingering writes settle
+	// Goroutines idle in the pool (they end after a while of no work) hold
+	// no run.
+	if after, idle := goruntime.NumGoroutine(), gopool.Idle(); after-idle-before > 16 {
+		pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		t.Fatalf("%d goroutines before the runs, %d (%d idle in the pool) with %d runs suspended", before, after, idle, runs)
+	}
+	open, err := e.store.OpenCalls(ctx)
+	if err != nil || len(open) != runs {
+		t.Fatalf("%d open calls (%v); want the %d suspended runs", len(open), err, runs)
+	}
+}
+
+// BenchmarkSuspendedRun measures what a suspended run costs the service: the
+// heap it keeps after it suspended (heap-B/run, with the log in a SQLite file,
+// so log rows are not counted), and the time to run it to its suspension.
+func BenchmarkSuspendedRun(b *testing.B) {
+	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "log.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newEnv(b, store, registry.ModeBoth, agent.Options{Hold: time.Microsecond})
+	askForProbe(e.rt)
+	ctx := context.Background()
+	code := `const t = Date.now(); const a = await tools.probe({ id: "r", safe: true }); return await tools.probe({ id: "w" + t, ask: true })`
+	var ms goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&ms)
+	heap := ms.HeapAlloc
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		sid := fmt.Sprintf("b%d", i)
+		if err := e.store.CreateSession(ctx, session.Session{ID: sid, Scope: scope}); err != nil {
+			b.Fatal(err)
+		}
+		rep, err := e.agent.Run(ctx, sid, code, "", agent.RunOptions{Hold: time.Microsecond})
+		if err != nil || rep.Result.Code() != registry.CodeSuspended {
+			b.Fatalf("run %d: %v %v", i, rep, err)
+		}
+	}
+	b.StopTimer()
+	goruntime.GC()
+	goruntime.ReadMemStats(&ms)
+	b.ReportMetric(float64(int64(ms.HeapAlloc)-int64(heap))/float64(b.N), "heap-B/run")
 }

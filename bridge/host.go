@@ -201,7 +201,9 @@ func (r *run) errorMessage(name string, res *runtime.Result) string {
 
 // Has implements sandbox.Host: the tools of the view as the run started;
 // run_code is never one.
-func (r *run) Has(name string) bool { return r.view.HasSDKTool(name) }
+func (r *run) Has(name string) bool {
+	return r.view.HasSDKTool(name) || r.resume != nil && r.resume.called(name)
+}
 
 // Names implements sandbox.Host.
 func (r *run) Names() []string { return r.view.Names() }

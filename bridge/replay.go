@@ -68,6 +68,17 @@ type Resume struct {
 	Suspended bool
 }
 
+// called reports whether the logged execution called the tool: a resumed
+// program still finds a tool removed since, and its logged calls replay.
+func (rs *Resume) called(name string) bool {
+	for _, s := range rs.Starts {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // ResumeOf folds a run_code call's nested events (in log order) into its
 // Resume.
 func ResumeOf(callID string, events []session.Event) (*Resume, error) {

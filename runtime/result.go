@@ -89,10 +89,17 @@ func (r *Result) BodyStarted() bool { return r.bodyStarted }
 // (a step cancelled before its turn): ABORTED_BEFORE_DISPATCH with message
 // as its text. No stage, finalizer or observer runs for it.
 func NotStarted(callID, name, message string) *Result {
+	return Failed(callID, name, registry.CodeAbortedBeforeDispatch, message)
+}
+
+// Failed returns a failed result made outside the pipeline (a call that
+// never entered it, or a suspended run that cannot resume): code, with
+// message as its text. No stage, finalizer or observer runs for it.
+func Failed(callID, name string, code registry.Code, message string) *Result {
 	return &Result{
 		callID:  callID,
 		name:    name,
-		err:     &ErrorInfo{Code: registry.CodeAbortedBeforeDispatch, Message: message},
+		err:     &ErrorInfo{Code: code, Message: message},
 		content: []registry.ContentBlock{registry.Text(message)},
 	}
 }

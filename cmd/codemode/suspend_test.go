@@ -26,12 +26,13 @@ import (
 // codemode servers the tests kill: it counts each tool's bodies.
 type shop struct {
 	*httptest.Server
-	reads, orders atomic.Int32
+	reads, orders, slows atomic.Int32
+	slowing              chan struct{} // closed when the first slow call starts
 }
 
 func newShop(t *testing.T) *shop {
 	t.Helper()
-	s := &shop{}
+	s := &shop{slowing: make(chan struct{})}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "shop", Version: "1"}, nil)
 	type in struct {
 		Item string `json:"item"`
@@ -48,22 +49,35 @@ func newShop(t *testing.T) *shop {
 		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, out, error) {
 			return nil, out{Item: a.Item, Count: s.orders.Add(1)}, nil
 		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "slow", Description: "Reads slowly: the first call never ends.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, out, error) {
+			if n := s.slows.Add(1); n == 1 {
+				close(s.slowing)
+				<-ctx.Done() // its caller is killed
+				return nil, out{}, ctx.Err()
+			}
+			return nil, out{Item: a.Item, Count: s.slows.Load()}, nil
+		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	s.Server = httptest.NewServer(h)
 	t.Cleanup(s.Close)
 	return s
 }
 
-// shopYAML is a configuration whose runs suspend after 200 ms on the ask
-// the shop's orders need.
-func shopYAML(s *shop) string {
-	return fmt.Sprintf(`isolation: inproc
+// shopYAML is a configuration of the shop whose runs suspend after 200 ms
+// on an ask; with ask, the shop's orders need one.
+func shopYAML(s *shop, ask bool) string {
+	yml := fmt.Sprintf(`isolation: inproc
 approvals: {hold: 200ms, timeout: 1h}
 mcp_servers:
   - {name: shop, url: "%s", connect_timeout: 30s}
-policies:
-  - {scope: default, tool: "shop.order", decision: ask, reason: "orders need a person"}
 `, s.URL)
+	if ask {
+		yml += `policies:
+  - {scope: default, tool: "shop.order", decision: ask, reason: "orders need a person"}
+`
+	}
+	return yml
 }
 
 // ordering reads with the read-only tool, then orders behind the ask; what
@@ -244,10 +258,10 @@ func finishOn(t *testing.T, base string, run runReply, s *shop) {
 func TestSuspendedRunSurvivesSIGKILL(t *testing.T) {
 	s := newShop(t)
 	store := "sqlite://" + filepath.Join(t.TempDir(), "log.db")
-	base, kill := serveOn(t, shopYAML(s), store)
+	base, kill := serveOn(t, shopYAML(s, true), store)
 	run := suspendOn(t, base)
 	kill()
-	base, _ = serveOn(t, shopYAML(s), store)
+	base, _ = serveOn(t, shopYAML(s, true), store)
 	finishOn(t, base, run, s)
 }
 
@@ -256,9 +270,83 @@ func TestSuspendedRunSurvivesSIGKILL(t *testing.T) {
 func TestSuspendedRunResumesOnAnotherReplica(t *testing.T) {
 	store := pgtest.Schema(t)
 	s := newShop(t)
-	one, kill := serveOn(t, shopYAML(s), store)
-	two, _ := serveOn(t, shopYAML(s), store)
+	one, kill := serveOn(t, shopYAML(s, true), store)
+	two, _ := serveOn(t, shopYAML(s, true), store)
 	run := suspendOn(t, one)
 	kill() // the first replica is gone for good
 	finishOn(t, two, run, s)
+}
+
+// TestInterruptedRunResumesAfterRestart: a run that may suspend is in flight
+// when its server is killed: after the restart it resumes by replay. The
+// order it settled is not placed again; the read-only call it was in runs
+// again.
+func TestInterruptedRunResumesAfterRestart(t *testing.T) {
+	s := newShop(t)
+	store := "sqlite://" + filepath.Join(t.TempDir(), "log.db")
+	yml := shopYAML(s, false)
+	base, kill := serveOn(t, yml, store)
+	code := `const o = await tools["shop.order"]({ item: "tea" });
+const r = await tools["shop.slow"]({ item: "milk" });
+return { order: o.count, slow: r.count, t: Date.now() };`
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(base+"/v1/run", "application/json", strings.NewReader(fmt.Sprintf(`{"code": %q}`, code)))
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-s.slowing:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run never reached the slow call")
+	}
+	time.Sleep(300 * time.Millisecond) // its events linger a moment before they are written
+	kill()
+	if err := <-done; err == nil {
+		t.Fatal("the killed server answered the run")
+	}
+	base, _ = serveOn(t, yml, store)
+	// The one session's one run: find it, and wait for its result.
+	var list struct {
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+	}
+	resp, err := http.Get(base + "/v1/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Sessions) != 1 {
+		t.Fatalf("sessions %+v, %v", list, err)
+	}
+	resp.Body.Close()
+	var events struct {
+		Events []struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		} `json:"events"`
+	}
+	url := base + "/v1/sessions/" + list.Sessions[0].ID
+	resp, err = http.Get(url + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&events); err != nil || len(events.Events) == 0 || events.Events[0].Type != "tool/call" {
+		t.Fatalf("events %+v, %v", events, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(url + "/calls/" + events.Events[0].CallID + "?wait=20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"state":"settled"`) || !strings.Contains(string(b), `\"order\": 1`) || !strings.Contains(string(b), `\"slow\": 2`) {
+		t.Fatalf("the resumed run: %s", b)
+	}
+	if s.orders.Load() != 1 || s.slows.Load() != 2 {
+		t.Fatalf("orders %d, slow reads %d; want the order once and the read again", s.orders.Load(), s.slows.Load())
+	}
 }
