@@ -14,13 +14,13 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // TestUpstreamMessageBounds: a reply over max_message_bytes, or nested
@@ -111,24 +111,7 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
 	base := ms.HeapInuse
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var ms goruntime.MemStats
-		for {
-			goruntime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	peak := testkit.SampleHeap()
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	var wg sync.WaitGroup
 	for range 10 {
@@ -139,9 +122,8 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	<-sampled
-	if grew := peak.Load() - min(base, peak.Load()); grew > 64<<20 {
+	top := peak()
+	if grew := top - min(base, top); grew > 64<<20 {
 		t.Errorf("the heap grew by %d MiB while ten 15 MB replies were refused, want under 64 MiB", grew>>20)
 	}
 

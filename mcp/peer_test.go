@@ -24,6 +24,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/registry/schema"
@@ -435,7 +436,7 @@ func TestTypeScriptUpstream(t *testing.T) {
 		if !strings.Contains(string(got), "timed out") {
 			t.Errorf("value %s, want a timeout", got)
 		}
-		waitFor(t, "the upstream to see the cancellation", func() bool {
+		testkit.Eventually(t, "the upstream to see the cancellation", func() bool {
 			_, err := os.Stat(filepath.Join(dir, "aborted-t1"))
 			return err == nil
 		})
@@ -443,7 +444,7 @@ func TestTypeScriptUpstream(t *testing.T) {
 	t.Run("list_changed refreshes the SDK", func(t *testing.T) {
 		before := sdkVersion(t, a)
 		runProgram(t, a, `return await tools["notes.add_tool"]({name: "extra"})`)
-		waitFor(t, "notes.extra to be registered", func() bool { return sdkVersion(t, a) != before })
+		testkit.Eventually(t, "notes.extra to be registered", func() bool { return sdkVersion(t, a) != before })
 		got := runProgram(t, a, `return await tools["notes.extra"]({})`)
 		if string(got) != `{"name":"extra"}` {
 			t.Errorf("value %s", got)
@@ -474,7 +475,7 @@ func TestTypeScriptUpstream(t *testing.T) {
 			t.Errorf("call right after the kill: %s", got)
 		}
 		var after struct{ Pid int }
-		waitFor(t, "the upstream to come back", func() bool {
+		testkit.Eventually(t, "the upstream to come back", func() bool {
 			got := runProgram(t, a, `try { return await tools["notes.pid"]({}) } catch (e) { return {pid: 0} }`)
 			return json.Unmarshal(got, &after) == nil && after.Pid > 0
 		})
@@ -536,19 +537,6 @@ func sdkVersion(t *testing.T, a *app.App) string {
 		t.Fatal(err)
 	}
 	return bridge.SDK(v).Version()
-}
-
-// waitFor polls cond until it holds, failing after a generous bound (a
-// hang guard, not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // peerEnv is the environment of the re-executed test binary serving MCP.

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
 )
@@ -437,7 +438,7 @@ func TestBindingsEndWithSessions(t *testing.T) {
 		t.Fatalf("%d bindings, want 1", bindings())
 	}
 	cs.Close()
-	waitFor(t, "the binding to be dropped", func() bool { return bindings() == 0 })
+	testkit.Eventually(t, "the binding to be dropped", func() bool { return bindings() == 0 })
 	sid, _ := res.Meta[metaPrefix+"sessionId"].(string)
 	if _, err := a.Store.GetSession(context.Background(), sid); err != nil {
 		t.Errorf("codemode session %q: %v", sid, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/runtime"
@@ -286,12 +287,12 @@ func TestUpstreamListChanged(t *testing.T) {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, addOut, error) {
 			return nil, addOut{Sum: 7}, nil
 		})
-	waitFor(t, "up.late to be registered", func() bool { return sdkVersionOf(t, a) != before })
+	testkit.Eventually(t, "up.late to be registered", func() bool { return sdkVersionOf(t, a) != before })
 	if res := execute(a, "up.late", `{}`); res.Value().String() != `{"sum":7}` {
 		t.Fatalf("up.late: %s %+v", res.Value(), res.Error())
 	}
 	f.srv.RemoveTools("fail")
-	waitFor(t, "up.fail to be unregistered", func() bool {
+	testkit.Eventually(t, "up.fail to be unregistered", func() bool {
 		v, _ := a.Registry.View("default")
 		return !v.HasSDKTool("up.fail")
 	})
@@ -309,7 +310,7 @@ func TestUpstreamReconnects(t *testing.T) {
 	f.dropSessions()
 	// Reconnecting fails, so the upstream stays down: its tools stay
 	// registered and fail clearly, with the reason.
-	waitFor(t, "the upstream to fail", func() bool { return ups.States()[0].State == StateFailed })
+	testkit.Eventually(t, "the upstream to fail", func() bool { return ups.States()[0].State == StateFailed })
 	res := execute(a, "up.add", `{"a":1,"b":1}`)
 	if res.Code() != registry.CodeToolFailed || !strings.Contains(res.Error().Message, "upstream up is unavailable") || !strings.Contains(res.Error().Message, "connection refused") {
 		t.Errorf("while down: %q %q", res.Code(), res.Error().Message)
@@ -318,10 +319,10 @@ func TestUpstreamReconnects(t *testing.T) {
 		t.Error("Ready while the upstream is down")
 	}
 	f.refuse.Store(false)
-	waitFor(t, "calls to succeed again", func() bool { return !execute(a, "up.add", `{"a":1,"b":1}`).IsError() })
+	testkit.Eventually(t, "calls to succeed again", func() bool { return !execute(a, "up.add", `{"a":1,"b":1}`).IsError() })
 	// (A call may use the new session while its tools are still being
 	// listed, before the state says ready.)
-	waitFor(t, "the state to say ready", func() bool { return ups.States()[0].State == StateReady })
+	testkit.Eventually(t, "the state to say ready", func() bool { return ups.States()[0].State == StateReady })
 	if got := generation(t, a); got != gen {
 		t.Errorf("reconnecting to the same tools changed the registry (generation %d → %d)", gen, got)
 	}
@@ -339,7 +340,7 @@ func TestUpstreamCallWaitsForReconnection(t *testing.T) {
 	f.gate = make(chan struct{})
 	ups := startFake(t, a, f, 0)
 	f.dropSessions()
-	waitFor(t, "the reconnection to start", func() bool {
+	testkit.Eventually(t, "the reconnection to start", func() bool {
 		st := ups.States()[0]
 		return st.State == StateRestarting && f.dials.Load() >= 2
 	})
@@ -386,7 +387,7 @@ func TestUpstreamUnreachableAtStart(t *testing.T) {
 		t.Fatalf("an unreachable server must not fail the start: %v", err)
 	}
 	defer ups.Close()
-	waitFor(t, "retries", func() bool { return dials.Load() >= 5 })
+	testkit.Eventually(t, "retries", func() bool { return dials.Load() >= 5 })
 	st := ups.States()[0]
 	if st.State != StateFailed || st.LastError != "connection refused" || st.Attempts < 4 || st.NextRetry == nil {
 		t.Errorf("state %+v", st)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 var serveAddrRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
@@ -165,19 +167,7 @@ func TestServeUsageErrors(t *testing.T) {
 func TestServeBoundsMCPSessions(t *testing.T) {
 	t.Setenv("CODEMODE_SERVER_MAX_MCP_SESSIONS", "1")
 	addr, _ := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://")
-	initialize := func() int {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	initialize := func() int { return testkit.MCPInitialize(t, "http://"+addr+"/mcp", "2025-06-18").StatusCode }
 	if code := initialize(); code != http.StatusOK {
 		t.Fatalf("the first session: %d", code)
 	}

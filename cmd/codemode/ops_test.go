@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/session"
 )
 
@@ -322,12 +322,12 @@ func TestRetentionPrunes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var log bytes.Buffer
+	var log testkit.Logs
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pruneSessions(pctx, st, config.Retention{MaxCount: 1, Interval: config.Duration(time.Hour)}, slog.New(slog.NewTextHandler(&syncWriter{w: &log}, nil)))
+		pruneSessions(pctx, st, config.Retention{MaxCount: 1, Interval: config.Duration(time.Hour)}, log.Logger())
 	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		page, err := st.ListSessions(ctx, session.SessionFilter{})
@@ -353,18 +353,6 @@ func TestRetentionPrunes(t *testing.T) {
 		close(finished)
 	}()
 	<-finished
-}
-
-// syncWriter serializes writes to a buffer shared with the test.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // TestStoreThatCannotOpen: one line naming the path and the fix, status 1,
