@@ -3,7 +3,6 @@ package mcp
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -72,13 +71,9 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	a := newApp(t)
 	s.Timeout = config.Duration(30 * time.Second)
 	s.MaxMessageBytes = 1 << 20
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{s}, testOptions(discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-		t.Fatalf("%v %+v", err, ups.States())
+	ups := startSettled(t, a, []config.MCPServer{s}, testOptions(discard))
+	if !ups.Ready() {
+		t.Fatalf("%+v", ups.States())
 	}
 	const larger = "upstream up sent a reply larger than its max_message_bytes (1048576 bytes)"
 	for _, c := range []struct{ tool, args, want string }{

@@ -5,7 +5,6 @@ package mcp
 // installs the modules.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -367,19 +366,15 @@ func TestTypeScriptUpstream(t *testing.T) {
 	a := newApp(t)
 	opts := testOptions(discard)
 	opts.minBackoff = 20 * time.Millisecond
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
+	ups := startSettled(t, a, []config.MCPServer{
 		{Name: "notes", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}},
 		// A second instance with a short call timeout for the timeout case;
 		// connecting has its own.
 		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir},
 			Timeout: config.Duration(300 * time.Millisecond), ConnectTimeout: config.Duration(30 * time.Second)},
 	}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-		t.Fatalf("settle: %v %+v", err, ups.States())
+	if !ups.Ready() {
+		t.Fatalf("settle: %+v", ups.States())
 	}
 
 	t.Run("registered", func(t *testing.T) {
@@ -494,27 +489,7 @@ func TestTypeScriptUpstreamHTTP(t *testing.T) {
 	node := requireNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	defer cancel()
-	args := upstreamCommand(t, node, "--http")
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "MARKER_DIR="+t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("upstream.mjs --http: %v\n%s", err, stderr.String())
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if !ok {
-		t.Fatalf("upstream.mjs --http said %q", line)
-	}
+	url := startHTTPUpstream(t, node, "--http").url
 	a := newApp(t)
 	ups, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, testOptions(discard))
 	if err != nil {

@@ -457,13 +457,9 @@ func TestHTTPUpstreamHealthCheck(t *testing.T) {
 	a := newApp(t)
 	opts := testOptions(discard)
 	opts.healthInterval = 50 * time.Millisecond
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default"}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-		t.Fatalf("%v %+v", err, ups.States())
+	ups := startSettled(t, a, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default"}}, opts)
+	if !ups.Ready() {
+		t.Fatalf("%+v", ups.States())
 	}
 	srv.kill()
 	testkit.Eventually(t, "the health check to notice", func() bool { return ups.States()[0].State != StateReady })
@@ -485,15 +481,8 @@ func TestHTTPUpstreamHeadersAndBearer(t *testing.T) {
 		a := newApp(t)
 		var logs testkit.Logs
 		opts := testOptions(logs.Logger())
-		ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default",
+		ups := startSettled(t, a, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default",
 			Headers: map[string]string{"X-Team": "blue"}, Auth: &config.MCPAuth{Bearer: "wrong"}}}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ups.Close()
-		if err := ups.Settle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
 		st := ups.States()[0]
 		if st.State != StateUnauthorized || st.NextRetry != nil || !strings.Contains(st.LastError, "401") {
 			t.Fatalf("state %+v", st)

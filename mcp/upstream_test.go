@@ -127,14 +127,11 @@ func testOptions(log *slog.Logger) UpstreamOptions {
 	return UpstreamOptions{Logger: log, minBackoff: time.Millisecond, maxBackoff: 5 * time.Millisecond}
 }
 
-// startFake makes f the upstream "up" of the default scope of a, and waits
-// for its first connection.
-func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration) *Upstreams {
+// startSettled starts upstreams for a, closes them when the test ends, and
+// waits until each has connected or failed.
+func startSettled(t testing.TB, a *app.App, servers []config.MCPServer, opts UpstreamOptions) *Upstreams {
 	t.Helper()
-	opts := testOptions(discard)
-	opts.dial = f.dial
-	ups, err := startUpstreams(context.Background(), a.Registry,
-		[]config.MCPServer{{Name: "up", Scope: "default", Timeout: config.Duration(timeout)}}, opts)
+	ups, err := startUpstreams(context.Background(), a.Registry, servers, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +139,16 @@ func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration)
 	if err := ups.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return ups
+}
+
+// startFake makes f the upstream "up" of the default scope of a, and waits
+// for its first connection.
+func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration) *Upstreams {
+	t.Helper()
+	opts := testOptions(discard)
+	opts.dial = f.dial
+	ups := startSettled(t, a, []config.MCPServer{{Name: "up", Scope: "default", Timeout: config.Duration(timeout)}}, opts)
 	return ups
 }
 
@@ -282,12 +289,12 @@ func TestUpstreamListChanged(t *testing.T) {
 	a := newApp(t)
 	f := newFakeUpstream()
 	startFake(t, a, f, 0)
-	before := sdkVersionOf(t, a)
+	before := sdkVersion(t, a)
 	sdk.AddTool(f.srv, &sdk.Tool{Name: "late", Description: "Added later."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, addOut, error) {
 			return nil, addOut{Sum: 7}, nil
 		})
-	testkit.Eventually(t, "up.late to be registered", func() bool { return sdkVersionOf(t, a) != before })
+	testkit.Eventually(t, "up.late to be registered", func() bool { return sdkVersion(t, a) != before })
 	if res := execute(a, "up.late", `{}`); res.Value().String() != `{"sum":7}` {
 		t.Fatalf("up.late: %s %+v", res.Value(), res.Error())
 	}
@@ -375,9 +382,8 @@ func TestUpstreamStop(t *testing.T) {
 func TestUpstreamUnreachableAtStart(t *testing.T) {
 	a := newApp(t)
 	var dials atomic.Int32
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	opts := testOptions(slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)))
+	var logs testkit.Logs
+	opts := testOptions(logs.Logger())
 	opts.dial = func(context.Context, config.MCPServer) (sdk.Transport, error) {
 		dials.Add(1)
 		return nil, errors.New("connection refused")
@@ -393,10 +399,9 @@ func TestUpstreamUnreachableAtStart(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 	ups.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if n := strings.Count(logs.String(), "unavailable"); n != 1 {
-		t.Errorf("the failure was logged %d times in %d attempts, want once:\n%s", n, dials.Load(), logs.String())
+	logged := logs.String()
+	if n := strings.Count(logged, "unavailable"); n != 1 {
+		t.Errorf("the failure was logged %d times in %d attempts, want once:\n%s", n, dials.Load(), logged)
 	}
 }
 
@@ -424,9 +429,8 @@ func TestStartUpstreamsRejects(t *testing.T) {
 
 func TestUpstreamCommandThatExits(t *testing.T) {
 	a := newApp(t)
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	var logs testkit.Logs
+	log := logs.Logger()
 	opts := testOptions(log)
 	opts.minBackoff = time.Hour
 	ups, err := startUpstreams(context.Background(), a.Registry,
@@ -441,24 +445,12 @@ func TestUpstreamCommandThatExits(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 	ups.Close()
-	mu.Lock()
-	defer mu.Unlock()
+	logged := logs.String()
 	for _, want := range []string{"upstream=broken", "starting up", "unavailable"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("logs lack %q:\n%s", want, logs.String())
+		if !strings.Contains(logged, want) {
+			t.Errorf("logs lack %q:\n%s", want, logged)
 		}
 	}
-}
-
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func TestLineLogger(t *testing.T) {
@@ -481,15 +473,6 @@ func TestLineLogger(t *testing.T) {
 	if string(l.buf) != "xxxxxxx" {
 		t.Errorf("buffered %q", l.buf)
 	}
-}
-
-func sdkVersionOf(t *testing.T, a *app.App) string {
-	t.Helper()
-	v, err := a.Registry.View("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bridge.SDK(v).Version()
 }
 
 func sdkTS(t *testing.T, a *app.App) []byte {
