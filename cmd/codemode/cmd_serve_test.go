@@ -78,15 +78,10 @@ func startServeLine(t *testing.T, args ...string) (addr, line string, stop func(
 
 func TestServeRunsAndShutsDown(t *testing.T) {
 	addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--mode", "code")
-	resp, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
+	if status, _ := testkit.Get(t, "http://"+addr+"/healthz"); status != http.StatusOK {
+		t.Fatalf("healthz: %d", status)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %d", resp.StatusCode)
-	}
-	resp, err = http.Post("http://"+addr+"/v1/run", "application/json", strings.NewReader(`{"code": "return (await tools.math_add({a: 1, b: 2})).sum"}`))
+	resp, err := http.Post("http://"+addr+"/v1/run", "application/json", strings.NewReader(`{"code": "return (await tools.math_add({a: 1, b: 2})).sum"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +90,8 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result":3`) {
 		t.Fatalf("run: %d %s", resp.StatusCode, b)
 	}
-	resp, err = http.Get("http://" + addr + "/v1/tools")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `"mode":"code"`) {
-		t.Errorf("--mode code not applied: %s", b)
+	if _, tools := testkit.Get(t, "http://"+addr+"/v1/tools"); !strings.Contains(tools, `"mode":"code"`) {
+		t.Errorf("--mode code not applied: %s", tools)
 	}
 	if status := stop(); status != 0 {
 		t.Fatalf("exit status %d after shutdown", status)
@@ -132,11 +121,8 @@ func TestServeDefaultStore(t *testing.T) {
 }
 
 func TestServeUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	badConfig := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(badConfig, []byte("server: {max_inflight_runs: 0}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	badConfig := testkit.WriteFile(t, "bad.yaml", "server: {max_inflight_runs: 0}\n")
+	dir := filepath.Dir(badConfig)
 	tests := []struct {
 		args []string
 		msg  string

@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -131,4 +133,31 @@ func MCPInitialize(t testing.TB, url, version string) *http.Response {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp
+}
+
+// Get sends a GET to url and returns the status and the body, failing the
+// test when there is no response.
+func Get(t testing.TB, url string) (status int, body string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// WriteFile writes text to a file called name in a new temporary directory
+// of the test and returns its path.
+func WriteFile(t testing.TB, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
