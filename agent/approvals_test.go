@@ -125,16 +125,7 @@ func TestApprovals(t *testing.T) {
 			}
 			tt.act(t, e, ap, cancel)
 			res := <-done
-			r := res.Results[0].Result
-			if tt.wantCode == "" && r.IsError() {
-				t.Fatalf("result failed: %+v", r.Error())
-			}
-			if tt.wantCode != "" && r.Code() != tt.wantCode {
-				t.Fatalf("code = %q (%v), want %s", r.Code(), r.Error(), tt.wantCode)
-			}
-			if tt.wantMessage != "" {
-				mustContain(t, r.Error().Message, tt.wantMessage)
-			}
+			mustOutcome(t, res.Results[0].Result, tt.wantCode, tt.wantMessage)
 			if ran := slices.Contains(e.rec.log(), "start:n") || slices.Contains(e.rec.log(), "start:c1"); ran != tt.wantRan {
 				t.Fatalf("body ran = %v, want %v", ran, tt.wantRan)
 			}

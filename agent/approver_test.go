@@ -53,16 +53,7 @@ func TestApproverCallback(t *testing.T) {
 			})})
 			askForProbe(e.rt)
 			res := e.step(t, tt.call)
-			r := res.Results[0].Result
-			if tt.wantCode == "" && r.IsError() {
-				t.Fatalf("result failed: %+v", r.Error())
-			}
-			if tt.wantCode != "" && r.Code() != tt.wantCode {
-				t.Fatalf("code = %q (%v), want %s", r.Code(), r.Error(), tt.wantCode)
-			}
-			if tt.wantMessage != "" {
-				mustContain(t, r.Error().Message, tt.wantMessage)
-			}
+			mustOutcome(t, res.Results[0].Result, tt.wantCode, tt.wantMessage)
 			if len(asks) != 1 {
 				t.Fatalf("approver called %d times", len(asks))
 			}

@@ -351,3 +351,18 @@ func mustContain(t *testing.T, s, sub string) {
 		t.Fatalf("%q does not contain %q", s, sub)
 	}
 }
+
+// mustOutcome fails t unless r succeeded (wantCode "") or failed with
+// wantCode and, when wantMessage is set, a message containing it.
+func mustOutcome(t *testing.T, r *runtime.Result, wantCode registry.Code, wantMessage string) {
+	t.Helper()
+	if wantCode == "" && r.IsError() {
+		t.Fatalf("result failed: %+v", r.Error())
+	}
+	if wantCode != "" && r.Code() != wantCode {
+		t.Fatalf("code = %q (%v), want %s", r.Code(), r.Error(), wantCode)
+	}
+	if wantMessage != "" {
+		mustContain(t, r.Error().Message, wantMessage)
+	}
+}

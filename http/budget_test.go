@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/admission"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // TestMemoryBudget: a run reserves its memory limit of server.memory_budget
@@ -20,7 +21,7 @@ func TestMemoryBudget(t *testing.T) {
 	defer cancel()
 	held := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run", ctx: ctx,
 		body: `{"code": "await tools.util_sleep({ms: 60000})"}`})
-	eventually(t, "the first run to start", func() bool { return ts.inflight() == 1 })
+	testkit.Eventually(t, "the first run to start", func() bool { return ts.inflight() == 1 })
 	if got := ts.srv.budget.InUse(); got < 64<<20 || got > 64<<20+1<<10 {
 		t.Fatalf("a run in flight reserves %d bytes", got)
 	}
@@ -56,12 +57,12 @@ func TestMemoryBudget(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	if n := strings.Count(ts.logs.counting("refused: memory budget", 3), "refused: memory budget"); n != 3 {
+	if n := strings.Count(ts.logs.Counting("refused: memory budget", 3), "refused: memory budget"); n != 3 {
 		t.Errorf("%d refusals logged, want 3", n)
 	}
 	cancel()
 	<-held
-	eventually(t, "the reservations to be returned", func() bool { return ts.srv.budget.InUse() == 0 })
+	testkit.Eventually(t, "the reservations to be returned", func() bool { return ts.srv.budget.InUse() == 0 })
 	ts.runOK(map[string]any{"code": "return 1"})
 }
 

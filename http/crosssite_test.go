@@ -108,7 +108,7 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 		})
 	}
 	// Nothing refused ran or logged anything: only the allowed runs made sessions.
-	if n := strings.Count(ts.logs.counting("msg=run ", 5), "msg=run "); n != 5 {
+	if n := strings.Count(ts.logs.Counting("msg=run ", 5), "msg=run "); n != 5 {
 		t.Errorf("%d runs logged, want the 5 allowed ones:\n%s", n, ts.logs)
 	}
 }
@@ -157,7 +157,7 @@ func TestRebindingIsRefused(t *testing.T) {
 			t.Errorf("Host %s %s %s: %d %s", tt.host, tt.method, tt.path, resp.StatusCode, body)
 		}
 	}
-	if n := strings.Count(ts.logs.counting("msg=run ", 1), "msg=run "); n != 1 {
+	if n := strings.Count(ts.logs.Counting("msg=run ", 1), "msg=run "); n != 1 {
 		t.Errorf("%d runs logged, want 1", n)
 	}
 }

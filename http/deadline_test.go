@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/session"
 )
 
@@ -79,7 +80,7 @@ func TestStalledReaderIsCutOffAndHoldsNoReply(t *testing.T) {
 		t.Errorf("%d stalled readers hold %d MiB of heap", readers, during>>20)
 	}
 	// The server gives up on each once a write has waited the timeout.
-	eventually(t, "the stalled replies to end", func() bool {
+	testkit.Eventually(t, "the stalled replies to end", func() bool {
 		return strings.Count(ts.logs.String(), "route=/v1/sessions/{id}/events") >= readers
 	})
 	// (Generous: the machine may be busy; without a deadline they never end.)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // TestEventStreamLive: a stream opened before a run delivers the run's
@@ -132,7 +134,7 @@ func TestEventStreamHeartbeatAndErrors(t *testing.T) {
 		t.Errorf("event stream gauge %v, want 1", got)
 	}
 	s.close()
-	eventually(t, "the stream gauge to drop", func() bool { return ts.streams() == 0 })
+	testkit.Eventually(t, "the stream gauge to drop", func() bool { return ts.streams() == 0 })
 
 	tests := []struct {
 		name   string

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/codemode/codemode/app"
 )
 
 // fuzzBodies are seeds for both request bodies.
@@ -60,7 +62,9 @@ func fuzzBody(t *testing.T, srv *Server, path, body string) {
 	}
 }
 
-func FuzzRunBody(f *testing.F) {
+// fuzzServer seeds f with fuzzBodies and returns a server over a fresh app.
+func fuzzServer(f *testing.F) (*app.App, *Server) {
+	f.Helper()
 	for _, s := range fuzzBodies {
 		f.Add(s)
 	}
@@ -69,20 +73,18 @@ func FuzzRunBody(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	return a, srv
+}
+
+func FuzzRunBody(f *testing.F) {
+	_, srv := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, body string) {
 		fuzzBody(t, srv, "/v1/run", body)
 	})
 }
 
 func FuzzStepsBody(f *testing.F) {
-	for _, s := range fuzzBodies {
-		f.Add(s)
-	}
-	a, _ := newTestApp(f, fuzzYAML, nil)
-	srv, err := New(a, Options{Logger: discardLogger()})
-	if err != nil {
-		f.Fatal(err)
-	}
+	a, srv := fuzzServer(f)
 	sess, err := a.NewSession(f.Context(), "")
 	if err != nil {
 		f.Fatal(err)

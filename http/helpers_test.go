@@ -10,66 +10,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/session"
 )
-
-// logBuffer is a slog destination tests can read while the server writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// when returns the logs once cond holds of them, or as they are after a few seconds: a
-// request's log lines are written after its reply is sent.
-func (b *logBuffer) when(cond func(logs string) bool) string {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		logs := b.String()
-		if cond(logs) || time.Now().After(deadline) {
-			return logs
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// containing returns the logs once they contain every one of subs (see when).
-func (b *logBuffer) containing(subs ...string) string {
-	return b.when(func(logs string) bool {
-		for _, s := range subs {
-			if !strings.Contains(logs, s) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// counting returns the logs once they contain sub at least n times (see when).
-func (b *logBuffer) counting(sub string, n int) string {
-	return b.when(func(logs string) bool { return strings.Count(logs, sub) >= n })
-}
 
 // testServer is a Server over a fresh App on a loopback httptest server.
 type testServer struct {
@@ -77,7 +28,7 @@ type testServer struct {
 	app  *app.App
 	srv  *Server
 	url  string
-	logs *logBuffer
+	logs *testkit.Logs
 	sent atomic.Int64 // requests sent through send
 }
 
@@ -87,7 +38,7 @@ func (ts *testServer) settled() {
 	ts.t.Helper()
 	const line = `msg="http request"`
 	n := int(ts.sent.Load())
-	if logged := strings.Count(ts.logs.counting(line, n), line); logged < n {
+	if logged := strings.Count(ts.logs.Counting(line, n), line); logged < n {
 		ts.t.Fatalf("%d requests sent, %d logged", n, logged)
 	}
 }
@@ -107,7 +58,7 @@ func newTestServer(t *testing.T, yml string, setup ...func(*serverSetup)) *testS
 		f(&su)
 	}
 	a, logs := newTestApp(t, yml, su.store)
-	su.opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	su.opts.Logger = logs.Logger()
 	srv, err := New(a, su.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +68,7 @@ func newTestServer(t *testing.T, yml string, setup ...func(*serverSetup)) *testS
 	return &testServer{t: t, app: a, srv: srv, url: hs.URL, logs: logs}
 }
 
-func newTestApp(t testing.TB, yml string, store session.Store) (*app.App, *logBuffer) {
+func newTestApp(t testing.TB, yml string, store session.Store) (*app.App, *testkit.Logs) {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yml))
 	if err != nil {
@@ -127,8 +78,8 @@ func newTestApp(t testing.TB, yml string, store session.Store) (*app.App, *logBu
 	if store == nil {
 		store = session.NewMemory()
 	}
-	logs := &logBuffer{}
-	a, err := app.New(context.Background(), cfg, app.Options{Store: store, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	logs := &testkit.Logs{}
+	a, err := app.New(context.Background(), cfg, app.Options{Store: store, Logger: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,18 +397,6 @@ func types(evs []sseEvent) []string {
 		out[i] = e.event
 	}
 	return out
-}
-
-// eventually polls cond until it holds (the test's deadline bounds it).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // inflight and queued read the run limiter's gauges.

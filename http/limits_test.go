@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -48,7 +49,7 @@ func (ts *testServer) holdRun(wantInflight float64) (cancel func()) {
 			resp.Body.Close()
 		}
 	}()
-	eventually(ts.t, "the held run to take a slot", func() bool { return ts.inflight() == wantInflight })
+	testkit.Eventually(ts.t, "the held run to take a slot", func() bool { return ts.inflight() == wantInflight })
 	return func() {
 		cancelReq()
 		<-done
@@ -73,7 +74,7 @@ func TestOverloadWithoutQueue(t *testing.T) {
 	}
 
 	release()
-	eventually(t, "the slot to be free", func() bool { return ts.inflight() == 0 })
+	testkit.Eventually(t, "the slot to be free", func() bool { return ts.inflight() == 0 })
 	ts.runOK(map[string]any{"code": "return 1"})
 	if got := metricValue(ts.srv.metrics.runs.WithLabelValues(entryRun, outcomeOverloaded)); got != 1 {
 		t.Errorf("overloaded runs counted %v, want 1", got)
@@ -94,16 +95,16 @@ func TestOverloadWithQueue(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
+	testkit.Eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
 	cancel()
 	<-gaveUp
-	eventually(t, "the queue to empty", func() bool { return ts.queued() == 0 })
+	testkit.Eventually(t, "the queue to empty", func() bool { return ts.queued() == 0 })
 	if ts.inflight() != 1 {
 		t.Fatalf("in flight %v, want the held run", ts.inflight())
 	}
 
 	queued := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run", body: `{"code": "return 'queued'"}`})
-	eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
+	testkit.Eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
 
 	resp, b := ts.post("/v1/run", `{"code": "return 1"}`)
 	wantError(t, resp, b, http.StatusServiceUnavailable, CodeOverloaded)
@@ -118,7 +119,7 @@ func TestOverloadWithQueue(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the queued run did not run when the slot came free")
 	}
-	eventually(t, "an empty limiter", func() bool { return ts.inflight() == 0 && ts.queued() == 0 })
+	testkit.Eventually(t, "an empty limiter", func() bool { return ts.inflight() == 0 && ts.queued() == 0 })
 }
 
 func TestRequestTimeout(t *testing.T) {
@@ -212,7 +213,7 @@ func TestRunLimiterFIFO(t *testing.T) {
 			mu.Unlock()
 			release()
 		}()
-		eventually(t, "the run to queue", func() bool { _, q := l.counts(); return q == i })
+		testkit.Eventually(t, "the run to queue", func() bool { _, q := l.counts(); return q == i })
 	}
 	if _, err := l.acquire(context.Background()); !errors.Is(err, errOverloaded) {
 		t.Fatalf("acquire with a full queue: %v", err)
@@ -234,7 +235,7 @@ func TestRunLimiterCancelAndStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 2)
 	go func() { _, err := l.acquire(ctx); errc <- err }()
-	eventually(t, "queued", func() bool { _, q := l.counts(); return q == 1 })
+	testkit.Eventually(t, "queued", func() bool { _, q := l.counts(); return q == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled waiter: %v", err)
@@ -244,7 +245,7 @@ func TestRunLimiterCancelAndStop(t *testing.T) {
 	}
 
 	go func() { _, err := l.acquire(context.Background()); errc <- err }()
-	eventually(t, "queued", func() bool { _, q := l.counts(); return q == 1 })
+	testkit.Eventually(t, "queued", func() bool { _, q := l.counts(); return q == 1 })
 	l.stop()
 	if err := <-errc; !errors.Is(err, errStopping) {
 		t.Fatalf("queued at stop: %v", err)

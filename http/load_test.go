@@ -13,11 +13,11 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/internal/gopool"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/session/sqlite"
 )
 
@@ -65,7 +65,7 @@ func TestLoad(t *testing.T) {
 	big := lc.session()
 	appendBlobs(t, ts, big, 150, 64<<10) // 9.6 MB of events: a JSON page of 8 MiB
 	heapBefore, goroutinesBefore := settle(client)
-	peak := sampleHeap()
+	peak := testkit.SampleHeap()
 
 	var wg sync.WaitGroup
 	results := make([]loadStats, *loadClients+*loadFlood+*loadStalled)
@@ -152,34 +152,6 @@ func settle(client *http.Client) (heap uint64, goroutines int) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse, runtime.NumGoroutine() - gopool.Idle()
-}
-
-// sampleHeap samples the heap in use every 20ms until the returned func
-// is called, which returns the largest sample.
-func sampleHeap() (stop func() uint64) {
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		<-sampled
-		return peak.Load()
-	}
 }
 
 type loadStats struct {

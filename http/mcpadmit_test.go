@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/mcp"
 )
 
@@ -147,8 +148,8 @@ func TestMCPCallHoldsItsSlotAfterItsClientLeaves(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"await tools.util_sleep({ms: 60000}); return 1"}}}`
 	first := ts.sendAsync(request{method: http.MethodPost, path: "/mcp", body: call, header: mcpHeader(sid), ctx: ctx})
-	eventually(t, "the call to take the slot", func() bool { return ts.inflight() == 1 })
-	eventually(t, "the call's run to dispatch its sleep", func() bool { return ts.anyEventMentions("util_sleep") })
+	testkit.Eventually(t, "the call to take the slot", func() bool { return ts.inflight() == 1 })
+	testkit.Eventually(t, "the call's run to dispatch its sleep", func() bool { return ts.anyEventMentions("util_sleep") })
 	cancel()
 	<-first
 	ts.settled() // the first request's handler has returned
@@ -168,7 +169,7 @@ func TestMCPCallHoldsItsSlotAfterItsClientLeaves(t *testing.T) {
 	if resp, b := ts.do(request{method: http.MethodPost, path: "/mcp", body: cancelled, header: mcpHeader(sid)}); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/cancelled: %d %s", resp.StatusCode, b)
 	}
-	eventually(t, "the slot to be free", func() bool { return ts.inflight() == 0 && ts.srv.budget.InUse() == 0 })
+	testkit.Eventually(t, "the slot to be free", func() bool { return ts.inflight() == 0 && ts.srv.budget.InUse() == 0 })
 }
 
 // anyEventMentions says whether an event of a session in the log mentions s.

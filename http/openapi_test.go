@@ -25,6 +25,7 @@ import (
 
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/mcp"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
@@ -663,7 +664,7 @@ func TestOpenAPIReplies(t *testing.T) {
 	done := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run",
 		body: map[string]any{"session_id": askID, "code": `return await tools.files_write({path: "a.txt", content: "hi"})`}})
 	var pending []pendingJSON
-	eventually(t, "a pending approval", func() bool {
+	testkit.Eventually(t, "a pending approval", func() bool {
 		resp, b = ts.get("/v1/sessions/" + askID + "/approvals")
 		pending = approvalsOf(t, b)
 		return len(pending) > 0

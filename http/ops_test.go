@@ -96,7 +96,7 @@ func TestRequestID(t *testing.T) {
 		t.Errorf("error body %s", b)
 	}
 	// The access log line.
-	if logs := ts.logs.containing(`status=404`); !strings.Contains(logs, `msg="http request" method=GET path=/v1/sessions/nope route=/v1/sessions/{id} status=404`) ||
+	if logs := ts.logs.Containing(`status=404`); !strings.Contains(logs, `msg="http request" method=GET path=/v1/sessions/nope route=/v1/sessions/{id} status=404`) ||
 		!strings.Contains(logs, "request_id=req-404 remote=127.0.0.1:") {
 		t.Errorf("no access log line for the 404:\n%s", logs)
 	}
@@ -104,10 +104,10 @@ func TestRequestID(t *testing.T) {
 	// A run: its log line and its tool/call event carry the id.
 	resp, b = ts.do(request{method: http.MethodPost, path: "/v1/run", body: `{"code": "return 1"}`, header: map[string]string{"X-Request-Id": "req-run"}})
 	res := decode[runResult](t, resp, b, http.StatusOK)
-	if logs := ts.logs.containing(`msg=run request_id=req-run session=` + res.SessionID); !strings.Contains(logs, `msg=run request_id=req-run session=`+res.SessionID) {
+	if logs := ts.logs.Containing(`msg=run request_id=req-run session=` + res.SessionID); !strings.Contains(logs, `msg=run request_id=req-run session=`+res.SessionID) {
 		t.Errorf("the run's log line lacks its request id:\n%s", logs)
 	}
-	if !strings.Contains(ts.logs.containing("status=200 duration="), "status=200 duration=") {
+	if !strings.Contains(ts.logs.Containing("status=200 duration="), "status=200 duration=") {
 		t.Error("the access log line lacks status or duration")
 	}
 	resp, b = ts.get("/v1/sessions/" + res.SessionID + "/events")

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 func TestRun(t *testing.T) {
@@ -233,9 +235,9 @@ func TestStepsBadRequests(t *testing.T) {
 }
 
 // logLine returns the first log line containing substr.
-func logLine(t *testing.T, buf *logBuffer, substr string) string {
+func logLine(t *testing.T, buf *testkit.Logs, substr string) string {
 	t.Helper()
-	logs := buf.containing(substr)
+	logs := buf.Containing(substr)
 	for _, l := range strings.Split(logs, "\n") {
 		if strings.Contains(l, substr) {
 			return l

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 func TestCreateAndGetSession(t *testing.T) {
@@ -72,7 +74,7 @@ type pendingJSON struct {
 func (ts *testServer) waitApproval(id, key string) pendingJSON {
 	ts.t.Helper()
 	var got []pendingJSON
-	eventually(ts.t, "a pending approval", func() bool {
+	testkit.Eventually(ts.t, "a pending approval", func() bool {
 		resp, b := ts.do(request{method: http.MethodGet, path: "/v1/sessions/" + id + "/approvals", key: key})
 		got = decode[approvalsJSON](ts.t, resp, b, http.StatusOK).Approvals
 		return len(got) > 0

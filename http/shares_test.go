@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/mcp"
 )
 
@@ -127,7 +128,7 @@ func TestKeysShareMCPSessions(t *testing.T) {
 	if _, status, body := open("key-two"); status != http.StatusServiceUnavailable || !strings.Contains(body, "max_mcp_sessions") {
 		t.Fatalf("the second key past its share: %d %s", status, body)
 	}
-	eventually(t, "the evicted sessions to be gone", func() bool {
+	testkit.Eventually(t, "the evicted sessions to be gone", func() bool {
 		return ping(ones[1], "key-one") == http.StatusNotFound && ping(ones[2], "key-one") == http.StatusNotFound
 	})
 	for _, sid := range []string{ones[0], ones[3]} {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // serveTestServer runs a Server with Serve on a loopback listener; cancel
@@ -50,9 +52,9 @@ func TestShutdownFinishesRunsInFlight(t *testing.T) {
 
 	run := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run",
 		body: `{"code": "await tools.util_sleep({ms: 300}); return 'finished'", "session_id": "` + id + `"}`})
-	eventually(t, "the run to start", func() bool { return ts.inflight() == 1 })
+	testkit.Eventually(t, "the run to start", func() bool { return ts.inflight() == 1 })
 	queued := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run", body: `{"code": "return 'late'"}`})
-	eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
+	testkit.Eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
 
 	shutdown()
 
@@ -94,7 +96,7 @@ func TestShutdownFinishesRunsInFlight(t *testing.T) {
 func TestShutdownCancelsRunsAfterGrace(t *testing.T) {
 	ts, shutdown, served := serveTestServer(t, "server: {shutdown_grace: 50ms}")
 	run := ts.sendAsync(request{method: http.MethodPost, path: "/v1/run", body: `{"code": "await tools.util_sleep({ms: 60000}); return 'too late'"}`})
-	eventually(t, "the run to start", func() bool { return ts.inflight() == 1 })
+	testkit.Eventually(t, "the run to start", func() bool { return ts.inflight() == 1 })
 	shutdown()
 
 	out := <-run

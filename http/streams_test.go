@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
 )
@@ -235,8 +236,8 @@ func TestStalledStreamIsDropped(t *testing.T) {
 	id := ts.newSession("", "")
 	appendBlobs(t, ts, id, 32, 512<<10)
 	stalled := rawStream(t, ts, id)
-	eventually(t, "the stream to open", func() bool { return ts.streams() == 1 })
-	eventually(t, "the stalled stream to be dropped", func() bool { return ts.streams() == 0 })
+	testkit.Eventually(t, "the stream to open", func() bool { return ts.streams() == 1 })
+	testkit.Eventually(t, "the stalled stream to be dropped", func() bool { return ts.streams() == 0 })
 	if got := metricValue(ts.srv.metrics.streamsDropped); got != 1 {
 		t.Fatalf("%v streams counted as dropped", got)
 	}
@@ -277,7 +278,7 @@ func TestStreamSlots(t *testing.T) {
 		t.Fatalf("JSON events: %d %s", resp.StatusCode, body)
 	}
 	first.close()
-	eventually(t, "the closed stream's slot", func() bool {
+	testkit.Eventually(t, "the closed stream's slot", func() bool {
 		resp, err := ts.send(request{method: http.MethodGet, path: "/v1/sessions/" + c + "/events", header: map[string]string{"Accept": "text/event-stream"}})
 		if err != nil {
 			t.Fatal(err)

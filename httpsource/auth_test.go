@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // TestOAuthClientCredentialsFromTheDocument: with client_id and no
@@ -43,7 +44,7 @@ func TestOAuthClientCredentialsFromTheDocument(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	doc := writeDoc(t, "oauth.json", `{"openapi": "3.0.3", "servers": [{"url": "`+srv.URL+`"}],
+	doc := testkit.WriteFile(t, "oauth.json", `{"openapi": "3.0.3", "servers": [{"url": "`+srv.URL+`"}],
 		"components": {"securitySchemes": {"oauth": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "`+srv.URL+`/oauth/token", "scopes": {"read": "read"}}}}}},
 		"paths": {"/me": {"get": {"operationId": "me", "responses": {"200": {"description": "ok"}}}},
 		          "/echo": {"get": {"operationId": "echo", "responses": {"200": {"description": "ok"}}}}}}`)
@@ -76,7 +77,7 @@ func TestAPIKeyInQuery(t *testing.T) {
 		http.Error(w, "request "+r.URL.RawQuery+" refused", http.StatusTeapot)
 	}))
 	defer srv.Close()
-	doc := writeDoc(t, "key.json", `{"openapi": "3.1.0",
+	doc := testkit.WriteFile(t, "key.json", `{"openapi": "3.1.0",
 		"components": {"securitySchemes": {"k": {"type": "apiKey", "in": "query", "name": "api_key"}}},
 		"paths": {"/items": {"get": {"operationId": "items", "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}}}}`)
 	t.Setenv("Q_KEY", "q-key/with+chars")

@@ -14,6 +14,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/httpsource"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 )
 
@@ -44,7 +45,7 @@ func TestTenThousandOperations(t *testing.T) {
 		fmt.Fprintf(w, `{"name": %q, "children": [{"name": "leaf", "children": []}]}`, r.URL.Path)
 	}))
 	defer srv.Close()
-	doc := writeDoc(t, "huge.json", hugeDoc(10_000))
+	doc := testkit.WriteFile(t, "huge.json", hugeDoc(10_000))
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -65,7 +66,7 @@ func TestTenThousandOperations(t *testing.T) {
 // TestDocumentBound: a document past max_document_bytes is refused at
 // start without being read whole.
 func TestDocumentBound(t *testing.T) {
-	doc := writeDoc(t, "big.json", hugeDoc(2000))
+	doc := testkit.WriteFile(t, "big.json", hugeDoc(2000))
 	_, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1', max_document_bytes: 64KiB}\n", doc))
 	if err == nil || !strings.Contains(err.Error(), "the document is larger than 64 KiB") {
 		t.Fatalf("err = %v", err)

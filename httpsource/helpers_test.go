@@ -3,8 +3,6 @@ package httpsource_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,16 +54,6 @@ const petsDoc = `{
     "/away": {"get": {"operationId": "away", "tags": ["misc"], "responses": {"200": {"description": "redirects"}}}}
   }
 }`
-
-// writeDoc writes a document into the test's directory and returns its path.
-func writeDoc(t *testing.T, name, doc string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // setup builds an in-process app from yml (openapi_sources included),
 // starts its sources and returns both.

@@ -18,6 +18,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
 	"github.com/codemode/codemode/httpsource"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 const petsKey = "sk-live-7f3a9c-secret"
@@ -166,7 +167,7 @@ func petsSetupWith(t *testing.T, extra, more string, opts app.Options) (*petsAPI
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	t.Setenv("PETS_KEY", petsKey)
-	doc := writeDoc(t, "pets.json", petsDoc)
+	doc := testkit.WriteFile(t, "pets.json", petsDoc)
 	yml := fmt.Sprintf("openapi_sources:\n  - {name: pets, file: %q, base_url: %q, auth: {api_key: '${PETS_KEY}'}, timeout: 2s%s}\n%s", doc, srv.URL+"/v1", extra, more)
 	a, src := setup(t, yml, opts)
 	return api, a, src
@@ -435,7 +436,7 @@ func TestStartErrorsNameTheEntry(t *testing.T) {
 		{"openapi: 3.0.0\npaths: [\n", "", "decode YAML document"},
 		{`{"openapi": "3.0.0", "paths": {}}`, ", base_url: 'http://127.0.0.1:1', auth: {bearer: '${NOT_SET_ANYWHERE}'}", "auth.bearer: environment variable NOT_SET_ANYWHERE is not set"},
 	} {
-		_, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q%s}\n", writeDoc(t, "d", tc.doc), tc.extra))
+		_, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q%s}\n", testkit.WriteFile(t, "d", tc.doc), tc.extra))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.doc, err, tc.want)
 		}
@@ -448,7 +449,7 @@ func TestLeftOutOperationsAreReported(t *testing.T) {
 	doc := `{"openapi": "3.1.0", "paths": {
 		"/a": {"get": {"operationId": "a", "parameters": [{"name": "x", "in": "body"}]}},
 		"/b": {"get": {"operationId": "b"}}}}`
-	src, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1'}\n", writeDoc(t, "d.json", doc)))
+	src, err := startOnly(t, fmt.Sprintf("openapi_sources:\n  - {name: api, file: %q, base_url: 'http://127.0.0.1:1'}\n", testkit.WriteFile(t, "d.json", doc)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,13 +39,9 @@ func BenchmarkUpstreamCall(b *testing.B) {
 		a := newApp(b)
 		opts := testOptions(discard)
 		opts.dial = f.dial
-		ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "up", Scope: "default"}}, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ups.Close()
-		if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-			b.Fatal(err, ups.States())
+		ups := startSettled(b, a, []config.MCPServer{{Name: "up", Scope: "default"}}, opts)
+		if !ups.Ready() {
+			b.Fatal(ups.States())
 		}
 		b.ReportAllocs()
 		for b.Loop() {

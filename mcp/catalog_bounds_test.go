@@ -1,18 +1,17 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // pagedUpstream is a fake upstream of n tools, listed pageSize at a time;
@@ -64,19 +63,12 @@ func TestUpstreamCatalogBounds(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := newApp(t)
-			logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
-			opts := testOptions(slogTo(logs))
+			logs := &testkit.Logs{}
+			opts := testOptions(logs.Logger())
 			opts.dial = c.f.dial
 			s := c.s
 			s.Name, s.Scope, s.ConnectTimeout = "up", "default", config.Duration(20*time.Second)
-			ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{s}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ups.Close()
-			if err := ups.Settle(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			ups := startSettled(t, a, []config.MCPServer{s}, opts)
 			st := ups.States()[0]
 			if st.State != StateReady || st.Tools != c.tools || st.ToolsLeftOut != c.leftOut || !strings.HasPrefix(st.ListingCut, c.cut) || (c.cut == "") != (st.ListingCut == "") {
 				t.Fatalf("state %+v, want ready, %d tools, %d left out, cut %q", st, c.tools, c.leftOut, c.cut)
@@ -100,10 +92,9 @@ func TestUpstreamCatalogBounds(t *testing.T) {
 					t.Fatalf("not reconnected: %+v", st)
 				}
 			}
-			logs.mu.Lock()
-			defer logs.mu.Unlock()
-			if n := strings.Count(logs.w.String(), c.log); n != 1 {
-				t.Errorf("%d lines %q, want one:\n%s", n, c.log, logs.w.String())
+			logged := logs.String()
+			if n := strings.Count(logged, c.log); n != 1 {
+				t.Errorf("%d lines %q, want one:\n%s", n, c.log, logged)
 			}
 		})
 	}

@@ -76,14 +76,7 @@ func TestCatalogEndToEnd(t *testing.T) {
 	opts := testOptions(discard)
 	opts.dial = up.dial
 	start := time.Now()
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "gh", Scope: "default"}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ups.Close() })
-	if err := ups.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	startSettled(t, a, []config.MCPServer{{Name: "gh", Scope: "default"}}, opts)
 	cs := connect(t, newServer(t, a, "coder"), clientOptions{})
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {

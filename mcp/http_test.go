@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -267,7 +268,7 @@ func TestHTTPSessionsAreBounded(t *testing.T) {
 	if err := sessions[0].Close(); err != nil { // DELETE /mcp
 		t.Fatal(err)
 	}
-	waitFor(t, "the closed session to be forgotten", func() bool { return h.sessions.count() == max-1 })
+	testkit.Eventually(t, "the closed session to be forgotten", func() bool { return h.sessions.count() == max-1 })
 	if _, err := httpClient(t, srv.URL+"/mcp", nil); err != nil {
 		t.Fatalf("a session after one ended: %v", err)
 	}

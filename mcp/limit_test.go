@@ -3,7 +3,6 @@ package mcp
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,13 +13,13 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // TestUpstreamMessageBounds: a reply over max_message_bytes, or nested
@@ -72,13 +71,9 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	a := newApp(t)
 	s.Timeout = config.Duration(30 * time.Second)
 	s.MaxMessageBytes = 1 << 20
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{s}, testOptions(discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-		t.Fatalf("%v %+v", err, ups.States())
+	ups := startSettled(t, a, []config.MCPServer{s}, testOptions(discard))
+	if !ups.Ready() {
+		t.Fatalf("%+v", ups.States())
 	}
 	const larger = "upstream up sent a reply larger than its max_message_bytes (1048576 bytes)"
 	for _, c := range []struct{ tool, args, want string }{
@@ -111,24 +106,7 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
 	base := ms.HeapInuse
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var ms goruntime.MemStats
-		for {
-			goruntime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	peak := testkit.SampleHeap()
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	var wg sync.WaitGroup
 	for range 10 {
@@ -139,9 +117,8 @@ func checkMessageBounds(t *testing.T, s config.MCPServer) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	<-sampled
-	if grew := peak.Load() - min(base, peak.Load()); grew > 64<<20 {
+	top := peak()
+	if grew := top - min(base, top); grew > 64<<20 {
 		t.Errorf("the heap grew by %d MiB while ten 15 MB replies were refused, want under 64 MiB", grew>>20)
 	}
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/runtime"
 )
 
@@ -176,8 +176,6 @@ type trickleResponse struct{ http.ResponseWriter }
 func (t trickleResponse) Write(p []byte) (int, error) { return trickler{t.ResponseWriter}.Write(p) }
 func (t trickleResponse) Flush()                      { t.ResponseWriter.(http.Flusher).Flush() }
 
-func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
-
 // addServer is the configuration of a serveAdd upstream.
 func addServer(name string, l config.Liveness) config.MCPServer {
 	return config.MCPServer{Name: name, Scope: "default", Command: []string{os.Args[0]},
@@ -271,16 +269,9 @@ func TestLivenessStdioWrites(t *testing.T) {
 // alive however long a call takes; the call is logged as stalled, once.
 func TestLivenessSlowCallIsNotSilence(t *testing.T) {
 	a := newApp(t)
-	logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	opts := testOptions(slogTo(logs))
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{addServer("busy", quickLiveness)}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	logs := &testkit.Logs{}
+	opts := testOptions(logs.Logger())
+	ups := startSettled(t, a, []config.MCPServer{addServer("busy", quickLiveness)}, opts)
 	if res := execute(a, "busy.slow", `{"ms":2500}`); res.IsError() {
 		t.Fatalf("a slow call on a live upstream failed: %+v", res.Error())
 	}
@@ -288,10 +279,9 @@ func TestLivenessSlowCallIsNotSilence(t *testing.T) {
 	if st.State != StateReady || st.Restarts != 0 || st.Unresponsive != 0 || st.StalledCalls != 1 {
 		t.Errorf("state %+v, want ready, no restart, never unresponsive, one stalled call", st)
 	}
-	logs.mu.Lock()
-	defer logs.mu.Unlock()
-	if n := strings.Count(logs.w.String(), "upstream calls stalled"); n != 1 || !strings.Contains(logs.w.String(), "busy.slow (call t1)") {
-		t.Errorf("want one stalled line naming busy.slow (call t1), got %d:\n%s", n, logs.w.String())
+	logged := logs.String()
+	if n := strings.Count(logged, "upstream calls stalled"); n != 1 || !strings.Contains(logged, "busy.slow (call t1)") {
+		t.Errorf("want one stalled line naming busy.slow (call t1), got %d:\n%s", n, logged)
 	}
 }
 
@@ -330,14 +320,7 @@ func TestLivenessUnresponsiveThenAnswering(t *testing.T) {
 	a := newApp(t)
 	l := quickLiveness
 	l.FailAfter = config.Duration(time.Minute)
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{addServer("sleepy", l)}, testOptions(discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ups := startSettled(t, a, []config.MCPServer{addServer("sleepy", l)}, testOptions(discard))
 	resume := stopProcess(t, pidOf(t, execute(a, "sleepy.pid", `{}`)))
 	done := make(chan *runtime.Result, 1)
 	go func() { done <- execute(a, "sleepy.add", `{"a":1,"b":2}`) }()
@@ -359,17 +342,9 @@ func TestLivenessUnresponsiveThenAnswering(t *testing.T) {
 // the other upstream's calls go on; it is restarted and answers again.
 func TestLivenessFrozenUpstream(t *testing.T) {
 	a := newApp(t)
-	logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	opts := testOptions(slogTo(logs))
-	ups, err := startUpstreams(context.Background(), a.Registry,
-		[]config.MCPServer{addServer("frozen", quickLiveness), addServer("other", quickLiveness)}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	logs := &testkit.Logs{}
+	opts := testOptions(logs.Logger())
+	ups := startSettled(t, a, []config.MCPServer{addServer("frozen", quickLiveness), addServer("other", quickLiveness)}, opts)
 	res := execute(a, "frozen.pid", `{}`)
 	if res.IsError() {
 		t.Fatal(res.Error())
@@ -455,10 +430,9 @@ func TestLivenessFrozenUpstream(t *testing.T) {
 	if other := ups.States()[1]; other.Restarts != 0 || other.Unresponsive != 0 {
 		t.Errorf("the other upstream %+v, want untouched", other)
 	}
-	logs.mu.Lock()
-	defer logs.mu.Unlock()
+	logged := logs.String()
 	for _, want := range []string{"upstream MCP server is not answering", "upstream=frozen", "upstream calls stalled", "frozen.add (call w"} {
-		if !strings.Contains(logs.w.String(), want) {
+		if !strings.Contains(logged, want) {
 			t.Errorf("the log lacks %q", want)
 		}
 	}

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 )
@@ -31,17 +31,10 @@ func TestUpstreamNotificationBounds(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
 	a := newApp(t)
-	logs := &lockedWriter{w: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	opts := testOptions(slogTo(logs))
+	logs := &testkit.Logs{}
+	opts := testOptions(logs.Logger())
 	opts.dial = f.dial
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "up", Scope: "default"}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ups := startSettled(t, a, []config.MCPServer{{Name: "up", Scope: "default"}}, opts)
 
 	var mu sync.Mutex
 	var progress []float64
@@ -65,9 +58,7 @@ func TestUpstreamNotificationBounds(t *testing.T) {
 	if st.ProgressDropped != int64(sent-len(progress)) {
 		t.Errorf("progress_dropped %d, want %d", st.ProgressDropped, sent-len(progress))
 	}
-	logs.mu.Lock()
-	defer logs.mu.Unlock()
-	if n := strings.Count(logs.w.String(), "upstream log message"); n > logBurst+logRate*10 || n == 0 || st.LogsDropped == 0 {
+	if n := strings.Count(logs.String(), "upstream log message"); n > logBurst+logRate*10 || n == 0 || st.LogsDropped == 0 {
 		t.Errorf("%d upstream log lines of %d sent, %d dropped", n, sent, st.LogsDropped)
 	}
 }

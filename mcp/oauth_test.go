@@ -105,15 +105,8 @@ func TestHTTPUpstreamOAuthClientCredentials(t *testing.T) {
 	t.Run("wrong credentials are unauthorized, not retried", func(t *testing.T) {
 		o := newOAuthServer(t)
 		a := newApp(t)
-		ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "guarded", URL: o.URL + "/mcp", Scope: "default",
+		ups := startSettled(t, a, []config.MCPServer{{Name: "guarded", URL: o.URL + "/mcp", Scope: "default",
 			Transport: config.TransportStreamable, Auth: &config.MCPAuth{ClientID: "codemode", ClientSecret: "wrong"}}}, testOptions(discard))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ups.Close()
-		if err := ups.Settle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
 		if st := ups.States()[0]; st.State != StateUnauthorized || st.Attempts != 1 {
 			t.Errorf("state %+v", st)
 		}

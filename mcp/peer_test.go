@@ -5,7 +5,6 @@ package mcp
 // installs the modules.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,6 +23,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/registry/schema"
@@ -366,19 +366,15 @@ func TestTypeScriptUpstream(t *testing.T) {
 	a := newApp(t)
 	opts := testOptions(discard)
 	opts.minBackoff = 20 * time.Millisecond
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{
+	ups := startSettled(t, a, []config.MCPServer{
 		{Name: "notes", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir}},
 		// A second instance with a short call timeout for the timeout case;
 		// connecting has its own.
 		{Name: "slow", Command: upstreamCommand(t, node), Scope: "default", Env: map[string]string{"MARKER_DIR": dir},
 			Timeout: config.Duration(300 * time.Millisecond), ConnectTimeout: config.Duration(30 * time.Second)},
 	}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-		t.Fatalf("settle: %v %+v", err, ups.States())
+	if !ups.Ready() {
+		t.Fatalf("settle: %+v", ups.States())
 	}
 
 	t.Run("registered", func(t *testing.T) {
@@ -435,7 +431,7 @@ func TestTypeScriptUpstream(t *testing.T) {
 		if !strings.Contains(string(got), "timed out") {
 			t.Errorf("value %s, want a timeout", got)
 		}
-		waitFor(t, "the upstream to see the cancellation", func() bool {
+		testkit.Eventually(t, "the upstream to see the cancellation", func() bool {
 			_, err := os.Stat(filepath.Join(dir, "aborted-t1"))
 			return err == nil
 		})
@@ -443,7 +439,7 @@ func TestTypeScriptUpstream(t *testing.T) {
 	t.Run("list_changed refreshes the SDK", func(t *testing.T) {
 		before := sdkVersion(t, a)
 		runProgram(t, a, `return await tools["notes.add_tool"]({name: "extra"})`)
-		waitFor(t, "notes.extra to be registered", func() bool { return sdkVersion(t, a) != before })
+		testkit.Eventually(t, "notes.extra to be registered", func() bool { return sdkVersion(t, a) != before })
 		got := runProgram(t, a, `return await tools["notes.extra"]({})`)
 		if string(got) != `{"name":"extra"}` {
 			t.Errorf("value %s", got)
@@ -474,7 +470,7 @@ func TestTypeScriptUpstream(t *testing.T) {
 			t.Errorf("call right after the kill: %s", got)
 		}
 		var after struct{ Pid int }
-		waitFor(t, "the upstream to come back", func() bool {
+		testkit.Eventually(t, "the upstream to come back", func() bool {
 			got := runProgram(t, a, `try { return await tools["notes.pid"]({}) } catch (e) { return {pid: 0} }`)
 			return json.Unmarshal(got, &after) == nil && after.Pid > 0
 		})
@@ -493,27 +489,7 @@ func TestTypeScriptUpstreamHTTP(t *testing.T) {
 	node := requireNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	defer cancel()
-	args := upstreamCommand(t, node, "--http")
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "MARKER_DIR="+t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("upstream.mjs --http: %v\n%s", err, stderr.String())
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if !ok {
-		t.Fatalf("upstream.mjs --http said %q", line)
-	}
+	url := startHTTPUpstream(t, node, "--http").url
 	a := newApp(t)
 	ups, err := startUpstreams(ctx, a.Registry, []config.MCPServer{{Name: "remote", URL: url, Scope: "default"}}, testOptions(discard))
 	if err != nil {
@@ -536,19 +512,6 @@ func sdkVersion(t *testing.T, a *app.App) string {
 		t.Fatal(err)
 	}
 	return bridge.SDK(v).Version()
-}
-
-// waitFor polls cond until it holds, failing after a generous bound (a
-// hang guard, not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // peerEnv is the environment of the re-executed test binary serving MCP.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 )
@@ -50,26 +51,6 @@ func requireReference(t *testing.T, name string, args ...string) []string {
 	}
 	return append([]string{node, abs}, args...)
 }
-
-// logSink is a logger whose output a test can read.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logSink) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // startReady starts upstreams for a and waits until each has connected.
 func startReady(t *testing.T, a *app.App, log *slog.Logger, servers ...config.MCPServer) *Upstreams {
@@ -347,8 +328,8 @@ func TestReferenceMemory(t *testing.T) {
 func TestStrayStdoutUpstream(t *testing.T) {
 	node := requireNode(t)
 	a := newApp(t)
-	var logs logSink
-	ups := startReady(t, a, logs.logger(), config.MCPServer{Name: "notes", Command: upstreamCommand(t, node), Scope: "default"})
+	var logs testkit.Logs
+	ups := startReady(t, a, logs.Logger(), config.MCPServer{Name: "notes", Command: upstreamCommand(t, node), Scope: "default"})
 	for i := range 3 {
 		got := run(t, a, fmt.Sprintf(`return (await tools["notes.chatty"]({text: "t%d"}))[0].text`, i))
 		if string(got) != fmt.Sprintf(`"t%d"`, i) {
@@ -431,8 +412,8 @@ func TestHTTPUpstreamKilledAndRevived(t *testing.T) {
 	port := freePort(t)
 	srv := startHTTPUpstream(t, node, "--http", "--port", port)
 	a := newApp(t)
-	var logs logSink
-	ups := startReady(t, a, logs.logger(), config.MCPServer{Name: "remote", URL: srv.url, Scope: "default"})
+	var logs testkit.Logs
+	ups := startReady(t, a, logs.Logger(), config.MCPServer{Name: "remote", URL: srv.url, Scope: "default"})
 	if got := run(t, a, `return (await tools["remote.add"]({a: 1, b: 2})).sum`); string(got) != "3" {
 		t.Fatalf("before: %s", got)
 	}
@@ -458,7 +439,7 @@ func TestHTTPUpstreamKilledAndRevived(t *testing.T) {
 			t.Errorf("state while dead %+v", st)
 		}
 		srv = startHTTPUpstream(t, node, "--http", "--port", port)
-		waitFor(t, "the upstream to be ready again", func() bool { return ups.States()[0].State == StateReady })
+		testkit.Eventually(t, "the upstream to be ready again", func() bool { return ups.States()[0].State == StateReady })
 		if got := run(t, a, `return (await tools["remote.add"]({a: 5, b: 5})).sum`); string(got) != "10" {
 			t.Errorf("when back: %s", got)
 		}
@@ -476,16 +457,12 @@ func TestHTTPUpstreamHealthCheck(t *testing.T) {
 	a := newApp(t)
 	opts := testOptions(discard)
 	opts.healthInterval = 50 * time.Millisecond
-	ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default"}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ups.Close()
-	if err := ups.Settle(context.Background()); err != nil || !ups.Ready() {
-		t.Fatalf("%v %+v", err, ups.States())
+	ups := startSettled(t, a, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default"}}, opts)
+	if !ups.Ready() {
+		t.Fatalf("%+v", ups.States())
 	}
 	srv.kill()
-	waitFor(t, "the health check to notice", func() bool { return ups.States()[0].State != StateReady })
+	testkit.Eventually(t, "the health check to notice", func() bool { return ups.States()[0].State != StateReady })
 }
 
 func TestHTTPUpstreamHeadersAndBearer(t *testing.T) {
@@ -502,17 +479,10 @@ func TestHTTPUpstreamHeadersAndBearer(t *testing.T) {
 
 	t.Run("a refused token is a state, not retried", func(t *testing.T) {
 		a := newApp(t)
-		var logs logSink
-		opts := testOptions(logs.logger())
-		ups, err := startUpstreams(context.Background(), a.Registry, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default",
+		var logs testkit.Logs
+		opts := testOptions(logs.Logger())
+		ups := startSettled(t, a, []config.MCPServer{{Name: "remote", URL: srv.url, Scope: "default",
 			Headers: map[string]string{"X-Team": "blue"}, Auth: &config.MCPAuth{Bearer: "wrong"}}}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ups.Close()
-		if err := ups.Settle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
 		st := ups.States()[0]
 		if st.State != StateUnauthorized || st.NextRetry != nil || !strings.Contains(st.LastError, "401") {
 			t.Fatalf("state %+v", st)

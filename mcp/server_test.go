@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,11 +14,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/app"
+	"github.com/codemode/codemode/internal/golden"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestToolListFollowsMode(t *testing.T) {
 	a := newApp(t)
@@ -123,25 +121,8 @@ func TestToolListGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "tools_"+scope+".golden.json"), append(got, '\n'))
+			golden.Check(t, filepath.Join("testdata", "tools_"+scope+".golden.json"), append(got, '\n'))
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update after checking the change):\n%s", path, got)
 	}
 }
 
@@ -437,7 +418,7 @@ func TestBindingsEndWithSessions(t *testing.T) {
 		t.Fatalf("%d bindings, want 1", bindings())
 	}
 	cs.Close()
-	waitFor(t, "the binding to be dropped", func() bool { return bindings() == 0 })
+	testkit.Eventually(t, "the binding to be dropped", func() bool { return bindings() == 0 })
 	sid, _ := res.Meta[metaPrefix+"sessionId"].(string)
 	if _, err := a.Store.GetSession(context.Background(), sid); err != nil {
 		t.Errorf("codemode session %q: %v", sid, err)

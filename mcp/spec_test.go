@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/registry/schema"
@@ -25,16 +26,7 @@ import (
 // version and returns its id.
 func rawSession(t *testing.T, url, version string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, version)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp := testkit.MCPInitialize(t, url, version)
 	id := resp.Header.Get(sessionHeader)
 	if id == "" {
 		t.Fatalf("no session id (status %d)", resp.StatusCode)
@@ -187,9 +179,9 @@ func TestHTTPSSEPrimingAndRetry(t *testing.T) {
 // TestToolListChangeLogsOnce: a change of the tool list is one log line,
 // however many (idle) HTTP sessions it notifies.
 func TestToolListChangeLogsOnce(t *testing.T) {
-	var logs logSink
+	var logs testkit.Logs
 	a := newApp(t)
-	h := Handler(a, HandlerOptions{Logger: logs.logger()})
+	h := Handler(a, HandlerOptions{Logger: logs.Logger()})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close()
@@ -204,7 +196,7 @@ func TestToolListChangeLogsOnce(t *testing.T) {
 	if _, err := a.Registry.Register("default", tool); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the change to be logged", func() bool { return strings.Contains(logs.String(), "tool list changed") })
+	testkit.Eventually(t, "the change to be logged", func() bool { return strings.Contains(logs.String(), "tool list changed") })
 	time.Sleep(100 * time.Millisecond) // nothing more may be logged for it
 	if n := strings.Count(logs.String(), "level=WARN"); n != 0 {
 		t.Errorf("%d warnings:\n%s", n, logs.String())

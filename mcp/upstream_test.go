@@ -18,6 +18,7 @@ import (
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/runtime"
@@ -126,14 +127,11 @@ func testOptions(log *slog.Logger) UpstreamOptions {
 	return UpstreamOptions{Logger: log, minBackoff: time.Millisecond, maxBackoff: 5 * time.Millisecond}
 }
 
-// startFake makes f the upstream "up" of the default scope of a, and waits
-// for its first connection.
-func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration) *Upstreams {
+// startSettled starts upstreams for a, closes them when the test ends, and
+// waits until each has connected or failed.
+func startSettled(t testing.TB, a *app.App, servers []config.MCPServer, opts UpstreamOptions) *Upstreams {
 	t.Helper()
-	opts := testOptions(discard)
-	opts.dial = f.dial
-	ups, err := startUpstreams(context.Background(), a.Registry,
-		[]config.MCPServer{{Name: "up", Scope: "default", Timeout: config.Duration(timeout)}}, opts)
+	ups, err := startUpstreams(context.Background(), a.Registry, servers, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +139,16 @@ func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration)
 	if err := ups.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return ups
+}
+
+// startFake makes f the upstream "up" of the default scope of a, and waits
+// for its first connection.
+func startFake(t *testing.T, a *app.App, f *fakeUpstream, timeout time.Duration) *Upstreams {
+	t.Helper()
+	opts := testOptions(discard)
+	opts.dial = f.dial
+	ups := startSettled(t, a, []config.MCPServer{{Name: "up", Scope: "default", Timeout: config.Duration(timeout)}}, opts)
 	return ups
 }
 
@@ -281,17 +289,17 @@ func TestUpstreamListChanged(t *testing.T) {
 	a := newApp(t)
 	f := newFakeUpstream()
 	startFake(t, a, f, 0)
-	before := sdkVersionOf(t, a)
+	before := sdkVersion(t, a)
 	sdk.AddTool(f.srv, &sdk.Tool{Name: "late", Description: "Added later."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, addOut, error) {
 			return nil, addOut{Sum: 7}, nil
 		})
-	waitFor(t, "up.late to be registered", func() bool { return sdkVersionOf(t, a) != before })
+	testkit.Eventually(t, "up.late to be registered", func() bool { return sdkVersion(t, a) != before })
 	if res := execute(a, "up.late", `{}`); res.Value().String() != `{"sum":7}` {
 		t.Fatalf("up.late: %s %+v", res.Value(), res.Error())
 	}
 	f.srv.RemoveTools("fail")
-	waitFor(t, "up.fail to be unregistered", func() bool {
+	testkit.Eventually(t, "up.fail to be unregistered", func() bool {
 		v, _ := a.Registry.View("default")
 		return !v.HasSDKTool("up.fail")
 	})
@@ -309,7 +317,7 @@ func TestUpstreamReconnects(t *testing.T) {
 	f.dropSessions()
 	// Reconnecting fails, so the upstream stays down: its tools stay
 	// registered and fail clearly, with the reason.
-	waitFor(t, "the upstream to fail", func() bool { return ups.States()[0].State == StateFailed })
+	testkit.Eventually(t, "the upstream to fail", func() bool { return ups.States()[0].State == StateFailed })
 	res := execute(a, "up.add", `{"a":1,"b":1}`)
 	if res.Code() != registry.CodeToolFailed || !strings.Contains(res.Error().Message, "upstream up is unavailable") || !strings.Contains(res.Error().Message, "connection refused") {
 		t.Errorf("while down: %q %q", res.Code(), res.Error().Message)
@@ -318,10 +326,10 @@ func TestUpstreamReconnects(t *testing.T) {
 		t.Error("Ready while the upstream is down")
 	}
 	f.refuse.Store(false)
-	waitFor(t, "calls to succeed again", func() bool { return !execute(a, "up.add", `{"a":1,"b":1}`).IsError() })
+	testkit.Eventually(t, "calls to succeed again", func() bool { return !execute(a, "up.add", `{"a":1,"b":1}`).IsError() })
 	// (A call may use the new session while its tools are still being
 	// listed, before the state says ready.)
-	waitFor(t, "the state to say ready", func() bool { return ups.States()[0].State == StateReady })
+	testkit.Eventually(t, "the state to say ready", func() bool { return ups.States()[0].State == StateReady })
 	if got := generation(t, a); got != gen {
 		t.Errorf("reconnecting to the same tools changed the registry (generation %d → %d)", gen, got)
 	}
@@ -339,7 +347,7 @@ func TestUpstreamCallWaitsForReconnection(t *testing.T) {
 	f.gate = make(chan struct{})
 	ups := startFake(t, a, f, 0)
 	f.dropSessions()
-	waitFor(t, "the reconnection to start", func() bool {
+	testkit.Eventually(t, "the reconnection to start", func() bool {
 		st := ups.States()[0]
 		return st.State == StateRestarting && f.dials.Load() >= 2
 	})
@@ -374,9 +382,8 @@ func TestUpstreamStop(t *testing.T) {
 func TestUpstreamUnreachableAtStart(t *testing.T) {
 	a := newApp(t)
 	var dials atomic.Int32
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	opts := testOptions(slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)))
+	var logs testkit.Logs
+	opts := testOptions(logs.Logger())
 	opts.dial = func(context.Context, config.MCPServer) (sdk.Transport, error) {
 		dials.Add(1)
 		return nil, errors.New("connection refused")
@@ -386,16 +393,15 @@ func TestUpstreamUnreachableAtStart(t *testing.T) {
 		t.Fatalf("an unreachable server must not fail the start: %v", err)
 	}
 	defer ups.Close()
-	waitFor(t, "retries", func() bool { return dials.Load() >= 5 })
+	testkit.Eventually(t, "retries", func() bool { return dials.Load() >= 5 })
 	st := ups.States()[0]
 	if st.State != StateFailed || st.LastError != "connection refused" || st.Attempts < 4 || st.NextRetry == nil {
 		t.Errorf("state %+v", st)
 	}
 	ups.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if n := strings.Count(logs.String(), "unavailable"); n != 1 {
-		t.Errorf("the failure was logged %d times in %d attempts, want once:\n%s", n, dials.Load(), logs.String())
+	logged := logs.String()
+	if n := strings.Count(logged, "unavailable"); n != 1 {
+		t.Errorf("the failure was logged %d times in %d attempts, want once:\n%s", n, dials.Load(), logged)
 	}
 }
 
@@ -423,9 +429,8 @@ func TestStartUpstreamsRejects(t *testing.T) {
 
 func TestUpstreamCommandThatExits(t *testing.T) {
 	a := newApp(t)
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	var logs testkit.Logs
+	log := logs.Logger()
 	opts := testOptions(log)
 	opts.minBackoff = time.Hour
 	ups, err := startUpstreams(context.Background(), a.Registry,
@@ -440,24 +445,12 @@ func TestUpstreamCommandThatExits(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 	ups.Close()
-	mu.Lock()
-	defer mu.Unlock()
+	logged := logs.String()
 	for _, want := range []string{"upstream=broken", "starting up", "unavailable"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("logs lack %q:\n%s", want, logs.String())
+		if !strings.Contains(logged, want) {
+			t.Errorf("logs lack %q:\n%s", want, logged)
 		}
 	}
-}
-
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func TestLineLogger(t *testing.T) {
@@ -480,15 +473,6 @@ func TestLineLogger(t *testing.T) {
 	if string(l.buf) != "xxxxxxx" {
 		t.Errorf("buffered %q", l.buf)
 	}
-}
-
-func sdkVersionOf(t *testing.T, a *app.App) string {
-	t.Helper()
-	v, err := a.Registry.View("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bridge.SDK(v).Version()
 }
 
 func sdkTS(t *testing.T, a *app.App) []byte {

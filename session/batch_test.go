@@ -13,6 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sessiontest"
+	"github.com/codemode/codemode/session/sqlite"
 )
 
 // batchStore is a store that reports its group commits.
@@ -28,7 +31,7 @@ type batchStore interface {
 func TestBatchOneTransaction(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "log.db")
-		s := openSQLite(t, path)
+		s := sessiontest.Open(t, sqlite.Open, path)
 		raw, err := sql.Open("sqlite", "file://"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +53,7 @@ func TestBatchOneTransaction(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		u := postgresSchema(t)
-		s := openPostgres(t, u)
+		s := sessiontest.Open(t, postgres.Open, u)
 		testBatch(t, s, func() (release func()) {
 			ctx := context.Background()
 			conn, err := pgx.Connect(ctx, u)
@@ -136,7 +139,7 @@ func testBatch(t *testing.T, s batchStore, block func() (release func())) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := textsOf(t, evs); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := sessiontest.Texts(t, evs); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("session %s holds %v, want %v", id, got, want)
 		}
 	}
@@ -156,17 +159,4 @@ func waitTicket(tk *session.Ticket, d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
-}
-
-func textsOf(t *testing.T, evs []session.Event) []string {
-	t.Helper()
-	var out []string
-	for _, e := range evs {
-		var c session.UserContext
-		if err := e.Decode(&c); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, c.Text)
-	}
-	return out
 }

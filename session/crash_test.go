@@ -18,6 +18,7 @@ import (
 
 	"github.com/codemode/codemode/session"
 	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sessiontest"
 	"github.com/codemode/codemode/session/sqlite"
 )
 
@@ -164,22 +165,12 @@ func startChild(t *testing.T, mode, url string) (*exec.Cmd, io.Reader) {
 func crashStores(t *testing.T, test func(t *testing.T, url string, open func() session.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
 		url := "sqlite://" + filepath.Join(t.TempDir(), "log.db")
-		test(t, url, func() session.Store { return openURL(t, url) })
+		test(t, url, func() session.Store { return sessiontest.Open(t, session.Open, url) })
 	})
 	t.Run("postgres", func(t *testing.T) {
 		url := postgresSchema(t)
-		test(t, url, func() session.Store { return openURL(t, url) })
+		test(t, url, func() session.Store { return sessiontest.Open(t, session.Open, url) })
 	})
-}
-
-func openURL(t *testing.T, url string) session.Store {
-	t.Helper()
-	s, err := session.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // TestCrashAppend appends to one session from this process and from a child
@@ -311,7 +302,7 @@ func testCrash(t *testing.T, mode string) {
 			}
 			// A write of two events is in the log whole or not at all, even
 			// the one the kill interrupted.
-			texts := textsOf(t, bySession["proc"])
+			texts := sessiontest.Texts(t, bySession["proc"])
 			for i, text := range texts {
 				if strings.HasSuffix(text, "+") && (i == 0 || texts[i-1]+"+" != text) {
 					t.Fatalf("proc holds %q without the event written with it (before it: %q)", text, texts[max(i-1, 0)])

@@ -24,26 +24,6 @@ func TestMemoryConformance(t *testing.T) {
 	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return session.NewMemory() })
 }
 
-func openSQLite(t testing.TB, path string) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func openPostgres(t testing.TB, url string) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // postgresSchema returns a URL to a schema of the test's own (see pgtest).
 func postgresSchema(t testing.TB) string { return pgtest.Schema(t) }
 
@@ -152,7 +132,7 @@ func TestUpgradeFromV1(t *testing.T) {
 			}
 		}
 		db.Close()
-		checkUpgraded(t, openSQLite(t, path), created, eventTime)
+		checkUpgraded(t, sessiontest.Open(t, sqlite.Open, path), created, eventTime)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		u := postgresSchema(t)
@@ -182,7 +162,7 @@ func TestUpgradeFromV1(t *testing.T) {
 			('full', 3, 'user/context', $2, NULL, '{}')`, created, eventTime, created.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		checkUpgraded(t, openPostgres(t, u), created, eventTime)
+		checkUpgraded(t, sessiontest.Open(t, postgres.Open, u), created, eventTime)
 	})
 }
 

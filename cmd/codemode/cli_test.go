@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/session"
 	"github.com/codemode/codemode/session/sqlite"
 )
@@ -92,11 +93,7 @@ func TestSDKAndTools(t *testing.T) {
 }
 
 func TestConfigScopesReachTheCLI(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("scopes:\n  agent: {parent: default, mode: code}\n  ro: {parent: default, restrict: {deny: [kv_set]}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := testkit.WriteFile(t, "c.yaml", "scopes:\n  agent: {parent: default, mode: code}\n  ro: {parent: default, restrict: {deny: [kv_set]}}\n")
 	if code, out, _ := runCLI(t, "", "tools", "--scope", "agent", "--config", cfg); code != 0 || !strings.Contains(out, "mode code") {
 		t.Fatalf("agent scope: %s", out)
 	}
@@ -107,9 +104,7 @@ func TestConfigScopesReachTheCLI(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "false" {
 		t.Fatalf("restricted run: %q", out)
 	}
-	if err := os.WriteFile(cfg, []byte("limits: {timeout: soon}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg = testkit.WriteFile(t, "c.yaml", "limits: {timeout: soon}\n")
 	if code, _, errs := runCLI(t, "", "tools", "--config", cfg); code != 2 || !strings.Contains(errs, "limits.timeout") {
 		t.Fatalf("bad config: exit %d %s", code, errs)
 	}
@@ -118,16 +113,8 @@ func TestConfigScopesReachTheCLI(t *testing.T) {
 func TestReplayPrintsTimeline(t *testing.T) {
 	dir := t.TempDir()
 	store := "sqlite://" + filepath.Join(dir, "log.db")
-	a, err := loadApp(context.Background(), config.Default(), store, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background(), runRequest("await tools.math_add({a: 1, b: 2}); return 1"))
-	a.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, out, errs := runCLI(t, "", "replay", res.SessionID, "--store", store)
+	sid := recordRun(t, config.Default(), store)
+	code, out, errs := runCLI(t, "", "replay", sid, "--store", store)
 	if code != 0 || !strings.Contains(out, "run_code") || !strings.Contains(out, "math_add") {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -200,6 +187,22 @@ func TestReplayPagesThroughTheLog(t *testing.T) {
 
 func runRequest(code string) app.RunRequest { return app.RunRequest{Code: code, Description: "test"} }
 
+// recordRun runs one program that calls math_add against store and returns
+// the id of the session it logged.
+func recordRun(t *testing.T, cfg config.Config, store string) string {
+	t.Helper()
+	a, err := loadApp(context.Background(), cfg, store, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), runRequest("await tools.math_add({a: 1, b: 2}); return 1"))
+	a.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.SessionID
+}
+
 func compact(raw []byte) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
@@ -210,10 +213,7 @@ func compact(raw []byte) string {
 
 // The preview names the tools a scope's guards withhold, and why.
 func TestToolsAndSDKNameWithheldTools(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "codemode.yaml")
-	if err := os.WriteFile(cfg, []byte("store: memory://\nscopes:\n  ro: {parent: default}\nguards:\n  - {scope: ro, tool: 'util_*', reason: owner veto}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := testkit.WriteFile(t, "codemode.yaml", "store: memory://\nscopes:\n  ro: {parent: default}\nguards:\n  - {scope: ro, tool: 'util_*', reason: owner veto}\n")
 	code, out, _ := runCLI(t, "", "tools", "--config", cfg, "--scope", "ro")
 	if code != 0 || !strings.Contains(out, "withheld (every call would be refused):\n  util_echo") || !strings.Contains(out, "guard: owner veto") {
 		t.Fatalf("tools: exit %d\n%s", code, out)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 var serveAddrRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
@@ -76,15 +78,10 @@ func startServeLine(t *testing.T, args ...string) (addr, line string, stop func(
 
 func TestServeRunsAndShutsDown(t *testing.T) {
 	addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--mode", "code")
-	resp, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
+	if status, _ := testkit.Get(t, "http://"+addr+"/healthz"); status != http.StatusOK {
+		t.Fatalf("healthz: %d", status)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %d", resp.StatusCode)
-	}
-	resp, err = http.Post("http://"+addr+"/v1/run", "application/json", strings.NewReader(`{"code": "return (await tools.math_add({a: 1, b: 2})).sum"}`))
+	resp, err := http.Post("http://"+addr+"/v1/run", "application/json", strings.NewReader(`{"code": "return (await tools.math_add({a: 1, b: 2})).sum"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +90,8 @@ func TestServeRunsAndShutsDown(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result":3`) {
 		t.Fatalf("run: %d %s", resp.StatusCode, b)
 	}
-	resp, err = http.Get("http://" + addr + "/v1/tools")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `"mode":"code"`) {
-		t.Errorf("--mode code not applied: %s", b)
+	if _, tools := testkit.Get(t, "http://"+addr+"/v1/tools"); !strings.Contains(tools, `"mode":"code"`) {
+		t.Errorf("--mode code not applied: %s", tools)
 	}
 	if status := stop(); status != 0 {
 		t.Fatalf("exit status %d after shutdown", status)
@@ -130,11 +121,8 @@ func TestServeDefaultStore(t *testing.T) {
 }
 
 func TestServeUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	badConfig := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(badConfig, []byte("server: {max_inflight_runs: 0}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	badConfig := testkit.WriteFile(t, "bad.yaml", "server: {max_inflight_runs: 0}\n")
+	dir := filepath.Dir(badConfig)
 	tests := []struct {
 		args []string
 		msg  string
@@ -165,19 +153,7 @@ func TestServeUsageErrors(t *testing.T) {
 func TestServeBoundsMCPSessions(t *testing.T) {
 	t.Setenv("CODEMODE_SERVER_MAX_MCP_SESSIONS", "1")
 	addr, _ := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://")
-	initialize := func() int {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	initialize := func() int { return testkit.MCPInitialize(t, "http://"+addr+"/mcp", "2025-06-18").StatusCode }
 	if code := initialize(); code != http.StatusOK {
 		t.Fatalf("the first session: %d", code)
 	}

@@ -10,22 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/session"
 )
-
-func writeFile(t *testing.T, name, text string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestHelpGoesToStdout(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
@@ -87,7 +78,7 @@ func TestConfigErrorsExit2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{}
 			if tc.yml != "" {
-				args = append(args, "--config", writeFile(t, "c.yaml", tc.yml))
+				args = append(args, "--config", testkit.WriteFile(t, "c.yaml", tc.yml))
 			}
 			if name, val, ok := strings.Cut(tc.env, "="); ok {
 				t.Setenv(name, val)
@@ -102,7 +93,7 @@ func TestConfigErrorsExit2(t *testing.T) {
 	}
 	// A glob that matches no tool is caught where the tools are known, by
 	// every command that builds the service.
-	cfg := writeFile(t, "c.yaml", "policies:\n  - {scope: default, tool: 'fils_*', decision: ask}\n")
+	cfg := testkit.WriteFile(t, "c.yaml", "policies:\n  - {scope: default, tool: 'fils_*', decision: ask}\n")
 	for _, cmd := range cmds[:5] {
 		code, _, errs := runCLI(t, "return 1", append(append([]string{}, cmd...), "--config", cfg)...)
 		if code != 2 || !strings.Contains(errs, `policies[0].tool: "fils_*" matches no tool in scope default`) || !strings.Contains(errs, "files_") {
@@ -142,21 +133,13 @@ func TestReplay(t *testing.T) {
 	db := filepath.Join(dir, "log.db")
 	cfg := config.Default()
 	cfg.Store = "sqlite://" + db
-	a, err := loadApp(context.Background(), cfg, cfg.Store, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background(), runRequest("await tools.math_add({a: 1, b: 2}); return 1"))
-	a.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := writeFile(t, "c.yaml", "store: sqlite://"+db+"\n")
-	code, out, errs := runCLI(t, "", "replay", res.SessionID, "--config", file)
+	sid := recordRun(t, cfg, cfg.Store)
+	file := testkit.WriteFile(t, "c.yaml", "store: sqlite://"+db+"\n")
+	code, out, errs := runCLI(t, "", "replay", sid, "--config", file)
 	if code != 0 || !strings.Contains(out, "math_add") {
 		t.Fatalf("replay --config: exit %d %s %s", code, out, errs)
 	}
-	code, out, errs = runCLI(t, "", "replay", "--json", res.SessionID, "--config", file)
+	code, out, errs = runCLI(t, "", "replay", "--json", sid, "--config", file)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) < 3 {
 		t.Fatalf("replay --json: exit %d %s %s", code, out, errs)
@@ -182,7 +165,7 @@ const askConfig = "policies:\n  - {scope: default, tool: 'files_*', decision: as
 const writeProgram = `await tools.files_write({path: "a.txt", content: "hi"}); return "written"`
 
 func TestRunApprovals(t *testing.T) {
-	cfg := writeFile(t, "c.yaml", askConfig+"approvals: {timeout: 10m}\n")
+	cfg := testkit.WriteFile(t, "c.yaml", askConfig+"approvals: {timeout: 10m}\n")
 	// Nobody to ask: the ask fails at once (well before the 10m timeout)
 	// and says how to answer.
 	code, _, errs := runCLI(t, writeProgram, "run", "-", "--config", cfg)
@@ -205,8 +188,8 @@ func TestRunApprovals(t *testing.T) {
 }
 
 func TestRunAsksAtTheTerminal(t *testing.T) {
-	cfg := writeFile(t, "c.yaml", askConfig)
-	prog := writeFile(t, "p.js", writeProgram)
+	cfg := testkit.WriteFile(t, "c.yaml", askConfig)
+	prog := testkit.WriteFile(t, "p.js", writeProgram)
 	for answer, want := range map[string]int{"y\n": 0, "n\n": 1, "": 1} {
 		var asked bytes.Buffer
 		old := findTerminal
@@ -227,7 +210,7 @@ func TestRunAsksAtTheTerminal(t *testing.T) {
 // A program read from stdin leaves stdin to the program: the person answers
 // on the controlling terminal, when stderr (where the question goes) is one.
 func TestRunAsksOnTheControllingTerminal(t *testing.T) {
-	cfg := writeFile(t, "c.yaml", askConfig)
+	cfg := testkit.WriteFile(t, "c.yaml", askConfig)
 	dir := t.TempDir()
 	tty, errPath := filepath.Join(dir, "tty"), filepath.Join(dir, "stderr")
 	if err := os.WriteFile(tty, []byte("y\n"), 0o600); err != nil {
@@ -322,12 +305,12 @@ func TestRetentionPrunes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var log bytes.Buffer
+	var log testkit.Logs
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pruneSessions(pctx, st, config.Retention{MaxCount: 1, Interval: config.Duration(time.Hour)}, slog.New(slog.NewTextHandler(&syncWriter{w: &log}, nil)))
+		pruneSessions(pctx, st, config.Retention{MaxCount: 1, Interval: config.Duration(time.Hour)}, log.Logger())
 	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		page, err := st.ListSessions(ctx, session.SessionFilter{})
@@ -355,22 +338,10 @@ func TestRetentionPrunes(t *testing.T) {
 	<-finished
 }
 
-// syncWriter serializes writes to a buffer shared with the test.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
 // TestStoreThatCannotOpen: one line naming the path and the fix, status 1,
 // from every command that opens the store.
 func TestStoreThatCannotOpen(t *testing.T) {
-	blocker := writeFile(t, "not-a-dir", "")
+	blocker := testkit.WriteFile(t, "not-a-dir", "")
 	store := "sqlite://" + filepath.Join(blocker, "codemode.db")
 	for _, cmd := range [][]string{{"serve", "--addr", "127.0.0.1:0", "--store", store}, {"mcp", "--store", store}} {
 		code, _, errs := runCLI(t, "", cmd...)

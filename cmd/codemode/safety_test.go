@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // server is a `codemode serve` in its own process, so that its memory can be read from /proc
@@ -28,24 +30,7 @@ type server struct {
 	cmd  *exec.Cmd
 	addr string
 	base string
-	logs *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs *testkit.Logs
 }
 
 // startServeProcess builds codemode and starts `codemode serve --config <yml> args…` in a
@@ -74,7 +59,7 @@ func startServeProcess(t *testing.T, yml string, args ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, cmd: cmd, logs: &lockedBuffer{}}
+	s := &server{t: t, cmd: cmd, logs: &testkit.Logs{}}
 	addrc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

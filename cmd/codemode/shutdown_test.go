@@ -5,13 +5,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // serveChild starts the test binary as `codemode serve` in a process of
@@ -23,10 +24,7 @@ func serveChild(t *testing.T, yml string) (base string, cmd *exec.Cmd, lines <-c
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(t.TempDir(), "c.yaml")
-	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := testkit.WriteFile(t, "c.yaml", yml)
 	cmd = exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--store", "memory://", "--config", cfg)
 	cmd.Env = append(os.Environ(), asCodemode+"=1")
 	stderr, err := cmd.StderrPipe()

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // asCodemode makes the test binary, re-executed with it set, the codemode
@@ -34,10 +35,7 @@ func upstreamConfig(t *testing.T, extra string) string {
 	}
 	cmd, _ := json.Marshal([]string{exe, "mcp", "--no-upstreams", "--store", "memory://"})
 	yml := fmt.Sprintf("mcp_servers:\n  - {name: inner, command: %s, env: {%s: \"1\"}, connect_timeout: 60s}\n%s", cmd, asCodemode, extra)
-	path := filepath.Join(t.TempDir(), "codemode.yaml")
-	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteFile(t, "codemode.yaml", yml)
 	return path
 }
 
@@ -85,13 +83,8 @@ func TestServeUpstreams(t *testing.T) {
 	addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--config", cfg)
 	defer stop()
 	get := func(path string) string {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		_, body := testkit.Get(t, "http://"+addr+path)
+		return body
 	}
 	if h := get("/healthz"); !strings.Contains(h, "ok") {
 		t.Fatalf("healthz %s", h)
@@ -179,39 +172,21 @@ func TestCommandsLoadOpenAPISources(t *testing.T) {
 	t.Run("serve", func(t *testing.T) {
 		addr, stop := startServe(t, "--addr", "127.0.0.1:0", "--store", "memory://", "--config", cfg)
 		defer stop()
-		resp, err := http.Get("http://" + addr + "/v1/openapi_sources")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(b), `"name":"calc"`) || !strings.Contains(string(b), `"state":"ready"`) || !strings.Contains(string(b), `"operations":1`) {
+		if _, b := testkit.Get(t, "http://"+addr+"/v1/openapi_sources"); !strings.Contains(b, `"name":"calc"`) || !strings.Contains(b, `"state":"ready"`) || !strings.Contains(b, `"operations":1`) {
 			t.Fatalf("GET /v1/openapi_sources: %s", b)
 		}
-		resp, err = http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			t.Fatal(err)
+		if status, b := testkit.Get(t, "http://"+addr+"/readyz"); status != http.StatusOK || !strings.Contains(b, `"openapi:calc":{"ok":true`) {
+			t.Fatalf("GET /readyz: %d %s", status, b)
 		}
-		b, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"openapi:calc":{"ok":true`) {
-			t.Fatalf("GET /readyz: %d %s", resp.StatusCode, b)
-		}
-		resp, err = http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_, b := testkit.Get(t, "http://"+addr+"/metrics")
 		for _, m := range []string{`codemode_openapi_source_ready{source="calc"} 1`, `codemode_openapi_requests_total{source="calc"} 0`, `codemode_openapi_calls_in_flight{source="calc"} 0`} {
-			if !strings.Contains(string(b), m) {
+			if !strings.Contains(b, m) {
 				t.Errorf("GET /metrics lacks %s", m)
 			}
 		}
 	})
 	t.Run("a bad document is one error at start", func(t *testing.T) {
-		bad := filepath.Join(t.TempDir(), "bad.yaml")
-		os.WriteFile(bad, []byte("openapi_sources:\n  - {name: calc, file: /nonexistent/doc.json, base_url: 'http://127.0.0.1:1'}\n"), 0o644)
+		bad := testkit.WriteFile(t, "bad.yaml", "openapi_sources:\n  - {name: calc, file: /nonexistent/doc.json, base_url: 'http://127.0.0.1:1'}\n")
 		code, _, errs := runCLI(t, "", "tools", "--config", bad)
 		if code != 2 || !strings.Contains(errs, "openapi_sources[0] (calc): open /nonexistent/doc.json") {
 			t.Fatalf("exit %d\nstderr %s", code, errs)

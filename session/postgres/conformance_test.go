@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/codemode/codemode/internal/pgtest"
@@ -11,14 +10,14 @@ import (
 )
 
 func TestPostgresConformance(t *testing.T) {
-	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return open(t, pgtest.Schema(t)) })
+	sessiontest.RunConformance(t, func(t *testing.T) session.Store { return sessiontest.Open(t, postgres.Open, pgtest.Schema(t)) })
 }
 
 // Two stores on one schema are two replicas sharing it.
 func TestPostgresShared(t *testing.T) {
 	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
 		u := pgtest.Schema(t)
-		return open(t, u), open(t, u)
+		return sessiontest.Open(t, postgres.Open, u), sessiontest.Open(t, postgres.Open, u)
 	})
 }
 
@@ -27,13 +26,3 @@ var (
 	_ session.WriteHealth   = (*postgres.Store)(nil)
 	_ session.LeaseSweeper  = (*postgres.Store)(nil)
 )
-
-func open(t testing.TB, url string) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}

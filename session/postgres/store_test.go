@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,31 +14,13 @@ import (
 	"github.com/codemode/codemode/internal/pgtest"
 	"github.com/codemode/codemode/session"
 	"github.com/codemode/codemode/session/postgres"
+	"github.com/codemode/codemode/session/sessiontest"
 )
 
 func TestPostgresMigrations(t *testing.T) {
 	u := pgtest.Schema(t)
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := postgres.Open(ctx, u)
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessiontest.OpenAtOnce(t, postgres.Open, u, 4)
 	conn, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +51,7 @@ func TestPostgresSchemaMissing(t *testing.T) {
 // append on another replica still wakes that replica's waiters.
 func TestPostgresListenerReconnect(t *testing.T) {
 	u := pgtest.Schema(t)
-	a, b := open(t, u), open(t, u)
+	a, b := sessiontest.Open(t, postgres.Open, u), sessiontest.Open(t, postgres.Open, u)
 	ctx := context.Background()
 	if err := a.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
 		t.Fatal(err)
@@ -114,7 +95,7 @@ func TestPostgresListenerReconnect(t *testing.T) {
 // writes commit on new ones, once each.
 func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
 	u := pgtest.Schema(t) + "&application_name=codemode-test-ended"
-	s := open(t, u)
+	s := sessiontest.Open(t, postgres.Open, u)
 	ctx := context.Background()
 	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
 		t.Fatal(err)
@@ -150,7 +131,7 @@ func TestPostgresWriterSurvivesEndedConnections(t *testing.T) {
 // own write: the other sessions' writes in the same group commit commit.
 // (The HTTP API refuses such ids; this is the store's second line.)
 func TestPostgresRefusedWriteFailsAlone(t *testing.T) {
-	s := open(t, pgtest.Schema(t))
+	s := sessiontest.Open(t, postgres.Open, pgtest.Schema(t))
 	ctx := context.Background()
 	const n = 40
 	for i := range n {

@@ -80,7 +80,7 @@ func testLeases(t *testing.T, s session.Store) {
 	if _, err := wait(t, s.Submit(ctx, session.Write{SessionID: "s", Lease: &b, Events: []session.Event{contextEvent("late b")}})); !errors.Is(err, session.ErrLeaseLost) {
 		t.Fatalf("write fenced by an expired, retaken lease: err = %v, want ErrLeaseLost", err)
 	}
-	if got := texts(t, mustEvents(t, s, "s", 0, 0)); len(got) != 1 || got[0] != "from b" {
+	if got := Texts(t, mustEvents(t, s, "s", 0, 0)); len(got) != 1 || got[0] != "from b" {
 		t.Fatalf("log holds %v, want only b's write", got)
 	}
 	// A lease that expired but was not retaken still fences correctly: its

@@ -165,7 +165,7 @@ func testDeleteSession(t *testing.T, s session.Store) {
 	if _, err := s.AcquireLease(ctx, "d", "other", time.Hour); err != nil {
 		t.Fatalf("recreated session is still leased: %v", err)
 	}
-	if got := texts(t, mustEvents(t, s, "keep", 0, 0)); !slices.Equal(got, []string{"kept"}) {
+	if got := Texts(t, mustEvents(t, s, "keep", 0, 0)); !slices.Equal(got, []string{"kept"}) {
 		t.Fatalf("deleting d changed keep: %v", got)
 	}
 }

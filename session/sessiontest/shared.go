@@ -123,7 +123,7 @@ func testSharedCreateRace(t *testing.T, a, b session.Store) {
 		if errA != nil {
 			winner = "b"
 		}
-		if got := texts(t, mustEvents(t, b, id, 0, 0)); sess.Scope != winner || len(got) != 1 || got[0] != winner {
+		if got := Texts(t, mustEvents(t, b, id, 0, 0)); sess.Scope != winner || len(got) != 1 || got[0] != winner {
 			t.Fatalf("round %d: %s won but the session is %+v with %v", round, winner, sess, got)
 		}
 	}
@@ -152,7 +152,7 @@ func testSharedLease(t *testing.T, a, b session.Store) {
 	if _, err := wait(t, b.Submit(ctx, session.Write{SessionID: "s", Lease: &lb, Events: []session.Event{contextEvent("b1")}})); err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(t, mustEvents(t, a, "s", 0, 0)); !slices.Equal(got, []string{"a1", "b1"}) {
+	if got := Texts(t, mustEvents(t, a, "s", 0, 0)); !slices.Equal(got, []string{"a1", "b1"}) {
 		t.Fatalf("log %v", got)
 	}
 	// Racing replicas: one wins each free lease.

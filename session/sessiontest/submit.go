@@ -53,7 +53,7 @@ func testSubmitOrder(t *testing.T, s session.Store) {
 		}
 	}
 	for _, id := range ids {
-		if got := texts(t, mustEvents(t, s, id, 0, 0)); !slices.Equal(got, want[id]) {
+		if got := Texts(t, mustEvents(t, s, id, 0, 0)); !slices.Equal(got, want[id]) {
 			t.Fatalf("session %s holds %v, want %v", id, got, want[id])
 		}
 		checkSeqs(t, s, id, len(want[id]))
@@ -159,10 +159,10 @@ func testSubmitFailures(t *testing.T, s session.Store) {
 		}
 	}
 	want := []string{"first", "ok 1", "ok 2", "ok 3", "ok 4", "ok 1", "ok 2", "ok 3", "ok 4"}
-	if got := texts(t, mustEvents(t, s, "a", 0, 0)); !slices.Equal(got, want) {
+	if got := Texts(t, mustEvents(t, s, "a", 0, 0)); !slices.Equal(got, want) {
 		t.Fatalf("session a holds %v, want %v", got, want)
 	}
-	if got := texts(t, mustEvents(t, s, "n", 0, 0)); !slices.Equal(got, []string{"new 1", "new 2", "new 2"}) {
+	if got := Texts(t, mustEvents(t, s, "n", 0, 0)); !slices.Equal(got, []string{"new 1", "new 2", "new 2"}) {
 		t.Fatalf("session n holds %v", got)
 	}
 	checkSeqs(t, s, "a", len(want))
@@ -340,18 +340,4 @@ func wait(t *testing.T, tk *session.Ticket) ([]session.Event, error) {
 		t.Fatal("a ticket did not resolve")
 	}
 	return got, err
-}
-
-// texts returns the texts of user/context events.
-func texts(t *testing.T, evs []session.Event) []string {
-	t.Helper()
-	var out []string
-	for _, e := range evs {
-		var c session.UserContext
-		if err := e.Decode(&c); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, c.Text)
-	}
-	return out
 }

@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -13,11 +12,11 @@ import (
 func TestSQLiteConformance(t *testing.T) {
 	t.Run("file", func(t *testing.T) {
 		sessiontest.RunConformance(t, func(t *testing.T) session.Store {
-			return open(t, filepath.Join(t.TempDir(), "log.db"))
+			return sessiontest.Open(t, sqlite.Open, filepath.Join(t.TempDir(), "log.db"))
 		})
 	})
 	t.Run("memory", func(t *testing.T) {
-		sessiontest.RunConformance(t, func(t *testing.T) session.Store { return open(t, ":memory:") })
+		sessiontest.RunConformance(t, func(t *testing.T) session.Store { return sessiontest.Open(t, sqlite.Open, ":memory:") })
 	})
 }
 
@@ -25,7 +24,7 @@ func TestSQLiteConformance(t *testing.T) {
 func TestSQLiteShared(t *testing.T) {
 	sessiontest.RunShared(t, func(t *testing.T) (session.Store, session.Store) {
 		path := filepath.Join(t.TempDir(), "log.db")
-		return open(t, path), open(t, path)
+		return sessiontest.Open(t, sqlite.Open, path), sessiontest.Open(t, sqlite.Open, path)
 	})
 }
 
@@ -33,13 +32,3 @@ var (
 	_ session.BoundedReader = (*sqlite.Store)(nil)
 	_ session.WriteHealth   = (*sqlite.Store)(nil)
 )
-
-func open(t testing.TB, path string) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}

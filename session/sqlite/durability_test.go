@@ -11,6 +11,7 @@ import (
 	driver "modernc.org/sqlite"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
 )
 
 // A file store flushes with fdatasync where the system has one (the switch
@@ -77,11 +78,7 @@ func TestSQLiteDurability(t *testing.T) {
 // and preparing one on a caller's time.
 func TestSQLiteOpensWarm(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "log.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sessiontest.Open(t, Open, filepath.Join(t.TempDir(), "log.db"))
 	open := s.db.Stats().OpenConnections
 	if idle := s.db.Stats().Idle; idle < 1 {
 		t.Fatalf("no idle reader after open (%d open)", open)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
 )
 
 // A full disk (here SQLite's max_page_count) fails writes with
@@ -16,11 +17,7 @@ import (
 // reads keep working and nothing committed is lost.
 func TestSQLiteFullDiskIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "log.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sessiontest.Open(t, Open, filepath.Join(t.TempDir(), "log.db"))
 	if err := s.CreateSession(ctx, session.Session{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +37,7 @@ func TestSQLiteFullDiskIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	pragma("PRAGMA max_page_count = " + strconv.FormatInt(pages, 10))
-	_, err = s.Append(ctx, "s", event(strings.Repeat("x", 1<<20)))
+	_, err := s.Append(ctx, "s", event(strings.Repeat("x", 1<<20)))
 	if !errors.Is(err, session.ErrUnavailable) || errors.Is(err, session.ErrRefused) {
 		t.Fatalf("append to a full database: %v, want ErrUnavailable", err)
 	}

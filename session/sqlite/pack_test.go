@@ -11,17 +11,14 @@ import (
 	"time"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
 )
 
 // A write's consecutive events without a call id share rows of at most maxPackEvents events
 // (and maxPackBytes of data); a tool/call or tool/result has a row of its own, with its call id.
 func TestSQLitePacksEventsWithoutCallIDs(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "log.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sessiontest.Open(t, Open, filepath.Join(t.TempDir(), "log.db"))
 	call, _ := session.NewEvent(session.TypeToolCall, session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "run_code", Arguments: "{}"})
 	result, _ := session.NewEvent(session.TypeToolResult, session.ToolResult{CallID: "c1"})
 	evs := []session.Event{call}
@@ -126,11 +123,7 @@ func TestSQLiteMigratesToPacking(t *testing.T) {
 	}
 	db.Close()
 
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sessiontest.Open(t, Open, path)
 	var more []session.Event
 	for i := 4; i <= 6; i++ {
 		e, _ := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "t", Text: fmt.Sprint(i)})

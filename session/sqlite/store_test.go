@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/codemode/codemode/session"
+	"github.com/codemode/codemode/session/sessiontest"
 	"github.com/codemode/codemode/session/sqlite"
 )
 
@@ -18,34 +18,15 @@ func TestSQLiteMigrations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.db")
 
 	// Opened at once by several instances, a new file is migrated once.
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := sqlite.Open(ctx, path)
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessiontest.OpenAtOnce(t, sqlite.Open, path, 4)
 
 	// Reopening keeps the data and applies nothing twice.
-	s := open(t, path)
+	s := sessiontest.Open(t, sqlite.Open, path)
 	if err := s.CreateSession(ctx, session.Session{ID: "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	s = open(t, path)
+	s = sessiontest.Open(t, sqlite.Open, path)
 	if _, err := s.GetSession(ctx, "kept"); err != nil {
 		t.Fatalf("after reopening: %v", err)
 	}
