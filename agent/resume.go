@@ -68,6 +68,11 @@ func (a *Agent) Resume(ctx context.Context, sessionID, callID string) (*runtime.
 	if len(run.pending) > 0 {
 		return nil, fmt.Errorf("%w: %d ask(s) of run %q are unanswered", ErrWaiting, len(run.pending), callID)
 	}
+	if name := a.missingTool(st.Scope, run); name != "" && a.opts.Now().Sub(run.at) < a.opts.ApprovalTimeout {
+		// An upstream not connected yet (after a restart, say): a call the
+		// run must repeat waits for its tool, for as long as an ask would.
+		return nil, fmt.Errorf("%w: tool %q of run %q is not available", ErrWaiting, name, callID)
+	}
 	logCtx := context.WithoutCancel(ctx)
 	w := newLogWriter(a.store, sessionID, nil, lease, a.checkpoint(sessionID, st))
 	resumed, err := entriesEvents("tool/code-resumed", entry{session.TypeCodeResumed, session.CodeResumed{CallID: callID}})
@@ -103,6 +108,7 @@ func (a *Agent) Resume(ctx context.Context, sessionID, callID string) (*runtime.
 // suspended is what the log holds of a suspended run.
 type suspended struct {
 	call    session.ToolCall
+	at      time.Time // when the run's tool/call was logged
 	resume  *bridge.Resume
 	pending []session.ApprovalAsked // asks it waits for that have no answer, in ask order
 	asked   map[string]time.Time    // when each pending ask was made, by approval id
@@ -112,11 +118,12 @@ type suspended struct {
 func (a *Agent) suspendedRun(ctx context.Context, sessionID, callID string, seq int64) (*suspended, error) {
 	var events []session.Event
 	var call *session.ToolCall
+	var at time.Time
 	err := session.Pages(ctx, a.store, sessionID, seq-1, scanPage, readBytes, func(page []session.Event) bool {
 		for _, e := range page {
 			if e.Type == session.TypeToolCall && call == nil {
 				if p, ok := e.Payload().(*session.ToolCall); ok && p.CallID == callID {
-					call = p
+					call, at = p, e.Time
 				}
 				continue
 			}
@@ -136,7 +143,7 @@ func (a *Agent) suspendedRun(ctx context.Context, sessionID, callID string, seq 
 	if err != nil {
 		return nil, &unresumable{err}
 	}
-	out := &suspended{call: *call, resume: rs, asked: map[string]time.Time{}}
+	out := &suspended{call: *call, at: at, resume: rs, asked: map[string]time.Time{}}
 	answered := map[string]bool{}
 	for _, e := range events {
 		switch p := e.Payload().(type) {
@@ -151,6 +158,25 @@ func (a *Agent) suspendedRun(ctx context.Context, sessionID, callID string, seq 
 	}
 	out.pending = deleteAnswered(out.pending, answered)
 	return out, nil
+}
+
+// missingTool names a tool the scope's view lacks that a call of the run
+// must run again (it waited for its ask, or started and never settled);
+// "" when there is none.
+func (a *Agent) missingTool(scope string, run *suspended) string {
+	v, err := a.rt.Registry().View(scope)
+	if err != nil {
+		return ""
+	}
+	for _, s := range run.resume.Starts {
+		if _, settled := run.resume.Settled[s.Number]; settled {
+			continue
+		}
+		if _, ok := v.Get(s.Name); !ok {
+			return s.Name
+		}
+	}
+	return ""
 }
 
 func deleteAnswered(asks []session.ApprovalAsked, answered map[string]bool) []session.ApprovalAsked {

@@ -123,6 +123,7 @@ func ResumeOf(callID string, events []session.Event) (*Resume, error) {
 type journalPieces struct {
 	mu   sync.Mutex
 	text strings.Builder
+	over bool // a piece ended the journal as over its bound: it cannot replay
 }
 
 func (j *journalPieces) add(piece string) {
@@ -131,7 +132,15 @@ func (j *journalPieces) add(piece string) {
 	}
 	j.mu.Lock()
 	j.text.WriteString(piece)
+	j.over = j.over || strings.HasSuffix(piece, " X")
 	j.mu.Unlock()
+}
+
+// whole reports whether the journal can replay: it never outgrew its bound.
+func (j *journalPieces) whole() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.over
 }
 
 // take returns the pieces gathered since the last take.
@@ -307,10 +316,11 @@ func (r *run) suspension(res sandbox.Result) error {
 	r.stopMu.Lock()
 	waiting := append([]string(nil), r.waiting...)
 	r.stopMu.Unlock()
-	journal := r.journal.take() + res.Journal
+	r.journal.add(res.Journal)
+	journal := r.journal.take()
 	ss, ok := r.sink.(SuspendSink)
 	switch {
-	case res.Abandoned || strings.HasSuffix(journal, " X"):
+	case res.Abandoned || !r.journal.whole():
 		return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: sandbox.KindCancelled, Message: "run_code could not suspend (its program could not be recorded whole) while calls waited for approval"}
 	case !ok:
 		return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: sandbox.KindCancelled, Message: "run_code could not suspend: nothing logs it"}
