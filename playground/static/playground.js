@@ -37,6 +37,7 @@
     events: [],
     lastSeq: 0,
     approvals: [],
+    suspended: null, // {sessionID, callID, scope}: a run suspended at an ask, whose result the log will bring
     running: false,
     lastRun: null,
     exampleName: "",
@@ -969,10 +970,19 @@
       state.lastRun = { res, elapsed, scope };
       renderResult();
       renderTimeline();
-      setRunStatus(
-        (res.is_error ? "Failed" : "Succeeded") + " in " + fmtMs(elapsed) + " (round trip) with " + res.calls.length + " nested call" + (res.calls.length === 1 ? "" : "s") + ".",
-        res.is_error ? "err" : "ok",
-      );
+      if (res.status === "suspended") {
+        // Nothing holds the run now: it resumes by replay once its asks are
+        // answered (below, or by anyone), and its result comes from the log.
+        state.suspended = { sessionID: res.session_id, callID: res.call_id, scope };
+        const n = (res.pending_approvals || []).length;
+        setRunStatus("Suspended after " + fmtMs(elapsed) + ": waiting for " + n + " approval" + (n === 1 ? "" : "s") + ". Answer below; the run resumes where it was.", "busy");
+        refreshApprovals();
+      } else {
+        setRunStatus(
+          (res.is_error ? "Failed" : "Succeeded") + " in " + fmtMs(elapsed) + " (round trip) with " + res.calls.length + " nested call" + (res.calls.length === 1 ? "" : "s") + ".",
+          res.is_error ? "err" : "ok",
+        );
+      }
     } catch (err) {
       setRunStatus("The run did not start: " + err.message, "err");
       reportError(err, "Run");
@@ -993,13 +1003,17 @@
     const { res } = state.lastRun;
     const b = $("result-badge");
     b.hidden = false;
-    b.className = "badge " + (res.is_error ? "err" : "ok");
-    b.textContent = res.is_error ? "Failed" + (res.error && res.error.kind ? " · " + res.error.kind : "") : "Succeeded";
+    const suspended = res.status === "suspended";
+    b.className = "badge " + (suspended ? "warn" : res.is_error ? "err" : "ok");
+    b.textContent = suspended ? "Suspended" : res.is_error ? "Failed" + (res.error && res.error.kind ? " · " + res.error.kind : "") : "Succeeded";
     const parts = [];
     parts.push(
       h("p", { className: "meta-line" }, "call ", h("code", { textContent: res.call_id }), " in session ", h("code", { textContent: res.session_id })),
     );
-    if (res.is_error) {
+    if (suspended) {
+      parts.push(h("p", { id: "result-suspended" }, "The run is suspended: no process holds it. It resumes by replay once these are answered:"));
+      for (const p of res.pending_approvals || []) parts.push(h("p", { className: "small" }, h("code", { textContent: p.tool }), " ", p.reason || ""));
+    } else if (res.is_error) {
       const e = res.error || {};
       parts.push(
         h(
@@ -1013,7 +1027,11 @@
     } else {
       const v = res.value || {};
       parts.push(h("h3", { textContent: "Result" }));
-      parts.push("result" in v ? h("div", { id: "result-value" }, jsonBlock(v.result)) : empty("(no result)"));
+      if (res.value === null && res.resumed) {
+        // A resumed run's result comes from the log, as the model sees it.
+        const text = (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+        parts.push(h("div", { id: "result-value" }, codeBlock(text, "plain", "text-block")));
+      } else parts.push("result" in v ? h("div", { id: "result-value" }, jsonBlock(v.result)) : empty("(no result)"));
       parts.push(h("h3", {}, "Logs ", h("span", { className: "count", textContent: String((v.logs || []).length) })));
       parts.push((v.logs || []).length ? codeBlock(v.logs.join("\n"), "plain", "logs") : empty("(no logs)"));
     }
@@ -1447,13 +1465,36 @@
     while (list.children.length > MAX_EVENT_ROWS) list.firstElementChild.remove();
     if (stick) list.scrollTop = list.scrollHeight;
     if (e.type === "approval/asked" || e.type === "approval/answered") refreshApprovals();
+    if (e.type === "tool/result" && state.suspended && e.call_id === state.suspended.callID) resumedResult(state.suspended);
     if (e.type === "tool/result" || e.type === "user/context") refreshMessagesSoon();
     // The time line follows the log: a run's calls and approval waits as
     // they happen, and its span once its result is in.
     if (e.type.startsWith("tool/") || e.type.startsWith("approval/")) renderTimelineSoon();
   }
 
+  // resumedResult shows the result of a suspended run once it has resumed
+  // and settled, as the log holds it.
+  async function resumedResult(susp) {
+    state.suspended = null;
+    try {
+      const call = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(susp.sessionID) + "/calls/" + encodeURIComponent(susp.callID));
+      const r = call.result || {};
+      state.lastRun = {
+        scope: susp.scope,
+        elapsed: 0,
+        res: { session_id: susp.sessionID, call_id: susp.callID, status: "completed", resumed: true, is_error: !!r.is_error, error: r.error || null, content: r.content || [], value: null, calls: call.calls || [], contexts: r.contexts || [] },
+      };
+      renderResult();
+      renderTimeline();
+      setRunStatus(r.is_error ? "The resumed run failed." : "The run resumed and finished.", r.is_error ? "err" : "ok");
+    } catch (err) {
+      reportError(err, "Resumed run");
+    }
+  }
+
   const eventLabels = {
+    "tool/code-suspended": "suspended",
+    "tool/code-resumed": "resumed",
     "tool/call": "call",
     "tool/result": "result",
     "tool/code-dispatch-start": "sub-call",
@@ -1484,6 +1525,10 @@
         return e.tool + " waits for a person" + (e.reason ? ": " + e.reason : "");
       case "approval/answered":
         return e.decision + (e.reason ? ": " + e.reason : "");
+      case "tool/code-suspended":
+        return "the run suspends: " + (e.waiting || []).length + " call" + ((e.waiting || []).length === 1 ? "" : "s") + " wait for a person";
+      case "tool/code-resumed":
+        return "the run resumes by replay";
     }
     return "";
   }
