@@ -37,18 +37,20 @@ func (s *CodeDispatchStart) appendFields(b []byte) ([]byte, bool) {
 	b = append(b, `,"name":`...)
 	b = jsontext.AppendStringHTML(b, s.Name)
 	b = append(b, `,"arguments":`...)
-	return appendRaw(b, s.Arguments)
+	b, ok := appendRaw(b, s.Arguments)
+	if s.Journal != "" {
+		b = append(b, `,"journal":`...)
+		b = jsontext.AppendStringHTML(b, s.Journal)
+	}
+	return b, ok
 }
 
 // size is room for the start's fields, so that writing them grows nothing.
 func (s *CodeDispatchStart) size() int {
-	return 96 + len(s.RootCallID) + len(s.ParentCallID) + len(s.SubCallID) + len(s.Name) + len(s.Arguments)
+	return 96 + len(s.RootCallID) + len(s.ParentCallID) + len(s.SubCallID) + len(s.Name) + len(s.Arguments) + len(s.Journal)
 }
 
 func (s CodeDispatchStart) appendJSON(b []byte) ([]byte, bool) {
-	if s.Journal != "" {
-		return b, false // a resumable run's: json.Marshal's
-	}
 	b = slices.Grow(b, s.size())
 	b = append(b, '{')
 	b, ok := s.appendFields(b)
@@ -56,10 +58,10 @@ func (s CodeDispatchStart) appendJSON(b []byte) ([]byte, bool) {
 }
 
 func (d CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
-	if d.Journal != "" || d.Value != nil || d.Thrown != nil || d.Contexts != nil || d.ConcludesTurn {
-		return b, false // a resumable run's: json.Marshal's
+	if d.Contexts != nil {
+		return b, false // rare: json.Marshal's
 	}
-	n := d.CodeDispatchStart.size() + 128
+	n := d.CodeDispatchStart.size() + 128 + len(d.Value)
 	for i := range d.Content {
 		n += 32 + len(d.Content[i].Type) + len(d.Content[i].Text)
 	}
@@ -96,6 +98,26 @@ func (d CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `,"ended_at":`...)
 	if b, ok = appendTime(b, d.EndedAt); !ok {
 		return b, false
+	}
+	if len(d.Value) > 0 {
+		b = append(b, `,"value":`...)
+		if b, ok = appendRaw(b, d.Value); !ok {
+			return b, false
+		}
+	}
+	if t := d.Thrown; t != nil {
+		b = append(b, `,"thrown":{"tool":`...)
+		b = jsontext.AppendStringHTML(b, t.Tool)
+		if t.Code != "" {
+			b = append(b, `,"code":`...)
+			b = jsontext.AppendStringHTML(b, t.Code)
+		}
+		b = append(b, `,"message":`...)
+		b = jsontext.AppendStringHTML(b, t.Message)
+		b = append(b, '}')
+	}
+	if d.ConcludesTurn {
+		b = append(b, `,"concludes_turn":true`...)
 	}
 	return append(b, '}'), true
 }

@@ -32,6 +32,12 @@ func FuzzDispatchJSON(f *testing.F) {
 		if code != "" {
 			d.Error = &ErrorInfo{Code: registry.Code(code), Kind: kind, Message: message}
 		}
+		if extra { // what a run that may suspend adds
+			start.Journal, d.Journal = kind, kind
+			d.Value = json.RawMessage(args)
+			d.Thrown = &Thrown{Tool: name, Code: code, Message: message}
+			d.ConcludesTurn = isError
+		}
 		check := func(v any, got []byte, ok bool) {
 			want, err := json.Marshal(v)
 			if err != nil {
