@@ -92,6 +92,8 @@ type Agent struct {
 	// answering serializes Answer within the process, so that two answers
 	// racing here cannot both pass the "still pending" check.
 	answering sync.Mutex
+	// resuming holds a token per run being resumed (MaxResuming).
+	resuming chan struct{}
 }
 
 // New returns an agent over rt that logs to store.
@@ -120,6 +122,7 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 	return &Agent{
 		rt: rt, store: store, opts: opts, owner: "agent-" + session.NewID(),
 		steps: map[string]*sessionLock{}, states: map[string]*logState{}, leases: map[string]*heldLease{},
+		resuming: make(chan struct{}, MaxResuming),
 	}
 }
 

@@ -200,10 +200,18 @@ func nestedOrAsk(e session.Event) bool {
 	return false
 }
 
-// resumeLater resumes the run in the background when it no longer waits;
-// a run that still waits, or that another process resumed, is left.
+// MaxResuming bounds the runs one agent resumes at once: answers to many
+// suspended runs at one moment (or a restart with many ready) queue for a
+// turn rather than start that many programs together.
+const MaxResuming = 16
+
+// resumeLater resumes the run in the background, in one of MaxResuming
+// turns, when it no longer waits; a run that still waits, or that another
+// process resumed, is left.
 func (a *Agent) resumeLater(sessionID, callID string) {
 	gopool.Go(func() {
+		a.resuming <- struct{}{}
+		defer func() { <-a.resuming }()
 		_, err := a.Resume(context.Background(), sessionID, callID)
 		switch {
 		case err == nil, errors.Is(err, ErrWaiting), errors.Is(err, ErrNotSuspended), errors.Is(err, session.ErrLeased):

@@ -179,3 +179,23 @@ func FuzzParseJournal(f *testing.F) {
 var _ Replayer = (*journalHost)(nil)
 
 func bytesEqual(a, b json.RawMessage) bool { return string(a) == string(b) }
+
+// journaling keeps its run's journal (a Replayer with nothing to replay).
+type journaling struct{ Host }
+
+func (journaling) Journal() string { return "" }
+
+// BenchmarkRunJournaled* are BenchmarkRunOneCallSyncHost, BenchmarkRunElevenCallsSyncHost
+// and BenchmarkRunTimers with the journal kept, as for a run that may suspend: the
+// difference is what recording costs.
+func BenchmarkRunJournaledOneCall(b *testing.B) {
+	benchmarkRunProgram(b, journaling{newNamesHost(10)}, "", "return await tools.tool_0001({a: 1})")
+}
+
+func BenchmarkRunJournaledElevenCalls(b *testing.B) {
+	benchmarkRunProgram(b, journaling{newNamesHost(10)}, "11", "let n = 0; for (let i = 0; i < 11; i++) if ((await tools.tool_0001({a: i, b: 2})).ok) n++; return n")
+}
+
+func BenchmarkRunJournaledTimers(b *testing.B) {
+	benchmarkRunProgram(b, journaling{nil}, "100", `let n = 0; await new Promise(r => { for (let i = 0; i < 100; i++) setImmediate(() => { if (++n === 100) r() }) }); for (let i = 0; i < 100; i++) clearTimeout(setTimeout(() => {}, 1000)); return n`)
+}
