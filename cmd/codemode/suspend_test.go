@@ -64,11 +64,10 @@ func newShop(t *testing.T) *shop {
 	return s
 }
 
-// shopYAML is a configuration of the shop whose runs suspend after 200 ms
-// on an ask; with ask, the shop's orders need one.
+// shopYAML is a configuration of the shop whose runs (in worker processes)
+// suspend after 200 ms on an ask; with ask, the shop's orders need one.
 func shopYAML(s *shop, ask bool) string {
-	yml := fmt.Sprintf(`isolation: inproc
-approvals: {hold: 200ms, timeout: 1h}
+	yml := fmt.Sprintf(`approvals: {hold: 200ms, timeout: 1h}
 mcp_servers:
   - {name: shop, url: "%s", connect_timeout: 30s}
 `, s.URL)
