@@ -85,6 +85,7 @@ type HTTPHandler struct {
 	admission Admission                    // guarded by mu
 	tenant    func(r *http.Request) string // guarded by mu
 	sessions  *sessionCap
+	tasks     taskStore // task-augmented calls (tasks.go)
 }
 
 // Admission ties a tool call to the admission of the HTTP request that
@@ -209,28 +210,39 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "UNKNOWN_SCOPE", fmt.Sprintf("unknown scope %q", scope))
 		return
 	}
-	if r.Method == http.MethodPost && !h.precheck(w, r) {
-		return
+	if r.Method == http.MethodPost {
+		goOn, method := h.precheck(w, r, scope)
+		if !goOn {
+			return
+		}
+		if method == "initialize" || method == "tools/list" {
+			// The go-sdk does not know tasks: its answer gets them (tasks.go).
+			rw := &taskAnnouncer{header: http.Header{}}
+			h.h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
+			rw.flushTo(w)
+			return
+		}
 	}
 	h.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
 }
 
 // precheck answers, as the specification says, the POSTs the go-sdk would
 // answer otherwise: a request without a session id that is not an
-// initialize (HTTP 400 with a JSON-RPC error), and a request for a method no
+// initialize (HTTP 400 with a JSON-RPC error), a request for a method no
 // server has (JSON-RPC -32601; an unknown notification is accepted and
-// ignored). It reports whether the request goes on to the go-sdk, with its
-// body restored.
-func (h *HTTPHandler) precheck(w http.ResponseWriter, r *http.Request) bool {
+// ignored), and the requests of tasks, which the go-sdk does not know
+// (tasks.go). It reports whether the request goes on to the go-sdk, with its
+// body restored, and the method of a request alone in its body.
+func (h *HTTPHandler) precheck(w http.ResponseWriter, r *http.Request, scope string) (bool, string) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil || len(body) > maxBody {
-		return true // the go-sdk reports it (413, or the read error)
+		return true, "" // the go-sdk reports it (413, or the read error)
 	}
 	msgs, ok := decodeBody(body)
 	if !ok {
-		return true // malformed: the go-sdk's parse error
+		return true, "" // malformed: the go-sdk's parse error
 	}
 	if r.Header.Get(sessionHeader) == "" && r.Header.Get("Mcp-Protocol-Version") < "2026-07-28" {
 		initialize := false
@@ -247,28 +259,35 @@ func (h *HTTPHandler) precheck(w http.ResponseWriter, r *http.Request) bool {
 		}
 		if !initialize {
 			writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: no Mcp-Session-Id header; start a session with initialize")
-			return false
+			return false, ""
 		}
 		if !h.sessions.admissible(r.Header.Get(tenantHeader)) {
 			w.Header().Set("Retry-After", sessionRetryAfter)
 			e := tooManySessions(nil)
 			writeRPCError(w, http.StatusServiceUnavailable, id, e.Code, e.Message)
-			return false
+			return false, ""
 		}
 	}
 	if len(msgs) != 1 {
-		return true
+		return true, ""
 	}
 	req, ok := msgs[0].(*jsonrpc.Request)
-	if !ok || sdkServerMethods[req.Method] {
-		return true
+	if !ok {
+		return true, ""
+	}
+	if req.IsCall() && r.Header.Get(sessionHeader) != "" && wantsTask(req) {
+		h.serveTask(w, r, req, scope)
+		return false, req.Method
+	}
+	if sdkServerMethods[req.Method] {
+		return true, req.Method
 	}
 	if !req.IsCall() {
 		w.WriteHeader(http.StatusAccepted)
-		return false
+		return false, ""
 	}
 	writeRPCError(w, http.StatusOK, req.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method))
-	return false
+	return false, ""
 }
 
 // decodeBody decodes a POST body: one JSON-RPC message or a batch.

@@ -661,3 +661,110 @@ func TestTypeScriptClientForwarding(t *testing.T) {
 		}
 	})
 }
+
+// tasksReport is what tasks.mjs prints.
+type tasksReport struct {
+	Capabilities *struct {
+		Requests struct {
+			Tools struct {
+				Call map[string]any `json:"call"`
+			} `json:"tools"`
+		} `json:"requests"`
+	} `json:"capabilities"`
+	TaskSupport string `json:"taskSupport"`
+	Created     struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+		TTL    int64  `json:"ttl"`
+	} `json:"created"`
+	Listed   []string `json:"listed"`
+	Statuses []struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	} `json:"statuses"`
+	Result          peerResult `json:"result"`
+	Error           string     `json:"error"`
+	Cancelled       string     `json:"cancelled"`
+	CancelledResult string     `json:"cancelledResult"`
+	OtherTool       string     `json:"otherTool"`
+}
+
+// TestTypeScriptClientTasks: the TypeScript SDK's client calls run_code as
+// a task over /mcp; the program waits for an approval, which the test gives
+// once the ask is logged, and the client gets the result by polling.
+func TestTypeScriptClientTasks(t *testing.T) {
+	node := requireNode(t)
+	cfg := config.Default()
+	cfg.Policies = []config.Policy{{Scope: "default", Tool: "kv_set", Decision: "ask", Reason: "writes need a person"}}
+	a, err := app.New(context.Background(), cfg, app.Options{Store: session.NewMemory(), Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	h := Handler(a, HandlerOptions{Logger: discard})
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	// The approver: once the client has seen the task wait for approval,
+	// it answers the asks it finds in the log.
+	markers := t.TempDir()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := os.Stat(filepath.Join(markers, "waiting")); err != nil {
+				continue
+			}
+			list, err := a.Store.ListSessions(context.Background(), session.SessionFilter{Limit: 10})
+			if err != nil {
+				continue
+			}
+			for _, s := range list.Sessions {
+				pending, _ := a.Agent.Approvals(context.Background(), s.ID)
+				for _, p := range pending {
+					_ = a.Agent.Answer(context.Background(), s.ID, p.ID, true, "")
+				}
+			}
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "tasks.mjs", srv.URL+"/mcp?scope=default")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "MARKER_DIR="+markers)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tasks.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	var rep tasksReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("tasks.mjs report: %v\n%s", err, stdout.String())
+	}
+	if rep.Capabilities == nil || rep.Capabilities.Requests.Tools.Call == nil || rep.TaskSupport != "optional" {
+		t.Errorf("tasks are not announced: capabilities %+v, run_code's taskSupport %q", rep.Capabilities, rep.TaskSupport)
+	}
+	if rep.Created.TaskID == "" || rep.Created.Status != "working" || rep.Created.TTL != 60000 || !slices.Contains(rep.Listed, rep.Created.TaskID) {
+		t.Errorf("the task created: %+v, listed %v", rep.Created, rep.Listed)
+	}
+	if n := len(rep.Statuses); n < 2 || rep.Statuses[n-1].Status != "completed" || rep.Statuses[0].Status != "working" ||
+		!strings.Contains(rep.Statuses[n-2].Message, "waiting for approval: kv_set") {
+		t.Errorf("statuses polled: %+v; want working, waiting for approval, then completed", rep.Statuses)
+	}
+	if rep.Error != "" || rep.Result.IsError || string(rep.Result.StructuredContent) != `{"logs":[],"result":{"before":false,"after":"v"}}` {
+		t.Errorf("result %+v %s (error %q)", rep.Result, rep.Result.StructuredContent, rep.Error)
+	}
+	if rep.Cancelled != "cancelled" || !strings.HasPrefix(rep.CancelledResult, "rejected") {
+		t.Errorf("cancelling a task: %q, then its result: %q", rep.Cancelled, rep.CancelledResult)
+	}
+	if !strings.Contains(rep.OtherTool, "only run_code") {
+		t.Errorf("a task for another tool: %q", rep.OtherTool)
+	}
+}

@@ -367,7 +367,8 @@ func (s *Server) session(ctx context.Context, b *binding, mcpSessionID string) (
 	return b.sessionID, "mcp-" + strconv.Itoa(b.calls), nil
 }
 
-// call runs one tools/call as a one-call step of the agent loop.
+// call runs one tools/call as a one-call step of the agent loop, under its
+// request's admission.
 func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	if req.Params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
@@ -383,6 +384,13 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		}
 		defer done()
 	}
+	return s.run(ctx, req, nil)
+}
+
+// run runs an admitted tools/call as a one-call step of the agent loop.
+// started, when set, learns the call's codemode session and call id before
+// it runs (a task's).
+func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, started func(sessionID, callID string)) (*sdk.CallToolResult, error) {
 	name := req.Params.Name
 	args := string(req.Params.Arguments)
 	if t := bytes.TrimSpace(req.Params.Arguments); len(t) == 0 || string(t) == "null" {
@@ -394,6 +402,9 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 			return cancelledBeforeStart(), nil
 		}
 		return nil, err
+	}
+	if started != nil {
+		started(sessionID, callID)
 	}
 	if stop := s.pollStream(req); stop != nil {
 		defer stop()
