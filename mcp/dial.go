@@ -538,9 +538,10 @@ func (c *stdioConn) SessionID() string { return "" }
 // And it stamps heard with the arrival of every message (liveness.go).
 type watchTransport struct {
 	sdk.Transport
-	onTools  func(raw []json.RawMessage, size int) // size: the bytes of the page
-	onNotify func(r *jsonrpc.Request) (consumed bool)
-	heard    *heard
+	onTools   func(raw []json.RawMessage, size int) // size: the bytes of the page
+	onNotify  func(r *jsonrpc.Request) (consumed bool)
+	needsTask func(tool string) bool // tools called as tasks (upstream_tasks.go)
+	heard     *heard
 
 	conn *watchConn // the connection made; set by Connect
 }
@@ -551,7 +552,8 @@ func (t *watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		return nil, err
 	}
 	t.heard.stamp()
-	t.conn = &watchConn{Connection: c, onTools: t.onTools, onNotify: t.onNotify, heard: t.heard, pending: map[jsonrpc.ID]bool{}}
+	t.conn = &watchConn{Connection: c, onTools: t.onTools, onNotify: t.onNotify, heard: t.heard, pending: map[jsonrpc.ID]bool{},
+		tasks: upstreamTasks{needsTask: t.needsTask}}
 	return t.conn, nil
 }
 
@@ -572,18 +574,42 @@ type watchConn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool // outgoing tools/list calls; guarded by mu
+
+	tasks upstreamTasks // calls made as tasks (upstream_tasks.go)
 }
 
 func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() && r.Method == "tools/list" {
-		c.mu.Lock()
-		c.pending[r.ID] = true
-		c.mu.Unlock()
+	if r, ok := msg.(*jsonrpc.Request); ok {
+		if r.IsCall() && r.Method == "tools/list" {
+			c.mu.Lock()
+			c.pending[r.ID] = true
+			c.mu.Unlock()
+		}
+		for _, req := range c.tasks.cancelled(r) {
+			if err := c.Connection.Write(ctx, req); err != nil {
+				return err
+			}
+		}
+		msg = c.tasks.augment(r)
 	}
 	return c.Connection.Write(ctx, msg)
 }
 
+// Read returns the next message for the go-sdk: notifications onNotify
+// consumes and the answers of the tasks' own requests are not.
 func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		if out, ok := c.readTasks(ctx, msg); ok {
+			return out, nil
+		}
+	}
+}
+
+func (c *watchConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	for err == nil {
 		c.heard.stamp()

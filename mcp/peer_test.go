@@ -436,6 +436,20 @@ func TestTypeScriptUpstream(t *testing.T) {
 			return err == nil
 		})
 	})
+	t.Run("a tool that requires tasks is called as one, and cancelled with its call", func(t *testing.T) {
+		got := runProgram(t, a, `return (await tools["notes.slow_task"]({ms: 50}))[0].text`)
+		if !strings.Contains(string(got), "worked 50 ms") {
+			t.Errorf("value %s", got)
+		}
+		got = runProgram(t, a, `try { await tools["slow.slow_task"]({ms: 600000, tag: "t2"}); return "no error" } catch (e) { return e.message }`)
+		if !strings.Contains(string(got), "timed out") {
+			t.Errorf("value %s, want a timeout", got)
+		}
+		testkit.Eventually(t, "the upstream to see the task cancelled", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "task-cancelled-t2"))
+			return err == nil
+		})
+	})
 	t.Run("list_changed refreshes the SDK", func(t *testing.T) {
 		before := sdkVersion(t, a)
 		runProgram(t, a, `return await tools["notes.add_tool"]({name: "extra"})`)

@@ -109,18 +109,16 @@ func TestReferenceEverything(t *testing.T) {
 		if st.State != StateReady || st.Server == nil || !slices.Contains(st.Server.Capabilities, "resources") || !slices.Contains(st.Server.Capabilities, "prompts") {
 			t.Errorf("state %+v (server %+v)", st, st.Server)
 		}
-		// A tool that needs task-augmented calls is reported, not offered.
-		if v.HasSDKTool("everything.simulate-research-query") {
-			t.Error("simulate-research-query (taskSupport required) is offered")
+		// A tool that needs task-augmented calls is offered, and called as a task.
+		if !v.HasSDKTool("everything.simulate-research-query") {
+			t.Errorf("simulate-research-query (taskSupport required) is not offered: %+v", st.Rejected)
 		}
-		found := false
-		for _, r := range st.Rejected {
-			if r.Tool == "simulate-research-query" && strings.Contains(r.Reason, "task") {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("simulate-research-query is not reported as rejected: %+v", st.Rejected)
+	})
+
+	t.Run("a tool that requires tasks is called as one", func(t *testing.T) {
+		out := run(t, a, `const r = await tools["everything.simulate-research-query"]({ topic: "green tea" }); return r`)
+		if !strings.Contains(string(out), "Research Report: green tea") || !strings.Contains(string(out), "Stage 4: Generating report") {
+			t.Fatalf("result %s", out)
 		}
 	})
 

@@ -46,11 +46,13 @@ import (
 // and "<server>.prompts_get". They are typed like any tool, read-only, and
 // answer from the server at the time of the call.
 //
+// A tool that requires task-augmented calls (execution.taskSupport
+// "required") is registered too, and called as a task (upstream_tasks.go).
+//
 // What is not registered is reported, never dropped silently (state
-// rejected, and a log line): a tool that requires task-augmented calls
-// (execution.taskSupport "required"; codemode calls tools directly), a tool
-// listed twice, one the go-sdk excluded as invalid, one whose schema does
-// not compile, one whose name the registry refuses.
+// rejected, and a log line): a tool listed twice, one the go-sdk excluded as
+// invalid, one whose schema does not compile, one whose name the registry
+// refuses.
 
 // maxToolName is MCP's (and codemode's) longest tool name.
 const maxToolName = 128
@@ -220,26 +222,27 @@ func (u *upstream) refreshTools(ctx context.Context, c *connection) (int, error)
 	raw := u.takeRaw()
 	var rejected []RejectedTool
 	seen := map[string]bool{}
+	tasks := map[string]bool{}
 	keep := tools[:0]
 	for _, t := range tools {
-		switch r := raw[t.Name]; {
-		case seen[t.Name]:
+		if seen[t.Name] {
 			rejected = append(rejected, RejectedTool{Tool: t.Name, Reason: "listed more than once; the first listing is used"})
 			continue
-		case r.Execution != nil && r.Execution.TaskSupport == "required":
-			rejected = append(rejected, RejectedTool{Tool: t.Name, Reason: `requires task-augmented calls (execution.taskSupport "required"), which codemode does not make`})
-			continue
+		}
+		if r := raw[t.Name]; r.Execution != nil && r.Execution.TaskSupport == "required" {
+			tasks[t.Name] = true
 		}
 		seen[t.Name] = true
 		keep = append(keep, t)
 	}
 	tools = keep
+	u.setTaskTools(tasks)
 	for name, r := range raw {
 		if r.duplicate && !seen[name] {
 			rejected = append(rejected, RejectedTool{Tool: name, Reason: "listed more than once"})
 		}
 		// (Past max_tools the raw names and the kept tools need not match.)
-		if !seen[name] && !r.duplicate && leftOut == 0 && (r.Execution == nil || r.Execution.TaskSupport != "required") {
+		if !seen[name] && !r.duplicate && leftOut == 0 {
 			rejected = append(rejected, RejectedTool{Tool: name, Reason: "the go-sdk client excluded it as invalid (see the log)"})
 		}
 	}

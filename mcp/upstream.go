@@ -318,15 +318,16 @@ type upstream struct {
 	stash          contentStash
 	life           context.Context // the run loop's; set before it starts
 
-	mu      sync.Mutex
-	conn    *connection          // nil while unavailable; guarded by mu
-	st      UpstreamState        // guarded by mu
-	changed chan struct{}        // closed and replaced at every change; guarded by mu
-	settled bool                 // the first attempt is over; set with the state it ended in; guarded by mu
-	calls   map[string]*inflight // calls in flight, by progress token; guarded by mu
-	raw     map[string]rawTool   // the last raw tools/list, by name; guarded by mu
-	logs    logLimit             // guarded by mu
-	rawSize int64                // its bytes; guarded by mu
+	mu        sync.Mutex
+	conn      *connection          // nil while unavailable; guarded by mu
+	st        UpstreamState        // guarded by mu
+	changed   chan struct{}        // closed and replaced at every change; guarded by mu
+	settled   bool                 // the first attempt is over; set with the state it ended in; guarded by mu
+	calls     map[string]*inflight // calls in flight, by progress token; guarded by mu
+	raw       map[string]rawTool   // the last raw tools/list, by name; guarded by mu
+	taskTools map[string]bool      // tools called as tasks (execution.taskSupport "required"); guarded by mu
+	logs      logLimit             // guarded by mu
+	rawSize   int64                // its bytes; guarded by mu
 
 	// tools are the registrations, by registry name. Only the run
 	// goroutine touches them (and Close, after it ended).
@@ -684,7 +685,7 @@ func (u *upstream) connectOnce(ctx context.Context, kind string, attempt *httpAt
 	default:
 		t = &lastingTransport{Transport: u.http.transport(kind, u.cfg.URL, attempt), life: u.life}
 	}
-	wt := &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification, heard: &heard{}}
+	wt := &watchTransport{Transport: t, onTools: u.sawTools, onNotify: u.notification, needsTask: u.needsTask, heard: &heard{}}
 	t = wt
 	opts := u.clientOptions()
 	if kind != "stdio" && kind != "in-process" && u.opts.healthInterval > 0 {

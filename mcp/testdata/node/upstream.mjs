@@ -12,13 +12,15 @@
 // 400 to any request without that header.
 //
 // MARKER_DIR, when set, is where the "slow" tool writes a file named
-// "aborted-<tag>" when its call is cancelled, so the Go test can see that
-// cancellation reached the upstream.
+// "aborted-<tag>" when its call is cancelled, and the "slow_task" tool (which
+// requires task-augmented calls) "task-cancelled-<tag>" when its task is, so
+// the Go test can see that cancellation reached the upstream.
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -31,7 +33,43 @@ const markerDir = process.env.MARKER_DIR;
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 function newServer() {
-  const server = new McpServer({ name: 'notes', version: '1.0.0' }, { capabilities: { logging: {} } });
+  const server = new McpServer({ name: 'notes', version: '1.0.0' }, {
+    capabilities: { logging: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+    taskStore: new InMemoryTaskStore(),
+  });
+
+  // A tool that runs only as a task: it works ms milliseconds, or until its
+  // task is cancelled.
+  server.experimental.tasks.registerToolTask('slow_task', {
+    description: 'Works ms milliseconds as a task.',
+    inputSchema: { ms: z.number(), tag: z.string().optional() },
+    execution: { taskSupport: 'required' },
+  }, {
+    async createTask({ ms, tag }, { taskStore, taskRequestedTtl }) {
+      const task = await taskStore.createTask({ ttl: taskRequestedTtl ?? 60000, pollInterval: 50 });
+      (async () => {
+        const end = Date.now() + ms;
+        while (Date.now() < end) {
+          await new Promise((r) => setTimeout(r, 20));
+          const t = await taskStore.getTask(task.taskId);
+          if (t?.status === 'cancelled') {
+            if (markerDir && tag) writeFileSync(join(markerDir, `task-cancelled-${tag}`), 'cancelled');
+            return;
+          }
+        }
+        await taskStore.storeTaskResult(task.taskId, 'completed', {
+          content: [{ type: 'text', text: `worked ${ms} ms` }],
+        });
+      })();
+      return { task };
+    },
+    async getTask(_args, { taskId, taskStore }) {
+      return await taskStore.getTask(taskId);
+    },
+    async getTaskResult(_args, { taskId, taskStore }) {
+      return await taskStore.getTaskResult(taskId);
+    },
+  });
 
   server.registerTool('add', {
     description: 'Adds two numbers.',
