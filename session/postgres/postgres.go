@@ -642,13 +642,7 @@ func (p *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.OpenCall, error) {
-		var oc session.OpenCall
-		var callID, data string
-		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = session.DecodeCall([]byte(data), callID)
-		return oc, err
-	})
+	out, err := pgx.CollectRows(rows, scanOpenCall)
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
@@ -661,6 +655,15 @@ const openCallsSQL = `SELECT c.session_id, c.seq, c.call_id, c.data FROM events 
 WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
   AND NOT EXISTS (SELECT 1 FROM events AS r
     WHERE r.session_id = c.session_id AND r.call_id = c.call_id AND r.type = 'tool/result' AND r.seq > c.seq)`
+
+// scanOpenCall reads a row of openCallsSQL.
+func scanOpenCall(row pgx.CollectableRow) (session.OpenCall, error) {
+	var oc session.OpenCall
+	var callID, data string
+	err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
+	oc.Call = session.DecodeCall([]byte(data), callID)
+	return oc, err
+}
 
 // LapsedLeases implements session.LeaseSweeper. Expiry is judged by the server's
 // clock; the sessions holding a lease are found through their index.
@@ -684,13 +687,7 @@ WHERE lease_owner IS NOT NULL AND lease_expires <= clock_timestamp() ORDER BY id
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
 	}
-	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.OpenCall, error) {
-		var oc session.OpenCall
-		var callID, data string
-		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = session.DecodeCall([]byte(data), callID)
-		return oc, err
-	})
+	open, err := pgx.CollectRows(rows, scanOpenCall)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
 	}
