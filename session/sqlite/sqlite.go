@@ -359,7 +359,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		CreateTable: `CREATE TABLE IF NOT EXISTS ` + session.MigrationsTable + ` (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
 		Exec: exec,
-		Ints: func(q string) ([]int, error) { return queryInts(ctx, tx, q) },
+		Ints: func(q string) ([]int, error) { return column[int](tx.QueryContext(ctx, q)) },
 		Record: func(m session.Migration) error {
 			return exec(`INSERT INTO `+session.MigrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
 				m.Version, m.Name, time.Now().UnixMicro())
@@ -371,15 +371,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	return tx.Commit()
 }
 
-func queryInts(ctx context.Context, tx *sql.Tx, query string) ([]int, error) {
-	rows, err := tx.QueryContext(ctx, query)
+// column reads the one column of each row a query returned (its rows and error).
+func column[T any](rows *sql.Rows, err error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []int
+	var out []T
 	for rows.Next() {
-		var v int
+		var v T
 		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
@@ -1005,22 +1005,9 @@ func (s *Store) pruneCandidates(ctx context.Context, r session.Retention, now ti
 	if len(cond) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
+	return column[string](s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
 		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
-		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), session.PruneChunk)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), session.PruneChunk)...))
 }
 
 // openCallsSQL finds tool/calls that no later tool/result closes; an ORDER
