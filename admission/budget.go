@@ -80,12 +80,6 @@ func (b *Budget) InUse() int64 {
 	return b.inUse
 }
 
-// Bytes renders a byte count for a message: in GiB, MiB or KiB when it is a
-// whole number of them, else in bytes.
-//
-// Deprecated: use bytesize.Format, which it calls.
-func Bytes(n int64) string { return bytesize.Format(n) }
-
 // FallbackMemory is what MachineMemory assumes when the machine does not
 // say.
 const FallbackMemory = 8 << 30

@@ -110,11 +110,3 @@ func TestMachineMemory(t *testing.T) {
 		t.Fatalf("machine memory %d, default limit %d", m, DefaultLimit())
 	}
 }
-
-func TestBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1536: "1536 bytes", 2048: "2 KiB", 512 << 20: "512 MiB", 6 << 30: "6 GiB"} {
-		if got := Bytes(n); got != want {
-			t.Errorf("Bytes(%d) = %q", n, got)
-		}
-	}
-}

@@ -191,16 +191,11 @@ func (a *Agent) appendEvents(ctx context.Context, sessionID, what string, entrie
 // appendFenced is appendEvents fenced by lease (nil: none): it fails with
 // session.ErrLeaseLost once the lease is no longer the session's.
 func (a *Agent) appendFenced(ctx context.Context, sessionID, what string, lease *session.Lease, entries ...entry) ([]session.Event, error) {
-	events := make([]session.Event, len(entries))
-	for i, en := range entries {
-		e, err := session.NewEvent(en.typ, en.payload)
-		if err != nil {
-			return nil, fmt.Errorf("agent: log %s: %w", what, err)
-		}
-		events[i] = e
+	events, err := entriesEvents(what, entries...)
+	if err != nil {
+		return nil, err
 	}
 	var out []session.Event
-	var err error
 	if lease == nil {
 		out, err = a.store.Append(ctx, sessionID, events...)
 	} else {

@@ -18,10 +18,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
@@ -477,6 +477,44 @@ func ExpandHeaders(headers map[string]string) (map[string]string, error) {
 	return out, nil
 }
 
+// Expanded is a with ${VAR} expanded (ExpandEnv) in its bearer token and
+// client credentials; an unset variable is an error naming the key
+// ("auth.bearer: …").
+func (a MCPAuth) Expanded() (MCPAuth, error) {
+	err := expandAuth(authValue{"bearer", &a.Bearer}, authValue{"client_id", &a.ClientID}, authValue{"client_secret", &a.ClientSecret})
+	return a, err
+}
+
+// Expanded is a with ${VAR} expanded (ExpandEnv) in its bearer token, API
+// key and client credentials; an unset variable is an error naming the key
+// ("auth.api_key: …").
+func (a OpenAPIAuth) Expanded() (OpenAPIAuth, error) {
+	err := expandAuth(authValue{"bearer", &a.Bearer}, authValue{"api_key", &a.APIKey},
+		authValue{"client_id", &a.ClientID}, authValue{"client_secret", &a.ClientSecret})
+	return a, err
+}
+
+// authValue is an auth value to expand, and its key.
+type authValue struct {
+	key string
+	v   *string
+}
+
+// expandAuth expands the values that are set, in order.
+func expandAuth(values ...authValue) error {
+	for _, a := range values {
+		if *a.v == "" {
+			continue
+		}
+		x, err := ExpandEnv(*a.v)
+		if err != nil {
+			return fmt.Errorf("auth.%s: %w", a.key, err)
+		}
+		*a.v = x
+	}
+	return nil
+}
+
 // APIKey maps the SHA-256 of a key to the scopes it may use.
 type APIKey struct {
 	SHA256 string   `yaml:"sha256"`
@@ -813,7 +851,7 @@ func (c *Config) validateServer() error {
 		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
 	case s.MemoryBudget > 0 && s.MemoryBudget < c.Limits.Memory+s.MaxBodyBytes:
 		return bad("server.memory_budget", "%s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
-			admission.Bytes(int64(s.MemoryBudget)), admission.Bytes(int64(c.Limits.Memory)), admission.Bytes(int64(s.MaxBodyBytes)))
+			bytesize.Format(int64(s.MemoryBudget)), bytesize.Format(int64(c.Limits.Memory)), bytesize.Format(int64(s.MaxBodyBytes)))
 	case s.MaxStreams <= 0:
 		return bad("server.max_streams", "must be positive")
 	case s.MaxStreamsPerSession <= 0:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/bytesize"
 )
 
 // limitBody caps request bodies at server.max_body_bytes: a declared length over it is
@@ -86,7 +87,7 @@ func (s *Server) refuseMemory(w http.ResponseWriter, r *http.Request, what strin
 	w.Header().Set("Retry-After", "1")
 	s.writeError(w, errorf(http.StatusServiceUnavailable, CodeOverloaded,
 		"the server's memory budget (server.memory_budget, %s) cannot take this %s now: %s of it are reserved by the runs and requests in flight; retry later",
-		admission.Bytes(s.budget.Limit()), what, admission.Bytes(s.budget.InUse())))
+		bytesize.Format(s.budget.Limit()), what, bytesize.Format(s.budget.InUse())))
 }
 
 // rateLimit limits each key (or anonymous client address) to

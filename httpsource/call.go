@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/openapi"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
@@ -247,11 +248,11 @@ func (s *source) result(what string, op *openapi.Operation, resp *http.Response)
 		}
 	}
 	if resp.ContentLength > limit {
-		return nil, registry.Errorf(registry.CodeToolFailed, "%s: the response (%d bytes) is larger than max_response_bytes (%s)", what, resp.ContentLength, sizeText(limit))
+		return nil, registry.Errorf(registry.CodeToolFailed, "%s: the response (%d bytes) is larger than max_response_bytes (%s)", what, resp.ContentLength, bytesize.Format(limit))
 	}
 	b, err := readBounded(resp.Body, limit, "the response")
 	if isTooLarge(err) {
-		return nil, registry.Errorf(registry.CodeToolFailed, "%s: the response is larger than max_response_bytes (%s); it was not read further", what, sizeText(limit))
+		return nil, registry.Errorf(registry.CodeToolFailed, "%s: the response is larger than max_response_bytes (%s); it was not read further", what, bytesize.Format(limit))
 	}
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeToolFailed, "%s: reading the response: %s", what, s.secret.redact(describe(err)))

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/codemode/codemode/config"
+	"github.com/codemode/codemode/internal/bytesize"
 	"github.com/codemode/codemode/openapi"
 	"github.com/codemode/codemode/registry"
 )
@@ -271,7 +272,7 @@ type tooLarge struct {
 }
 
 func (e *tooLarge) Error() string {
-	return fmt.Sprintf("%s is larger than %s", e.what, sizeText(e.limit))
+	return fmt.Sprintf("%s is larger than %s", e.what, bytesize.Format(e.limit))
 }
 
 func isTooLarge(err error) bool { var t *tooLarge; return errors.As(err, &t) }
@@ -287,16 +288,6 @@ func readBounded(r io.Reader, limit int64, what string) ([]byte, error) {
 		return nil, &tooLarge{what, limit}
 	}
 	return b, nil
-}
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // baseURL is base_url, else the document's first server, resolved against
@@ -523,41 +514,23 @@ func newCredentials(cfg config.OpenAPISource, r *redactor) (*credentials, error)
 	for _, v := range headers {
 		r.add(v)
 	}
-	a := cfg.Auth
-	if a == nil {
+	if cfg.Auth == nil {
 		return c, nil
 	}
-	expand := func(key, v string) (string, error) {
-		x, err := config.ExpandEnv(v)
-		if err != nil {
-			return "", fmt.Errorf("auth.%s: %w", key, err)
-		}
-		r.add(x)
-		return x, nil
+	a, err := cfg.Auth.Expanded()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range []string{a.Bearer, a.APIKey, a.ClientID, a.ClientSecret} {
+		r.add(v)
 	}
 	switch {
 	case a.Bearer != "":
-		tok, err := expand("bearer", a.Bearer)
-		if err != nil {
-			return nil, err
-		}
-		c.token = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"})
+		c.token = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: a.Bearer, TokenType: "Bearer"})
 	case a.APIKey != "":
-		key, err := expand("api_key", a.APIKey)
-		if err != nil {
-			return nil, err
-		}
-		c.key, c.keyIn, c.keyName = key, a.In, a.Name
+		c.key, c.keyIn, c.keyName = a.APIKey, a.In, a.Name
 	default:
-		id, err := expand("client_id", a.ClientID)
-		if err != nil {
-			return nil, err
-		}
-		secret, err := expand("client_secret", a.ClientSecret)
-		if err != nil {
-			return nil, err
-		}
-		c.cc = &clientcredentials.Config{ClientID: id, ClientSecret: secret, TokenURL: a.TokenURL, Scopes: a.Scopes}
+		c.cc = &clientcredentials.Config{ClientID: a.ClientID, ClientSecret: a.ClientSecret, TokenURL: a.TokenURL, Scopes: a.Scopes}
 		if a.TokenURL != "" {
 			c.token = oauth2.ReuseTokenSource(nil, c.cc.TokenSource(context.Background()))
 		}

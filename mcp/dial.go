@@ -111,40 +111,24 @@ func newHTTPSetup(s config.MCPServer, log *slog.Logger) (*httpSetup, error) {
 		return nil, err
 	}
 	h := &httpSetup{headers: headers, bound: &replyBound{server: s.Name, limit: s.MessageBytes(), log: log}}
-	a := s.Auth
-	if a == nil {
+	if s.Auth == nil {
 		return h, nil
 	}
-	expand := func(key, v string) (string, error) {
-		x, err := config.ExpandEnv(v)
-		if err != nil {
-			return "", fmt.Errorf("auth.%s: %w", key, err)
-		}
-		return x, nil
+	a, err := s.Auth.Expanded()
+	if err != nil {
+		return nil, err
 	}
 	if a.Bearer != "" {
-		tok, err := expand("bearer", a.Bearer)
-		if err != nil {
-			return nil, err
-		}
-		h.static = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"})
+		h.static = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: a.Bearer, TokenType: "Bearer"})
 		return h, nil
 	}
-	id, err := expand("client_id", a.ClientID)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := expand("client_secret", a.ClientSecret)
-	if err != nil {
-		return nil, err
-	}
 	if a.TokenURL != "" {
-		cc := &clientcredentials.Config{ClientID: id, ClientSecret: secret, TokenURL: a.TokenURL, Scopes: a.Scopes}
+		cc := &clientcredentials.Config{ClientID: a.ClientID, ClientSecret: a.ClientSecret, TokenURL: a.TokenURL, Scopes: a.Scopes}
 		h.static = oauth2.ReuseTokenSource(nil, cc.TokenSource(context.Background()))
 		return h, nil
 	}
 	handler, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-		Credentials: &oauthex.ClientCredentials{ClientID: id, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}},
+		Credentials: &oauthex.ClientCredentials{ClientID: a.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: a.ClientSecret}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)

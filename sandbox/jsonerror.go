@@ -228,10 +228,7 @@ func (t *jsonText) str() {
 func isHex(c int) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 func (t *jsonText) object() {
-	t.pos++
-	t.space()
-	if t.at() == '}' {
-		t.pos++
+	if t.open('}') {
 		return
 	}
 	for first := true; ; first = false {
@@ -249,41 +246,52 @@ func (t *jsonText) object() {
 		t.pos++
 		t.space()
 		t.value()
-		t.space()
-		switch t.at() {
-		case ',':
-			t.pos++
-			t.space()
-		case '}':
-			t.pos++
+		if !t.more('}', "Expected ',' or '}' after property value") {
 			return
-		default:
-			t.failAt("Expected ',' or '}' after property value")
 		}
 	}
 }
 
 func (t *jsonText) array() {
-	t.pos++
-	t.space()
-	if t.at() == ']' {
-		t.pos++
+	if t.open(']') {
 		return
 	}
 	for {
 		t.value()
-		t.space()
-		switch t.at() {
-		case ',':
-			t.pos++
-			t.space()
-		case ']':
-			t.pos++
+		if !t.more(']', "Expected ',' or ']' after array element") {
 			return
-		default:
-			t.failAt("Expected ',' or ']' after array element")
 		}
 	}
+}
+
+// open steps over an object's or array's opening bracket and the space after it, and
+// reports whether its end follows at once (stepped over too).
+func (t *jsonText) open(end int) (empty bool) {
+	t.pos++
+	t.space()
+	if t.at() == end {
+		t.pos++
+		return true
+	}
+	return false
+}
+
+// more steps over the space after a member or element, then over a ',' and the space
+// after it (true: another follows) or over end (false); anything else fails with
+// missing.
+func (t *jsonText) more(end int, missing string) bool {
+	t.space()
+	switch t.at() {
+	case ',':
+		t.pos++
+		t.space()
+		return true
+	case end:
+		t.pos++
+		return false
+	}
+	t.failAt(missing)
+	return false
 }
 
 // JSON.stringify's circular-structure error with the path V8 gives it:

@@ -360,12 +360,7 @@ func (p *classParser) translate() (string, error) {
 				p.copyClass()
 				continue
 			}
-			p.i++
-			negate := p.i < len(p.src) && p.src[p.i] == '^'
-			if negate {
-				p.i++
-			}
-			s, err := p.class()
+			s, negate, err := p.class()
 			if err != nil {
 				return "", err
 			}
@@ -434,8 +429,20 @@ func (p *classParser) property() (runeSet, error) {
 	return s, nil
 }
 
-// class reads a class body after '[' (and '^'), up to and including its ']'.
-func (p *classParser) class() (runeSet, error) {
+// class reads a class from its '[' up to and including its ']'; negate reports a '^'
+// after the '['.
+func (p *classParser) class() (set runeSet, negate bool, err error) {
+	p.i++
+	negate = p.i < len(p.src) && p.src[p.i] == '^'
+	if negate {
+		p.i++
+	}
+	set, err = p.classBody()
+	return set, negate, err
+}
+
+// classBody reads a class body after '[' (and '^'), up to and including its ']'.
+func (p *classParser) classBody() (runeSet, error) {
 	var set runeSet
 	op := byte(0) // '-' for --, '&' for &&, once an operator appeared
 	var acc runeSet
@@ -503,12 +510,7 @@ var (
 func (p *classParser) classAtom() (runeSet, bool, rune, error) {
 	c := p.src[p.i]
 	if c == '[' && p.sets {
-		p.i++
-		negate := p.i < len(p.src) && p.src[p.i] == '^'
-		if negate {
-			p.i++
-		}
-		s, err := p.class()
+		s, negate, err := p.class()
 		if err != nil {
 			return nil, false, 0, err
 		}

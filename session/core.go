@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 )
 
@@ -80,3 +82,58 @@ func (c *Core) WriteErr() error { return c.commits.WriteErr() }
 
 // Stats returns the store's group-commit counts.
 func (c *Core) Stats() CommitStats { return c.commits.Stats() }
+
+// Get serves a backend's GetSession: fetch returns the sessions with the id
+// (none or one).
+func (c *Core) Get(id string, fetch func() ([]Session, error)) (Session, error) {
+	if c.Closed() {
+		return Session{}, ErrClosed
+	}
+	got, err := fetch()
+	if err != nil {
+		return Session{}, fmt.Errorf("session: get %q: %w", id, err)
+	}
+	if len(got) == 0 {
+		return Session{}, ErrNotFound
+	}
+	return got[0], nil
+}
+
+// List serves a backend's ListSessions: fetch returns the n newest sessions
+// of f's scope ("": every scope) that come after after (nil: from the
+// newest), as SessionFilter.Page describes.
+func (c *Core) List(f SessionFilter, fetch func(after *Cursor, n int) ([]Session, error)) (SessionPage, error) {
+	limit, after, err := f.Page()
+	if err != nil {
+		return SessionPage{}, err
+	}
+	if c.Closed() {
+		return SessionPage{}, ErrClosed
+	}
+	got, err := fetch(after, limit+1)
+	if err != nil {
+		return SessionPage{}, fmt.Errorf("session: list: %w", err)
+	}
+	return PageOf(got, limit), nil
+}
+
+// LastSeq serves a backend's last seq of session id: scan reads it into
+// last, failing with noRows (the database's error) when there is no such
+// session.
+func (c *Core) LastSeq(id string, noRows error, scan func(last *int64) error) (int64, error) {
+	if c.Closed() {
+		return 0, ErrClosed
+	}
+	var last int64
+	err := scan(&last)
+	if errors.Is(err, noRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		if c.Closed() {
+			return 0, ErrClosed // closed while querying
+		}
+		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
+	}
+	return last, nil
+}

@@ -76,3 +76,41 @@ func PendingMigrations(all []Migration, applied []int) ([]Migration, error) {
 	}
 	return out, nil
 }
+
+// MigrationTx is a backend's migration transaction, as ApplyMigrations uses
+// it.
+type MigrationTx struct {
+	// CreateTable creates MigrationsTable when it is missing.
+	CreateTable string
+	// Exec runs one statement; Ints runs a query of one integer column.
+	Exec func(sql string, args ...any) error
+	Ints func(sql string) ([]int, error)
+	// Record records m, just applied, in MigrationsTable.
+	Record func(m Migration) error
+}
+
+// ApplyMigrations applies, in tx, the PendingMigrations of all, recording
+// each. The backend holds tx so that processes opening a database at once
+// apply them once, and commits it.
+func ApplyMigrations(all []Migration, tx MigrationTx) error {
+	if err := tx.Exec(tx.CreateTable); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	applied, err := tx.Ints(`SELECT version FROM ` + MigrationsTable)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	todo, err := PendingMigrations(all, applied)
+	if err != nil {
+		return err
+	}
+	for _, m := range todo {
+		if err := tx.Exec(m.SQL); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
+		}
+		if err := tx.Record(m); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}

@@ -225,16 +225,14 @@ func (e *env) compareArgs(a, b goja.Value) (string, string) {
 
 func (e *env) installCollator() {
 	avail := collatorAvailable(mustSupplemental())
-	ctor, proto := e.class("Collator", 0, true, func(args []goja.Value, proto *goja.Object) *goja.Object {
-		return e.instance("Collator", e.newCollator(e.readCollatorOptions(arg(args, 0), arg(args, 1))), proto)
+	proto := e.localeClass("Collator", 0, true, avail, func(args []goja.Value) any {
+		return e.newCollator(e.readCollatorOptions(arg(args, 0), arg(args, 1)))
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
 	e.boundGetter(proto, "Collator", "compare", 2, func(state any, call goja.FunctionCall) goja.Value {
 		x, y := e.compareArgs(call.Argument(0), call.Argument(1))
 		return e.rt.ToValue(state.(*collator).compare(x, y))
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		c := e.receiver(call, "Collator", "resolvedOptions").state.(*collator)
+	stateMethod(e, proto, "Collator", "resolvedOptions", 0, func(c *collator, call goja.FunctionCall) goja.Value {
 		o := c.opt
 		return e.object("locale", o.locale, "usage", o.usage, "sensitivity", o.sensitivity,
 			"ignorePunctuation", o.ignorePunctuation, "collation", o.collation, "numeric", o.numeric, "caseFirst", o.caseFirst)

@@ -1,6 +1,7 @@
 package intl
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -44,7 +45,7 @@ type dateFormat struct {
 	skeleton  string // the request skeleton (for formatRange)
 	hourCycle string // "" when the pattern has no hour
 	opt       dateOptions
-	digits    []string
+	digits    digitSet
 	decimal   string
 	gen       *generator
 }
@@ -530,27 +531,12 @@ func timeOf(ms float64, loc *time.Location) time.Time {
 	return time.UnixMilli(int64(ms)).In(loc)
 }
 
-func (f *dateFormat) localDigits(s string) string {
-	if f.digits == nil {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= '0' && c <= '9' {
-			b.WriteString(f.digits[c-'0'])
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 func (f *dateFormat) num(n, width int) string {
 	s := strconv.Itoa(n)
 	for len(s) < width {
 		s = "0" + s
 	}
-	return f.localDigits(s)
+	return f.digits.local(s)
 }
 
 func (f *dateFormat) partsOf(toks []patternToken, t time.Time, ms float64) []part {
@@ -628,21 +614,13 @@ func (f *dateFormat) partsOf(toks []patternToken, t time.Time, ms float64) []par
 		case 'b', 'B':
 			add("dayPeriod", f.flexibleDayPeriod(t, n))
 		case 'h':
-			h := t.Hour() % 12
-			if h == 0 {
-				h = 12
-			}
-			add("hour", f.num(h, n))
+			add("hour", f.num(cmp.Or(t.Hour()%12, 12), n)) // 1-12
 		case 'H':
 			add("hour", f.num(t.Hour(), n))
 		case 'K':
 			add("hour", f.num(t.Hour()%12, n))
 		case 'k':
-			h := t.Hour()
-			if h == 0 {
-				h = 24
-			}
-			add("hour", f.num(h, n))
+			add("hour", f.num(cmp.Or(t.Hour(), 24), n)) // 1-24
 		case 'm':
 			add("minute", f.num(t.Minute(), n))
 		case 's':
@@ -656,7 +634,7 @@ func (f *dateFormat) partsOf(toks []patternToken, t time.Time, ms float64) []par
 			for len(digits) < n {
 				digits += "0"
 			}
-			add("fractionalSecond", f.localDigits(digits[:n]))
+			add("fractionalSecond", f.digits.local(digits[:n]))
 		case 'z', 'O', 'v', 'V', 'Z', 'X', 'x':
 			c := tok.char
 			if c != 'z' && c != 'v' {
@@ -769,24 +747,20 @@ func (e *env) timeValue(v goja.Value) float64 {
 
 func (e *env) installDateTimeFormat() {
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("DateTimeFormat", 0, true, func(args []goja.Value, proto *goja.Object) *goja.Object {
-		f := e.dateFormatFor(arg(args, 0), arg(args, 1), "any", "date")
-		return e.instance("DateTimeFormat", f, proto)
+	proto := e.localeClass("DateTimeFormat", 0, true, avail, func(args []goja.Value) any {
+		return e.dateFormatFor(arg(args, 0), arg(args, 1), "any", "date")
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
 	e.boundGetter(proto, "DateTimeFormat", "format", 1, func(state any, c goja.FunctionCall) goja.Value {
 		return e.rt.ToValue(state.(*dateFormat).format(e.timeValue(c.Argument(0))))
 	})
-	e.method(proto, "formatToParts", 1, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "DateTimeFormat", "formatToParts").state.(*dateFormat)
+	stateMethod(e, proto, "DateTimeFormat", "formatToParts", 1, func(f *dateFormat, call goja.FunctionCall) goja.Value {
 		return e.partsArray(f.dateParts(e.timeValue(call.Argument(0))), "")
 	})
 	e.rangeMethods(proto, "DateTimeFormat", func(state any, call goja.FunctionCall) []rangePart {
 		x, y := e.rangeArgs(call)
 		return state.(*dateFormat).rangeParts(x, y)
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "DateTimeFormat", "resolvedOptions").state.(*dateFormat)
+	stateMethod(e, proto, "DateTimeFormat", "resolvedOptions", 0, func(f *dateFormat, call goja.FunctionCall) goja.Value {
 		return e.dateResolvedOptions(f)
 	})
 }

@@ -292,6 +292,35 @@ func (e *env) class(name string, length int, callable bool, construct func(args 
 	return ctor, proto
 }
 
+// localeClass defines Intl[name] as class does, for a service over the locales of
+// avail: construct returns a new instance's state from the constructor's arguments, and
+// the constructor gets supportedLocalesOf. It returns the prototype.
+func (e *env) localeClass(name string, length int, callable bool, avail availability, construct func(args []goja.Value) any) *goja.Object {
+	ctor, proto := e.class(name, length, callable, func(args []goja.Value, proto *goja.Object) *goja.Object {
+		return e.instance(name, construct(args), proto)
+	})
+	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
+	return proto
+}
+
+// resolveArgs reads a constructor's locales and options arguments as ListFormat and
+// Segmenter do (the options through GetOptionsObject, then their localeMatcher) and
+// resolves the locale among avail's, with no extension keys.
+func (e *env) resolveArgs(args []goja.Value, service string, avail availability) (resolved, *goja.Object) {
+	requested := e.canonicalizeLocaleList(arg(args, 0))
+	o := e.getOptionsObject(arg(args, 1))
+	e.localeMatcher(o, service)
+	return e.resolveLocale(requested, avail, nil), o
+}
+
+// stateMethod defines proto[name] as a method of kind's instances: f receives the
+// receiver's state (a TypeError for any other receiver).
+func stateMethod[S any](e *env, proto *goja.Object, kind, name string, length int, f func(s S, call goja.FunctionCall) goja.Value) {
+	e.method(proto, name, length, func(call goja.FunctionCall) goja.Value {
+		return f(e.receiver(call, kind, name).state.(S), call)
+	})
+}
+
 // slots are an Intl object's internal slots. The object is a goja dynamic object whose
 // own properties live in props; the Go state (never handed to the program) is in state.
 type slots struct {

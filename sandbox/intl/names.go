@@ -16,7 +16,7 @@ type displayNames struct {
 func (e *env) installDisplayNames() {
 	const service = "Intl.DisplayNames"
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("DisplayNames", 2, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
+	proto := e.localeClass("DisplayNames", 2, false, avail, func(args []goja.Value) any {
 		requested := e.canonicalizeLocaleList(arg(args, 0))
 		if goja.IsUndefined(arg(args, 1)) {
 			e.throwType("Required option 'type' is missing")
@@ -38,11 +38,9 @@ func (e *env) installDisplayNames() {
 			panic(err)
 		}
 		d.ld = ld
-		return e.instance("DisplayNames", d, proto)
+		return d
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.method(proto, "of", 1, func(call goja.FunctionCall) goja.Value {
-		d := e.receiver(call, "DisplayNames", "of").state.(*displayNames)
+	stateMethod(e, proto, "DisplayNames", "of", 1, func(d *displayNames, call goja.FunctionCall) goja.Value {
 		code := e.toString(call.Argument(0))
 		name, canonical := d.of(e, code)
 		if name != "" {
@@ -53,8 +51,7 @@ func (e *env) installDisplayNames() {
 		}
 		return goja.Undefined()
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		d := e.receiver(call, "DisplayNames", "resolvedOptions").state.(*displayNames)
+	stateMethod(e, proto, "DisplayNames", "resolvedOptions", 0, func(d *displayNames, call goja.FunctionCall) goja.Value {
 		kv := []any{"locale", d.locale, "style", d.style, "type", d.typ, "fallback", d.fallback}
 		if d.typ == "language" {
 			kv = append(kv, "languageDisplay", d.languageDisplay)

@@ -43,7 +43,7 @@ type numberFormat struct {
 	ld      *localeData
 	sys     *numberSystemData // patterns
 	sym     map[string]string // symbols
-	digits  []string          // the numbering system's digits; nil for latn
+	digits  digitSet          // the numbering system's digits; nil for latn
 	plural  *pluralRules
 	minGrp  int // the locale's minimum grouping digits
 	pattern *numberPattern
@@ -51,6 +51,8 @@ type numberFormat struct {
 }
 
 type part struct{ typ, value string }
+
+func (p part) text() string { return p.value }
 
 var (
 	numberFormatCache sync.Map // option key → *numberFormat
@@ -634,7 +636,7 @@ func (f *numberFormat) pieces(x decimal) numberPieces {
 				num = append(num, part{"exponentMinusSign", f.sym["minusSign"]})
 				exp = -exp
 			}
-			num = append(num, part{"exponentInteger", f.localDigits(strconv.Itoa(exp))})
+			num = append(num, part{"exponentInteger", f.digits.local(strconv.Itoa(exp))})
 		}
 		category = f.plural.category(operands(intPart, fracPart))
 	}
@@ -805,16 +807,16 @@ func (f *numberFormat) numberParts(intPart, fracPart string) []part {
 			groups = append(groups, rest)
 		}
 		for i := len(groups) - 1; i >= 0; i-- {
-			out = append(out, part{"integer", f.localDigits(groups[i])})
+			out = append(out, part{"integer", f.digits.local(groups[i])})
 			if i > 0 {
 				out = append(out, part{"group", f.symbol("group")})
 			}
 		}
 	} else {
-		out = append(out, part{"integer", f.localDigits(intPart)})
+		out = append(out, part{"integer", f.digits.local(intPart)})
 	}
 	if fracPart != "" {
-		out = append(out, part{"decimal", f.symbol("decimal")}, part{"fraction", f.localDigits(fracPart)})
+		out = append(out, part{"decimal", f.symbol("decimal")}, part{"fraction", f.digits.local(fracPart)})
 	}
 	return out
 }
@@ -834,14 +836,18 @@ func (f *numberFormat) symbol(name string) string {
 	return f.sym[name]
 }
 
-func (f *numberFormat) localDigits(s string) string {
-	if f.digits == nil {
+// digitSet is a numbering system's ten digits; nil for latn.
+type digitSet []string
+
+// local writes s's ASCII digits in d.
+func (d digitSet) local(s string) string {
+	if d == nil {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= '0' && c <= '9' {
-			b.WriteString(f.digits[c-'0'])
+			b.WriteString(d[c-'0'])
 		} else {
 			b.WriteByte(c)
 		}
@@ -1004,23 +1010,19 @@ func compactParts(text string) []part {
 
 func (e *env) installNumberFormat() {
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("NumberFormat", 0, true, func(args []goja.Value, proto *goja.Object) *goja.Object {
-		f := e.numberFormatFor(arg(args, 0), arg(args, 1), "Intl.NumberFormat", "decimal")
-		return e.instance("NumberFormat", f, proto)
+	proto := e.localeClass("NumberFormat", 0, true, avail, func(args []goja.Value) any {
+		return e.numberFormatFor(arg(args, 0), arg(args, 1), "Intl.NumberFormat", "decimal")
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
 	e.boundGetter(proto, "NumberFormat", "format", 1, func(state any, c goja.FunctionCall) goja.Value {
 		return e.rt.ToValue(state.(*numberFormat).format(e.toIntlMathematicalValue(c.Argument(0))))
 	})
-	e.method(proto, "formatToParts", 1, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "NumberFormat", "formatToParts").state.(*numberFormat)
+	stateMethod(e, proto, "NumberFormat", "formatToParts", 1, func(f *numberFormat, call goja.FunctionCall) goja.Value {
 		return e.partsArray(f.parts(e.toIntlMathematicalValue(call.Argument(0))), "")
 	})
 	e.rangeMethods(proto, "NumberFormat", func(state any, call goja.FunctionCall) []rangePart {
 		return e.numberRange(state.(*numberFormat), call.Argument(0), call.Argument(1))
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "NumberFormat", "resolvedOptions").state.(*numberFormat)
+	stateMethod(e, proto, "NumberFormat", "resolvedOptions", 0, func(f *numberFormat, call goja.FunctionCall) goja.Value {
 		return e.numberResolvedOptions(f)
 	})
 }
@@ -1222,10 +1224,11 @@ func hasAffix(ps []part) bool {
 	return false
 }
 
-func joinParts(ps []part) string {
+// joinParts is the text of ps: of parts, or of parts with more (unitPart).
+func joinParts[P interface{ text() string }](ps []P) string {
 	var b strings.Builder
 	for _, p := range ps {
-		b.WriteString(p.value)
+		b.WriteString(p.text())
 	}
 	return b.String()
 }

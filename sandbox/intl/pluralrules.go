@@ -16,7 +16,7 @@ type pluralRulesObject struct {
 
 func (e *env) installPluralRules() {
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("PluralRules", 0, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
+	proto := e.localeClass("PluralRules", 0, false, avail, func(args []goja.Value) any {
 		requested := e.canonicalizeLocaleList(arg(args, 0))
 		o := e.coerceOptions(arg(args, 1))
 		e.localeMatcher(o, "Intl.PluralRules")
@@ -31,15 +31,12 @@ func (e *env) installPluralRules() {
 			digits:  f,
 			rules:   pluralRulesFor(pluralLang(r.data), typ == "ordinal"),
 		}
-		return e.instance("PluralRules", p, proto)
+		return p
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.method(proto, "select", 1, func(call goja.FunctionCall) goja.Value {
-		p := e.receiver(call, "PluralRules", "select").state.(*pluralRulesObject)
+	stateMethod(e, proto, "PluralRules", "select", 1, func(p *pluralRulesObject, call goja.FunctionCall) goja.Value {
 		return e.rt.ToValue(p.selectNumber(call.Argument(0).ToFloat()))
 	})
-	e.method(proto, "selectRange", 2, func(call goja.FunctionCall) goja.Value {
-		p := e.receiver(call, "PluralRules", "selectRange").state.(*pluralRulesObject)
+	stateMethod(e, proto, "PluralRules", "selectRange", 2, func(p *pluralRulesObject, call goja.FunctionCall) goja.Value {
 		a, b := call.Argument(0), call.Argument(1)
 		if goja.IsUndefined(a) || goja.IsUndefined(b) {
 			e.throwType("start or end is undefined")
@@ -52,8 +49,7 @@ func (e *env) installPluralRules() {
 		// (en, de, fr, es, ...); that is what is implemented.
 		return e.rt.ToValue(p.selectNumber(y))
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		p := e.receiver(call, "PluralRules", "resolvedOptions").state.(*pluralRulesObject)
+	stateMethod(e, proto, "PluralRules", "resolvedOptions", 0, func(p *pluralRulesObject, call goja.FunctionCall) goja.Value {
 		o := p.digits.opt
 		typ := "cardinal"
 		if p.ordinal {

@@ -26,7 +26,7 @@ var relativeUnits = map[string]string{
 func (e *env) installRelativeTimeFormat() {
 	const service = "Intl.RelativeTimeFormat"
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("RelativeTimeFormat", 0, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
+	proto := e.localeClass("RelativeTimeFormat", 0, false, avail, func(args []goja.Value) any {
 		requested := e.canonicalizeLocaleList(arg(args, 0))
 		o := e.coerceOptions(arg(args, 1))
 		e.localeMatcher(o, service)
@@ -48,15 +48,12 @@ func (e *env) installRelativeTimeFormat() {
 			minInt: 1, minFD: 0, maxFD: 3, roundingType: "fractionDigits", roundingPriority: "auto",
 			roundingIncr: 1, roundingMode: "halfExpand", trailingZero: "auto"}
 		f.number = newNumberFormat(e, []langTag{r.tag}, f.nu, opt)
-		return e.instance("RelativeTimeFormat", f, proto)
+		return f
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.method(proto, "format", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "RelativeTimeFormat", "format").state.(*relativeTimeFormat)
-		return e.rt.ToValue(joinUnitParts(e.relativeParts(f, call, "format")))
+	stateMethod(e, proto, "RelativeTimeFormat", "format", 2, func(f *relativeTimeFormat, call goja.FunctionCall) goja.Value {
+		return e.rt.ToValue(joinParts(e.relativeParts(f, call, "format")))
 	})
-	e.method(proto, "formatToParts", 2, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "RelativeTimeFormat", "formatToParts").state.(*relativeTimeFormat)
+	stateMethod(e, proto, "RelativeTimeFormat", "formatToParts", 2, func(f *relativeTimeFormat, call goja.FunctionCall) goja.Value {
 		ps := e.relativeParts(f, call, "formatToParts")
 		vals := make([]any, len(ps))
 		for i, p := range ps {
@@ -68,8 +65,7 @@ func (e *env) installRelativeTimeFormat() {
 		}
 		return e.rt.NewArray(vals...)
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "RelativeTimeFormat", "resolvedOptions").state.(*relativeTimeFormat)
+	stateMethod(e, proto, "RelativeTimeFormat", "resolvedOptions", 0, func(f *relativeTimeFormat, call goja.FunctionCall) goja.Value {
 		return e.object("locale", f.locale, "style", f.style, "numeric", f.numeric, "numberingSystem", f.nu)
 	})
 }
@@ -77,14 +73,6 @@ func (e *env) installRelativeTimeFormat() {
 type unitPart struct {
 	part
 	unit string
-}
-
-func joinUnitParts(ps []unitPart) string {
-	var b strings.Builder
-	for _, p := range ps {
-		b.WriteString(p.value)
-	}
-	return b.String()
 }
 
 // relativeParts is ECMA-402 PartitionRelativeTimePattern.
@@ -151,11 +139,8 @@ type listFormat struct {
 func (e *env) installListFormat() {
 	const service = "Intl.ListFormat"
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("ListFormat", 0, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
-		requested := e.canonicalizeLocaleList(arg(args, 0))
-		o := e.getOptionsObject(arg(args, 1))
-		e.localeMatcher(o, service)
-		r := e.resolveLocale(requested, avail, nil)
+	proto := e.localeClass("ListFormat", 0, false, avail, func(args []goja.Value) any {
+		r, o := e.resolveArgs(args, service, avail)
 		f := &listFormat{locale: r.tag.String(), lang: r.tag.lang}
 		f.typ = e.stringOption(o, "type", service, []string{"conjunction", "disjunction", "unit"}, "conjunction")
 		f.style = e.stringOption(o, "style", service, []string{"long", "short", "narrow"}, "long")
@@ -168,19 +153,15 @@ func (e *env) installListFormat() {
 			key += "-" + f.style
 		}
 		f.patterns = ld.Lists[key]
-		return e.instance("ListFormat", f, proto)
+		return f
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.method(proto, "format", 1, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "ListFormat", "format").state.(*listFormat)
+	stateMethod(e, proto, "ListFormat", "format", 1, func(f *listFormat, call goja.FunctionCall) goja.Value {
 		return e.rt.ToValue(joinParts(f.parts(e.stringList(call.Argument(0)))))
 	})
-	e.method(proto, "formatToParts", 1, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "ListFormat", "formatToParts").state.(*listFormat)
+	stateMethod(e, proto, "ListFormat", "formatToParts", 1, func(f *listFormat, call goja.FunctionCall) goja.Value {
 		return e.partsArray(f.parts(e.stringList(call.Argument(0))), "")
 	})
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		f := e.receiver(call, "ListFormat", "resolvedOptions").state.(*listFormat)
+	stateMethod(e, proto, "ListFormat", "resolvedOptions", 0, func(f *listFormat, call goja.FunctionCall) goja.Value {
 		return e.object("locale", f.locale, "type", f.typ, "style", f.style)
 	})
 }

@@ -30,25 +30,19 @@ const maxSegmentInput = 1 << 24
 func (e *env) installSegmenter() {
 	const service = "Intl.Segmenter"
 	avail := generalAvailable(mustSupplemental())
-	ctor, proto := e.class("Segmenter", 0, false, func(args []goja.Value, proto *goja.Object) *goja.Object {
-		requested := e.canonicalizeLocaleList(arg(args, 0))
-		o := e.getOptionsObject(arg(args, 1))
-		e.localeMatcher(o, service)
-		r := e.resolveLocale(requested, avail, nil)
+	proto := e.localeClass("Segmenter", 0, false, avail, func(args []goja.Value) any {
+		r, o := e.resolveArgs(args, service, avail)
 		s := &segmenter{locale: r.tag.String()}
 		s.granularity = e.stringOption(o, "granularity", service, []string{"grapheme", "word", "sentence"}, "grapheme")
-		return e.instance("Segmenter", s, proto)
+		return s
 	})
-	e.method(ctor, "supportedLocalesOf", 1, e.supportedLocales(avail))
-	e.method(proto, "resolvedOptions", 0, func(call goja.FunctionCall) goja.Value {
-		s := e.receiver(call, "Segmenter", "resolvedOptions").state.(*segmenter)
+	stateMethod(e, proto, "Segmenter", "resolvedOptions", 0, func(s *segmenter, call goja.FunctionCall) goja.Value {
 		return e.object("locale", s.locale, "granularity", s.granularity)
 	})
 
 	segProto := e.rt.NewObject()
 	iterProto := e.rt.NewObject()
-	e.method(proto, "segment", 1, func(call goja.FunctionCall) goja.Value {
-		s := e.receiver(call, "Segmenter", "segment").state.(*segmenter)
+	stateMethod(e, proto, "Segmenter", "segment", 1, func(s *segmenter, call goja.FunctionCall) goja.Value {
 		input := call.Argument(0)
 		str := e.toString(input)
 		if len(str) > maxSegmentInput {
@@ -56,8 +50,7 @@ func (e *env) installSegmenter() {
 		}
 		return e.instance("Segments", s.split(e.rt.ToValue(str), str), segProto)
 	})
-	e.method(segProto, "containing", 1, func(call goja.FunctionCall) goja.Value {
-		ss := e.receiver(call, "Segments", "containing").state.(*segments)
+	stateMethod(e, segProto, "Segments", "containing", 1, func(ss *segments, call goja.FunctionCall) goja.Value {
 		n := call.Argument(0).ToFloat()
 		if n != n {
 			n = 0
@@ -72,8 +65,7 @@ func (e *env) installSegmenter() {
 		ss := e.receiver(call, "Segments", "[Symbol.iterator]").state.(*segments)
 		return e.instance("SegmentIterator", &segmentIterator{segs: ss}, iterProto)
 	}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
-	e.method(iterProto, "next", 0, func(call goja.FunctionCall) goja.Value {
-		it := e.receiver(call, "SegmentIterator", "next").state.(*segmentIterator)
+	stateMethod(e, iterProto, "SegmentIterator", "next", 0, func(it *segmentIterator, call goja.FunctionCall) goja.Value {
 		if it.next >= len(it.segs.text) {
 			return e.object("value", goja.Undefined(), "done", true)
 		}

@@ -328,7 +328,7 @@ func (f *dateFormat) gmt(offset int, long, explicitZero bool) string {
 		}
 		i = j
 	}
-	return strings.Replace(gmtFormat, "{0}", f.localDigits(b.String()), 1)
+	return strings.Replace(gmtFormat, "{0}", f.digits.local(b.String()), 1)
 }
 
 func pad2(n int) string {

@@ -138,26 +138,24 @@ func (p *Store) migrate(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLockKey)); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+session.MigrationsTable+` (
-		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	rows, _ := tx.Query(ctx, `SELECT version FROM `+session.MigrationsTable)
-	applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	todo, err := session.PendingMigrations(all, applied)
-	if err != nil {
+	exec := func(q string, args ...any) error {
+		_, err := tx.Exec(ctx, q, args...)
 		return err
 	}
-	for _, m := range todo {
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.Name, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+session.MigrationsTable+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.Name, err)
-		}
+	err = session.ApplyMigrations(all, session.MigrationTx{
+		CreateTable: `CREATE TABLE IF NOT EXISTS ` + session.MigrationsTable + ` (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+		Exec: exec,
+		Ints: func(q string) ([]int, error) {
+			rows, _ := tx.Query(ctx, q)
+			return pgx.CollectRows(rows, pgx.RowTo[int])
+		},
+		Record: func(m session.Migration) error {
+			return exec(`INSERT INTO `+session.MigrationsTable+` (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+		},
+	})
+	if err != nil {
+		return err
 	}
 	return tx.Commit(ctx)
 }
@@ -219,27 +217,18 @@ func (p *Store) listen(ctx context.Context, connConfig *pgx.ConnConfig, conn *pg
 
 // GetSession implements session.Store.
 func (p *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
-	if p.Closed() {
-		return session.Session{}, session.ErrClosed
-	}
-	rows, err := p.pool.Query(ctx, `SELECT `+pgSessionColumns+` FROM sessions WHERE id = $1`, id)
-	if err != nil {
-		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
-	}
-	got, err := collectPgSessions(rows)
-	if err != nil {
-		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
-	}
-	if len(got) == 0 {
-		return session.Session{}, session.ErrNotFound
-	}
-	return got[0], nil
+	return p.Get(id, func() ([]session.Session, error) {
+		return collectPgSessions(p.pool.Query(ctx, `SELECT `+pgSessionColumns+` FROM sessions WHERE id = $1`, id))
+	})
 }
 
 // pgSessionColumns are what collectPgSessions reads.
 const pgSessionColumns = `id, scope, created_at, last_seq, updated_at`
 
-func collectPgSessions(rows pgx.Rows) ([]session.Session, error) {
+func collectPgSessions(rows pgx.Rows, err error) ([]session.Session, error) {
+	if err != nil {
+		return nil, err
+	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Session, error) {
 		var s session.Session
 		err := row.Scan(&s.ID, &s.Scope, &s.CreatedAt, &s.LastSeq, &s.UpdatedAt)
@@ -620,21 +609,9 @@ func (p *Store) EventsWithin(ctx context.Context, sessionID string, after int64,
 }
 
 func (p *Store) lastSeq(ctx context.Context, id string) (int64, error) {
-	if p.Closed() {
-		return 0, session.ErrClosed
-	}
-	var last int64
-	err := p.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, id).Scan(&last)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, session.ErrNotFound
-	}
-	if err != nil {
-		if p.Closed() {
-			return 0, session.ErrClosed // closed while querying
-		}
-		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
-	}
-	return last, nil
+	return p.LastSeq(id, pgx.ErrNoRows, func(last *int64) error {
+		return p.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, id).Scan(last)
+	})
 }
 
 // UsedCallIDs implements session.Store.
@@ -665,13 +642,7 @@ func (p *Store) OpenCalls(ctx context.Context) ([]session.OpenCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.OpenCall, error) {
-		var oc session.OpenCall
-		var callID, data string
-		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = session.DecodeCall([]byte(data), callID)
-		return oc, err
-	})
+	out, err := pgx.CollectRows(rows, scanOpenCall)
 	if err != nil {
 		return nil, fmt.Errorf("session: open calls: %w", err)
 	}
@@ -684,6 +655,15 @@ const openCallsSQL = `SELECT c.session_id, c.seq, c.call_id, c.data FROM events 
 WHERE c.call_id IS NOT NULL AND c.type = 'tool/call'
   AND NOT EXISTS (SELECT 1 FROM events AS r
     WHERE r.session_id = c.session_id AND r.call_id = c.call_id AND r.type = 'tool/result' AND r.seq > c.seq)`
+
+// scanOpenCall reads a row of openCallsSQL.
+func scanOpenCall(row pgx.CollectableRow) (session.OpenCall, error) {
+	var oc session.OpenCall
+	var callID, data string
+	err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
+	oc.Call = session.DecodeCall([]byte(data), callID)
+	return oc, err
+}
 
 // LapsedLeases implements session.LeaseSweeper. Expiry is judged by the server's
 // clock; the sessions holding a lease are found through their index.
@@ -707,13 +687,7 @@ WHERE lease_owner IS NOT NULL AND lease_expires <= clock_timestamp() ORDER BY id
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
 	}
-	open, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.OpenCall, error) {
-		var oc session.OpenCall
-		var callID, data string
-		err := row.Scan(&oc.SessionID, &oc.Seq, &callID, &data)
-		oc.Call = session.DecodeCall([]byte(data), callID)
-		return oc, err
-	})
+	open, err := pgx.CollectRows(rows, scanOpenCall)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: lapsed leases: %w", err)
 	}
@@ -809,36 +783,23 @@ SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM sessions WHERE id = $1)`,
 
 // ListSessions implements session.Store.
 func (p *Store) ListSessions(ctx context.Context, f session.SessionFilter) (session.SessionPage, error) {
-	limit, after, err := f.Page()
-	if err != nil {
-		return session.SessionPage{}, err
-	}
-	if p.Closed() {
-		return session.SessionPage{}, session.ErrClosed
-	}
-	var where []string
-	args := []any{limit + 1}
-	if f.Scope != "" {
-		args = append(args, f.Scope)
-		where = append(where, fmt.Sprintf("scope = $%d", len(args)))
-	}
-	if after != nil {
-		args = append(args, time.UnixMicro(after.Created), after.ID)
-		where = append(where, fmt.Sprintf(`(created_at, id COLLATE "C") < ($%d, $%d)`, len(args)-1, len(args)))
-	}
-	q := `SELECT ` + pgSessionColumns + ` FROM sessions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	rows, err := p.pool.Query(ctx, q+` ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $1`, args...)
-	if err != nil {
-		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
-	}
-	got, err := collectPgSessions(rows)
-	if err != nil {
-		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
-	}
-	return session.PageOf(got, limit), nil
+	return p.List(f, func(after *session.Cursor, n int) ([]session.Session, error) {
+		var where []string
+		args := []any{n}
+		if f.Scope != "" {
+			args = append(args, f.Scope)
+			where = append(where, fmt.Sprintf("scope = $%d", len(args)))
+		}
+		if after != nil {
+			args = append(args, time.UnixMicro(after.Created), after.ID)
+			where = append(where, fmt.Sprintf(`(created_at, id COLLATE "C") < ($%d, $%d)`, len(args)-1, len(args)))
+		}
+		q := `SELECT ` + pgSessionColumns + ` FROM sessions`
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		return collectPgSessions(p.pool.Query(ctx, q+` ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $1`, args...))
+	})
 }
 
 // DeleteSession implements session.Store: one round trip, locking the session row

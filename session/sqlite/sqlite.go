@@ -351,39 +351,35 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+session.MigrationsTable+` (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	applied, err := queryInts(ctx, tx, `SELECT version FROM `+session.MigrationsTable)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	todo, err := session.PendingMigrations(all, applied)
-	if err != nil {
+	exec := func(q string, args ...any) error {
+		_, err := tx.ExecContext(ctx, q, args...)
 		return err
 	}
-	for _, m := range todo {
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+session.MigrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.Name, err)
-		}
+	err = session.ApplyMigrations(all, session.MigrationTx{
+		CreateTable: `CREATE TABLE IF NOT EXISTS ` + session.MigrationsTable + ` (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
+		Exec: exec,
+		Ints: func(q string) ([]int, error) { return column[int](tx.QueryContext(ctx, q)) },
+		Record: func(m session.Migration) error {
+			return exec(`INSERT INTO `+session.MigrationsTable+` (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, time.Now().UnixMicro())
+		},
+	})
+	if err != nil {
+		return err
 	}
 	return tx.Commit()
 }
 
-func queryInts(ctx context.Context, tx *sql.Tx, query string) ([]int, error) {
-	rows, err := tx.QueryContext(ctx, query)
+// column reads the one column of each row a query returned (its rows and error).
+func column[T any](rows *sql.Rows, err error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []int
+	var out []T
 	for rows.Next() {
-		var v int
+		var v T
 		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
@@ -427,21 +423,9 @@ func (s *Store) poll(ctx context.Context, conn *sql.Conn) {
 
 // GetSession implements session.Store.
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
-	if s.Closed() {
-		return session.Session{}, session.ErrClosed
-	}
-	rows, err := s.stmts.session.QueryContext(ctx, id)
-	if err != nil {
-		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
-	}
-	got, err := scanSQLiteSessions(rows)
-	if err != nil {
-		return session.Session{}, fmt.Errorf("session: get %q: %w", id, err)
-	}
-	if len(got) == 0 {
-		return session.Session{}, session.ErrNotFound
-	}
-	return got[0], nil
+	return s.Get(id, func() ([]session.Session, error) {
+		return scanSQLiteSessions(s.stmts.session.QueryContext(ctx, id))
+	})
 }
 
 // sqliteSessionColumns are what scanSQLiteSessions reads: a session's last
@@ -453,7 +437,10 @@ const (
 	sqliteUpdatedAt = `MAX(created_at, COALESCE((SELECT time FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
 )
 
-func scanSQLiteSessions(rows *sql.Rows) ([]session.Session, error) {
+func scanSQLiteSessions(rows *sql.Rows, err error) ([]session.Session, error) {
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	var out []session.Session
 	for rows.Next() {
@@ -761,21 +748,9 @@ func (s *Store) EventsWithin(ctx context.Context, sessionID string, after int64,
 }
 
 func (s *Store) lastSeq(ctx context.Context, id string) (int64, error) {
-	if s.Closed() {
-		return 0, session.ErrClosed
-	}
-	var last int64
-	err := s.stmts.lastSeq.QueryRowContext(ctx, id).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, session.ErrNotFound
-	}
-	if err != nil {
-		if s.Closed() {
-			return 0, session.ErrClosed // closed while querying
-		}
-		return 0, fmt.Errorf("session: last seq of %q: %w", id, err)
-	}
-	return last, nil
+	return s.LastSeq(id, sql.ErrNoRows, func(last *int64) error {
+		return s.stmts.lastSeq.QueryRowContext(ctx, id).Scan(last)
+	})
 }
 
 // LoadCheckpoint implements session.Store.
@@ -902,34 +877,21 @@ func sqliteLeaseError(what, sessionID string, err error) error {
 
 // ListSessions implements session.Store.
 func (s *Store) ListSessions(ctx context.Context, f session.SessionFilter) (session.SessionPage, error) {
-	limit, after, err := f.Page()
-	if err != nil {
-		return session.SessionPage{}, err
-	}
-	if s.Closed() {
-		return session.SessionPage{}, session.ErrClosed
-	}
-	var where []string
-	var args []any
-	if f.Scope != "" {
-		where, args = append(where, "scope = ?"), append(args, f.Scope)
-	}
-	if after != nil {
-		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.Created, after.ID)
-	}
-	q := `SELECT ` + sqliteSessionColumns + ` FROM sessions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
-	if err != nil {
-		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
-	}
-	got, err := scanSQLiteSessions(rows)
-	if err != nil {
-		return session.SessionPage{}, fmt.Errorf("session: list: %w", err)
-	}
-	return session.PageOf(got, limit), nil
+	return s.List(f, func(after *session.Cursor, n int) ([]session.Session, error) {
+		var where []string
+		var args []any
+		if f.Scope != "" {
+			where, args = append(where, "scope = ?"), append(args, f.Scope)
+		}
+		if after != nil {
+			where, args = append(where, "(created_at, id) < (?, ?)"), append(args, after.Created, after.ID)
+		}
+		q := `SELECT ` + sqliteSessionColumns + ` FROM sessions`
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		return scanSQLiteSessions(s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, n)...))
+	})
 }
 
 // DeleteSession implements session.Store.
@@ -1043,22 +1005,9 @@ func (s *Store) pruneCandidates(ctx context.Context, r session.Retention, now ti
 	if len(cond) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
+	return column[string](s.db.QueryContext(ctx, `SELECT id FROM (SELECT id, `+sqliteUpdatedAt+` AS updated, lease_owner, lease_expires FROM sessions)
 		WHERE (`+strings.Join(cond, " OR ")+`) AND NOT (lease_owner IS NOT NULL AND lease_expires > ?)
-		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), session.PruneChunk)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+		ORDER BY updated, id LIMIT ?`, append(args, now.UnixMicro(), session.PruneChunk)...))
 }
 
 // openCallsSQL finds tool/calls that no later tool/result closes; an ORDER
