@@ -18,6 +18,7 @@ import (
 
 	"github.com/codemode/codemode/bridge"
 	demo "github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
@@ -105,20 +106,7 @@ var peersDir = filepath.Join("testdata", "peers")
 // missing.
 func requireNode(t *testing.T) string {
 	t.Helper()
-	skip := t.Skip
-	if os.Getenv("CI") != "" {
-		skip = t.Fatal
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed: the sdkgen peer tests need Node.js")
-	}
-	for _, pkg := range []string{"typescript", "@cloudflare/codemode", "@utcp/code-mode", "js-tiktoken"} {
-		if _, err := os.Stat(filepath.Join(peersDir, "node_modules", pkg, "package.json")); err != nil {
-			skip("testdata/peers/node_modules lacks " + pkg + ": run .ci/node-deps (npm ci)")
-		}
-	}
-	return node
+	return testkit.RequireNode(t, peersDir, "typescript", "@cloudflare/codemode", "@utcp/code-mode", "js-tiktoken")
 }
 
 // runNode runs node with args in dir, with a generous bound against hangs (not a timing

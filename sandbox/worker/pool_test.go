@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/sandboxtest"
 )
@@ -498,7 +498,7 @@ func TestPoolSpinsWhileFewRunsShareTheCPUs(t *testing.T) {
 // A worker bounds its compiled-program cache well within the memory its runs share, and
 // says so when it starts.
 func TestWorkersBoundTheirProgramCache(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.Logs
 	p := newTestPool(t, Options{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	wantValue(t, p.Run(context.Background(), "return 1", sandboxtest.Host{}, sandbox.Options{}), "1")
 	want := fmt.Sprintf("program cache %d", programCacheBytes)
@@ -514,7 +514,7 @@ func TestWorkersBoundTheirProgramCache(t *testing.T) {
 // which when it starts.
 func TestWorkersKeepAGCFloor(t *testing.T) {
 	started := func(env ...string) string {
-		var buf syncBuffer
+		var buf testkit.Logs
 		p := newTestPool(t, Options{Env: env, Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		wantValue(t, p.Run(context.Background(), "return 1", sandboxtest.Host{}, sandbox.Options{}), "1")
 		return buf.String()
@@ -529,22 +529,4 @@ func TestWorkersKeepAGCFloor(t *testing.T) {
 	if out := started("GOGC=150"); !strings.Contains(out, "GOGC=150") || strings.Contains(out, "gc floor") {
 		t.Fatalf("with GOGC=150 a worker said:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the pool's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
