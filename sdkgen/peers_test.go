@@ -109,6 +109,17 @@ func requireNode(t *testing.T) string {
 	return testkit.RequireNode(t, peersDir, "typescript", "@cloudflare/codemode", "@utcp/code-mode", "js-tiktoken")
 }
 
+// writeJSON writes v as JSON to a file called name in a new temporary directory of the test
+// and returns its path.
+func writeJSON(t *testing.T, name string, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testkit.WriteFile(t, name, string(data))
+}
+
 // runNode runs node with args in dir, with a generous bound against hangs (not a timing
 // assertion), and returns its standard output.
 func runNode(t *testing.T, node, dir string, args ...string) ([]byte, error) {
@@ -163,14 +174,7 @@ func TestPeerGenerators(t *testing.T) {
 		in.Tools = append(in.Tools, toolJSON{tool.Name, tool.Description, tool.Parameters, tool.Output})
 		in.Ours.Alone[tool.Name] = upFront([]sdkgen.Tool{tool})
 	}
-	input := filepath.Join(t.TempDir(), "input.json")
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(input, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := writeJSON(t, "input.json", in)
 	out, err := runNode(t, node, peersDir, "measure.mjs", input)
 	if err != nil {
 		t.Fatal(err)
@@ -347,14 +351,7 @@ func TestTypeScriptAcceptsTheTexts(t *testing.T) {
 	for _, c := range cases {
 		c.Files["console.d.ts"] = consoleDecl
 	}
-	input := filepath.Join(t.TempDir(), "cases.json")
-	data, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(input, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := writeJSON(t, "cases.json", cases)
 	out, err := runNode(t, node, peersDir, "check.mjs", input)
 	if err != nil {
 		t.Fatal(err)
