@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,7 +65,16 @@ func (b *batchEnv) note(s string) {
 func (b *batchEnv) has(s string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Contains(b.log, s)
+	return index(b.log, s) >= 0
+}
+
+func index(list []string, s string) int {
+	for i, l := range list {
+		if l == s {
+			return i
+		}
+	}
+	return -1
 }
 
 func (b *batchEnv) waitFor(t *testing.T, s string) {
@@ -217,7 +225,7 @@ func TestBatchSettlesEachCallOnItsOwn(t *testing.T) {
 		t.Fatalf("settlement order %v, want [2 1 3 4]; log %v", done, b.log)
 	}
 	// The exclusive call's Done ran before the call after it started.
-	if i, j := slices.Index(b.log, "done c3"), slices.Index(b.log, "start s3"); i < 0 || j < i {
+	if i, j := index(b.log, "done c3"), index(b.log, "start s3"); i < 0 || j < i {
 		t.Fatalf("the exclusive call's Done did not precede the next start: %v", b.log)
 	}
 }
