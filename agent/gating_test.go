@@ -97,20 +97,33 @@ func TestStepWaitsForItsLog(t *testing.T) {
 	cs := newCountingStore(session.NewMemory())
 	e := newEnv(t, cs, registry.ModeNative, agent.Options{})
 	cs.Hold(false)
-	done := make(chan error, 1)
-	go func() {
-		_, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("c1", "math_add", `{"a":1,"b":2}`)})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the step returned (%v) before its log was durable", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	done := stepAsync(e, "c1", `{"a":1,"b":2}`)
+	wantPending(t, done, 100*time.Millisecond, "the step returned before its log was durable")
 	cs.Unhold()
 	cs.Release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// stepAsync runs a step of one math_add call, id with args, on e's session
+// and returns where its error will be sent.
+func stepAsync(e *env, id, args string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call(id, "math_add", args)})
+		done <- err
+	}()
+	return done
+}
+
+// wantPending fails the test with what when done delivers within d.
+func wantPending(t *testing.T, done <-chan error, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		t.Fatalf("%s (%v)", what, err)
+	case <-time.After(d):
 	}
 }
 
@@ -130,16 +143,8 @@ func TestStepGatedReturnsBeforeItsLogAndGatesIt(t *testing.T) {
 	if err := gate.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the gate opened (%v) before the log was durable", err)
 	}
-	next := make(chan error, 1)
-	go func() {
-		_, err := e.agent.Step(context.Background(), e.sid, []agent.ToolCall{call("c2", "math_add", `{"a":2,"b":2}`)})
-		next <- err
-	}()
-	select {
-	case err := <-next:
-		t.Fatalf("the next step ran (%v) before the first one's writes resolved", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	next := stepAsync(e, "c2", `{"a":2,"b":2}`)
+	wantPending(t, next, 50*time.Millisecond, "the next step ran before the first one's writes resolved")
 	cs.Unhold()
 	cs.Release()
 	if err := gate.Wait(context.Background()); err != nil {

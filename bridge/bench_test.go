@@ -24,12 +24,7 @@ func benchEnv(b *testing.B, tools int) *runtime.Runtime {
 
 func benchEnvWith(b *testing.B, tools int, opts bridge.Options) *runtime.Runtime {
 	b.Helper()
-	reg := registry.New()
-	if err := reg.CreateScope("s", registry.Global, registry.ModeCode); err != nil {
-		b.Fatal(err)
-	}
-	rt := runtime.New(reg, runtime.Options{})
-	bridge.Install(rt, opts)
+	reg, rt := newRuntime(b, opts)
 	for i := range tools {
 		name := fmt.Sprintf("tool_%04d", i)
 		if i == 0 {

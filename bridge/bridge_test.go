@@ -63,13 +63,21 @@ type env struct {
 
 func newEnv(t *testing.T, opts bridge.Options) *env {
 	t.Helper()
+	reg, rt := newRuntime(t, opts)
+	return &env{t: t, reg: reg, rt: rt, sink: &recorder{}}
+}
+
+// newRuntime returns a registry with the code-mode scope "s" and a runtime
+// on it with the bridge installed with opts.
+func newRuntime(t testing.TB, opts bridge.Options) (*registry.Registry, *runtime.Runtime) {
+	t.Helper()
 	reg := registry.New()
 	if err := reg.CreateScope("s", registry.Global, registry.ModeCode); err != nil {
 		t.Fatal(err)
 	}
 	rt := runtime.New(reg, runtime.Options{})
 	bridge.Install(rt, opts)
-	return &env{t: t, reg: reg, rt: rt, sink: &recorder{}}
+	return reg, rt
 }
 
 // tool registers a tool taking any arguments and returning what body returns.

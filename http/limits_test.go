@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,16 +41,23 @@ func TestBodyLimit(t *testing.T) {
 // until it holds a run slot.
 func (ts *testServer) holdRun(wantInflight float64) (cancel func()) {
 	ts.t.Helper()
+	cancel = ts.startRun(`{"code": "await tools.util_sleep({ms: 60000})"}`)
+	testkit.Eventually(ts.t, "the held run to take a slot", func() bool { return ts.inflight() == wantInflight })
+	return cancel
+}
+
+// startRun posts body to /v1/run without waiting; cancel cancels the request
+// and waits until it has ended.
+func (ts *testServer) startRun(body string) (cancel func()) {
 	ctx, cancelReq := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := ts.send(request{method: http.MethodPost, path: "/v1/run", body: `{"code": "await tools.util_sleep({ms: 60000})"}`, ctx: ctx})
+		resp, err := ts.send(request{method: http.MethodPost, path: "/v1/run", body: body, ctx: ctx})
 		if err == nil {
 			resp.Body.Close()
 		}
 	}()
-	testkit.Eventually(ts.t, "the held run to take a slot", func() bool { return ts.inflight() == wantInflight })
 	return func() {
 		cancelReq()
 		<-done
@@ -86,18 +94,9 @@ func TestOverloadWithQueue(t *testing.T) {
 	release := ts.holdRun(1)
 
 	// A queued request that gives up leaves the queue.
-	ctx, cancel := context.WithCancel(context.Background())
-	gaveUp := make(chan struct{})
-	go func() {
-		defer close(gaveUp)
-		resp, err := ts.send(request{method: http.MethodPost, path: "/v1/run", body: `{"code": "return 1"}`, ctx: ctx})
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	giveUp := ts.startRun(`{"code": "return 1"}`)
 	testkit.Eventually(t, "a queued run", func() bool { return ts.queued() == 1 })
-	cancel()
-	<-gaveUp
+	giveUp()
 	testkit.Eventually(t, "the queue to empty", func() bool { return ts.queued() == 0 })
 	if ts.inflight() != 1 {
 		t.Fatalf("in flight %v, want the held run", ts.inflight())
@@ -221,7 +220,7 @@ func TestRunLimiterFIFO(t *testing.T) {
 	first()
 	first() // releasing twice is harmless
 	wg.Wait()
-	if want := []int{1, 2, 3, 4}; !equalInts(order, want) {
+	if want := []int{1, 2, 3, 4}; !slices.Equal(order, want) {
 		t.Fatalf("order %v, want %v", order, want)
 	}
 	if in, q := l.counts(); in != 0 || q != 0 {
@@ -284,16 +283,4 @@ func TestRunLimiterStress(t *testing.T) {
 	if in, q := l.counts(); in != 0 || q != 0 {
 		t.Fatalf("after all: %d in flight, %d queued", in, q)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -307,6 +307,54 @@ func (s *failingPages) Events(ctx context.Context, id string, after int64, limit
 	return s.Store.Events(ctx, id, after, limit)
 }
 
+// pagesServer returns a test server on a failingPages store with two
+// sessions: short, of 3 steps of 10 bytes, and long, of 600 steps of 500
+// bytes (1,200 events, about 400 KB of messages, in pages of 16 events).
+func pagesServer(t *testing.T) (st *failingPages, ts *testServer, short, long string) {
+	t.Helper()
+	st = &failingPages{Store: session.NewMemory()}
+	ts = newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	short, long = ts.newSession("", ""), ts.newSession("", "")
+	appendSteps(t, st, short, 3, 10)
+	appendSteps(t, st, long, 600, 500)
+	return st, ts, short, long
+}
+
+// wantWhole checks that GET path replies want whole, with its length.
+func wantWhole(t *testing.T, ts *testServer, path string, want []byte) {
+	t.Helper()
+	resp, b := ts.get(path)
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(b)) || !bytes.Equal(b, want) {
+		t.Fatalf("%s: %d, length %d, body\n%s\nwant\n%s", path, resp.StatusCode, resp.ContentLength, b, want)
+	}
+}
+
+// wantNoPartialList checks GET path, a long list, when st fails: before the
+// first chunk is sent, with an error reply; after it, with the connection
+// cut, so that no client takes a partial list for the whole.
+func wantNoPartialList(t *testing.T, st *failingPages, ts *testServer, path string) {
+	t.Helper()
+	failFrom := func(n int) {
+		st.mu.Lock()
+		st.calls, st.fail = 0, n
+		st.mu.Unlock()
+	}
+	failFrom(1)
+	resp, b := ts.get(path)
+	wantError(t, resp, b, http.StatusServiceUnavailable, CodeStoreUnavailable)
+
+	failFrom(40) // 39 pages of 16 events: past the first 64 KiB chunk
+	resp, err := ts.send(request{method: http.MethodGet, path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || err == nil || json.Valid(body) {
+		t.Fatalf("a failure after the first chunk: status %d, read %d bytes, error %v, valid JSON %v", resp.StatusCode, len(body), err, json.Valid(body))
+	}
+}
+
 // appendSteps appends n steps of one call and its result of size bytes.
 func appendSteps(t *testing.T, st session.Store, id string, n, size int) {
 	t.Helper()
@@ -336,8 +384,7 @@ func appendSteps(t *testing.T, st session.Store, id string, n, size int) {
 // chunks (no length), byte for byte what encoding the whole list gives; a
 // short one whole, with its length.
 func TestMessagesAreSentAsTheySettle(t *testing.T) {
-	st := &failingPages{Store: session.NewMemory()}
-	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	st, ts, short, long := pagesServer(t)
 	whole := func(id string) []byte {
 		t.Helper()
 		events, err := st.Store.Events(context.Background(), id, 0, 0)
@@ -356,15 +403,8 @@ func TestMessagesAreSentAsTheySettle(t *testing.T) {
 		}
 		return data
 	}
-	short := ts.newSession("", "")
-	appendSteps(t, st, short, 3, 10)
-	resp, b := ts.get("/v1/sessions/" + short + "/messages")
-	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(b)) || !bytes.Equal(b, whole(short)) {
-		t.Fatalf("short: %d, length %d, body\n%s\nwant\n%s", resp.StatusCode, resp.ContentLength, b, whole(short))
-	}
-	long := ts.newSession("", "")
-	appendSteps(t, st, long, 600, 500) // about 400 KB of messages, in pages of 16 events
-	resp, b = ts.get("/v1/sessions/" + long + "/messages")
+	wantWhole(t, ts, "/v1/sessions/"+short+"/messages", whole(short))
+	resp, b := ts.get("/v1/sessions/" + long + "/messages")
 	if resp.StatusCode != http.StatusOK || resp.ContentLength != -1 || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("long: %d, length %d, %v", resp.StatusCode, resp.ContentLength, resp.Header)
 	}
@@ -381,32 +421,8 @@ func TestMessagesAreSentAsTheySettle(t *testing.T) {
 // error reply; one that fails after it cuts the connection, so that no
 // client takes a partial list for the whole.
 func TestMessagesFailuresAreNotPartialLists(t *testing.T) {
-	st := &failingPages{Store: session.NewMemory()}
-	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
-	id := ts.newSession("", "")
-	appendSteps(t, st, id, 600, 500)
-
-	st.mu.Lock()
-	st.calls, st.fail = 0, 1
-	st.mu.Unlock()
-	resp, b := ts.get("/v1/sessions/" + id + "/messages")
-	wantError(t, resp, b, http.StatusServiceUnavailable, CodeStoreUnavailable)
-
-	st.mu.Lock()
-	st.calls, st.fail = 0, 40 // 39 pages of 16 events: past the first 64 KiB chunk
-	st.mu.Unlock()
-	resp, err := ts.send(request{method: http.MethodGet, path: "/v1/sessions/" + id + "/messages"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || err == nil {
-		t.Fatalf("a failure after the first chunk: status %d, read %d bytes, error %v", resp.StatusCode, len(body), err)
-	}
-	if json.Valid(body) {
-		t.Fatal("the cut reply is valid JSON")
-	}
+	st, ts, _, long := pagesServer(t)
+	wantNoPartialList(t, st, ts, "/v1/sessions/"+long+"/messages")
 }
 
 // A large /events page is sent as it is read (chunked, no length), byte
@@ -414,8 +430,7 @@ func TestMessagesFailuresAreNotPartialLists(t *testing.T) {
 // length. A store that fails before the first chunk gets an error reply;
 // after it, the connection is cut.
 func TestEventsPageIsSentAsItIsRead(t *testing.T) {
-	st := &failingPages{Store: session.NewMemory()}
-	ts := newTestServer(t, "", func(su *serverSetup) { su.store = st })
+	st, ts, short, long := pagesServer(t)
 	whole := func(id string, after int64, limit int) []byte {
 		t.Helper()
 		events, err := st.Store.Events(context.Background(), id, after, 0)
@@ -438,19 +453,12 @@ func TestEventsPageIsSentAsItIsRead(t *testing.T) {
 		}
 		return data
 	}
-	short := ts.newSession("", "")
-	appendSteps(t, st, short, 3, 10)
-	resp, b := ts.get("/v1/sessions/" + short + "/events")
-	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(b)) || !bytes.Equal(b, whole(short, 0, 1000)) {
-		t.Fatalf("short: %d, length %d, body\n%s\nwant\n%s", resp.StatusCode, resp.ContentLength, b, whole(short, 0, 1000))
-	}
-	long := ts.newSession("", "")
-	appendSteps(t, st, long, 600, 500) // 1,200 events, about 700 KB
+	wantWhole(t, ts, "/v1/sessions/"+short+"/events", whole(short, 0, 1000))
 	for _, q := range []struct {
 		query        string
 		after, limit int
 	}{{"", 0, 1000}, {"?after=7&limit=1193", 7, 1193}, {"?after=1100", 1100, 1000}} {
-		resp, b = ts.get("/v1/sessions/" + long + "/events" + q.query)
+		resp, b := ts.get("/v1/sessions/" + long + "/events" + q.query)
 		want := whole(long, int64(q.after), q.limit)
 		if chunked := len(want) > listChunk; resp.StatusCode != http.StatusOK || (resp.ContentLength == -1) != chunked {
 			t.Fatalf("long%s: %d, length %d for %d bytes", q.query, resp.StatusCode, resp.ContentLength, len(want))
@@ -460,22 +468,5 @@ func TestEventsPageIsSentAsItIsRead(t *testing.T) {
 		}
 	}
 
-	st.mu.Lock()
-	st.calls, st.fail = 0, 1
-	st.mu.Unlock()
-	resp, b = ts.get("/v1/sessions/" + long + "/events")
-	wantError(t, resp, b, http.StatusServiceUnavailable, CodeStoreUnavailable)
-
-	st.mu.Lock()
-	st.calls, st.fail = 0, 40 // pages of 16 events: past the first 64 KiB chunk
-	st.mu.Unlock()
-	resp, err := ts.send(request{method: http.MethodGet, path: "/v1/sessions/" + long + "/events"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || err == nil || json.Valid(body) {
-		t.Fatalf("a failure after the first chunk: status %d, read %d bytes, error %v", resp.StatusCode, len(body), err)
-	}
+	wantNoPartialList(t, st, ts, "/v1/sessions/"+long+"/events")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -210,5 +211,22 @@ func (s *signal) wait(t testing.TB, what string) {
 	case <-s.ch:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no %s", what)
+	}
+}
+
+// recordNotices returns a context whose notices are recorded, and a func
+// that returns those recorded so far.
+func recordNotices() (ctx context.Context, recorded func() []registry.Notice) {
+	var mu sync.Mutex
+	var notices []registry.Notice
+	ctx = registry.WithNotifier(context.Background(), registry.NotifierFunc(func(_ context.Context, n registry.Notice) {
+		mu.Lock()
+		notices = append(notices, n)
+		mu.Unlock()
+	}))
+	return ctx, func() []registry.Notice {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(notices)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,21 +35,17 @@ func TestUpstreamNotificationBounds(t *testing.T) {
 	opts.dial = f.dial
 	ups := startSettled(t, a, []config.MCPServer{{Name: "up", Scope: "default"}}, opts)
 
-	var mu sync.Mutex
-	var progress []float64
-	ctx := registry.WithNotifier(context.Background(), registry.NotifierFunc(func(_ context.Context, n registry.Notice) {
-		if n.Kind == registry.NoticeProgress {
-			mu.Lock()
-			progress = append(progress, n.Progress)
-			mu.Unlock()
-		}
-	}))
+	ctx, recorded := recordNotices()
 	res := a.Runtime.Execute(ctx, runtime.Request{CallID: "c1", Name: "up.chatty", Arguments: `{}`, Scope: "default"})
 	if res.IsError() {
 		t.Fatal(res.Error())
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var progress []float64
+	for _, n := range recorded() {
+		if n.Kind == registry.NoticeProgress {
+			progress = append(progress, n.Progress)
+		}
+	}
 	if len(progress) == 0 || len(progress) > sent/10 || progress[len(progress)-1] != sent {
 		t.Errorf("%d progress notices forwarded of %d (last %v), want a few, the last kept", len(progress), sent, progress[len(progress)-1:])
 	}

@@ -112,23 +112,11 @@ func registerMarkerBlocker(a *app.App, scope, dir string) error {
 // nodeDir holds the TypeScript peers.
 var nodeDir = filepath.Join("testdata", "node")
 
-// requireNode returns the node binary, or skips the test when Node.js or
-// the installed peers are missing. Under CI (CI set) it fails instead, so
-// that a broken install step cannot pass as skipped tests.
+// requireNode returns the node binary, or skips the test (fails it under CI)
+// when Node.js or the TypeScript SDK is missing.
 func requireNode(t *testing.T) string {
 	t.Helper()
-	skip := t.Skip
-	if os.Getenv("CI") != "" {
-		skip = t.Fatal
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed: the TypeScript SDK peer tests need Node.js")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		skip("testdata/node/node_modules is missing: run .ci/node-deps (npm ci) to install the TypeScript SDK")
-	}
-	return node
+	return testkit.RequireNode(t, nodeDir, "@modelcontextprotocol/sdk")
 }
 
 // peerTimeout bounds one peer process: a guard against hangs, not a

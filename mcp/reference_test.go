@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -206,19 +205,12 @@ func TestReferenceEverything(t *testing.T) {
 	})
 
 	t.Run("progress becomes notices of the call", func(t *testing.T) {
-		var mu sync.Mutex
-		var notices []registry.Notice
-		ctx := registry.WithNotifier(context.Background(), registry.NotifierFunc(func(_ context.Context, n registry.Notice) {
-			mu.Lock()
-			notices = append(notices, n)
-			mu.Unlock()
-		}))
+		ctx, recorded := recordNotices()
 		res := a.Runtime.Execute(ctx, runtime.Request{CallID: "long", Name: "everything.trigger-long-running-operation", Arguments: `{"duration":0.3,"steps":3}`, Scope: "default"})
 		if res.IsError() {
 			t.Fatalf("%+v", res.Error())
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		notices := recorded()
 		if len(notices) != 3 {
 			t.Fatalf("notices %+v, want 3 progress notices", notices)
 		}
@@ -525,21 +517,14 @@ func TestUpstreamNoticesAndPeer(t *testing.T) {
 	node := requireNode(t)
 	a := newApp(t)
 	startReady(t, a, discard, config.MCPServer{Name: "notes", Command: upstreamCommand(t, node), Scope: "default"})
-	var mu sync.Mutex
-	var notices []registry.Notice
-	ctx := registry.WithNotifier(context.Background(), registry.NotifierFunc(func(_ context.Context, n registry.Notice) {
-		mu.Lock()
-		notices = append(notices, n)
-		mu.Unlock()
-	}))
+	ctx, recorded := recordNotices()
 	res := a.Runtime.Execute(ctx, runtime.Request{CallID: "r1", Name: "notes.report", Arguments: `{"steps":3}`, Scope: "default"})
 	if res.IsError() || res.Value().String() != `{"steps":3}` {
 		t.Fatalf("%s %+v", res.Value(), res.Error())
 	}
-	mu.Lock()
 	var progress []float64
 	var logLines []string
-	for _, n := range notices {
+	for _, n := range recorded() {
 		switch n.Kind {
 		case registry.NoticeProgress:
 			progress = append(progress, n.Progress)
@@ -550,7 +535,6 @@ func TestUpstreamNoticesAndPeer(t *testing.T) {
 			logLines = append(logLines, n.Level+" "+n.Logger+" "+string(n.Data))
 		}
 	}
-	mu.Unlock()
 	if !slices.Equal(progress, []float64{1, 2, 3}) || len(logLines) != 1 || logLines[0] != `warning report {"starting":3}` {
 		t.Errorf("progress %v, logs %q", progress, logLines)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/config"
 	httpapi "github.com/codemode/codemode/http"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/registry/schema"
@@ -44,33 +45,17 @@ const chromiumPath = "/usr/bin/chromium"
 // assertion.
 const nodeTimeout = 3 * time.Minute
 
-// missing skips the test, or fails it under CI.
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why + " (CI is set: this test must run)")
-	}
-	t.Skip(why)
-}
-
 func requireNode(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node is not installed: the playground's script and browser tests need Node.js")
-	}
-	return node
+	return testkit.RequireNode(t, "")
 }
 
 // requireBrowser returns node and Chromium, or skips.
 func requireBrowser(t *testing.T) (node, chromium string) {
 	t.Helper()
-	node = requireNode(t)
-	if _, err := os.Stat(filepath.Join("testdata", "node", "node_modules", "playwright-core", "package.json")); err != nil {
-		missing(t, "testdata/node/node_modules is missing: run .ci/node-deps (npm ci) to install playwright-core")
-	}
+	node = testkit.RequireNode(t, filepath.Join("testdata", "node"), "playwright-core")
 	if _, err := os.Stat(chromiumPath); err != nil {
-		missing(t, chromiumPath+" is missing: install Debian's chromium package (.ci/run does)")
+		testkit.Missing(t, chromiumPath+" is missing: install Debian's chromium package (.ci/run does)")
 	}
 	return node, chromiumPath
 }

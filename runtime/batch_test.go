@@ -65,12 +65,16 @@ func (b *batchEnv) note(s string) {
 func (b *batchEnv) has(s string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, l := range b.log {
+	return index(b.log, s) >= 0
+}
+
+func index(list []string, s string) int {
+	for i, l := range list {
 		if l == s {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func (b *batchEnv) waitFor(t *testing.T, s string) {
@@ -81,6 +85,21 @@ func (b *batchEnv) waitFor(t *testing.T, s string) {
 		}
 	}
 	t.Fatalf("never saw %q in %v", s, b.log)
+}
+
+// barrier checks that the exclusive call x starts and that s3, submitted
+// after it, waits until x ends; it then lets both end and waits for batch.
+func (b *batchEnv) barrier(t *testing.T, batch *Batch) {
+	t.Helper()
+	b.waitFor(t, "start x")
+	time.Sleep(10 * time.Millisecond)
+	if b.has("start s3") {
+		t.Fatal("a later call started while the exclusive one ran")
+	}
+	close(b.release["x"])
+	b.waitFor(t, "start s3")
+	close(b.release["s3"])
+	batch.Wait()
 }
 
 func (b *batchEnv) submit(batch *Batch, name, id string, results map[int]*Result, mu *sync.Mutex) {
@@ -112,15 +131,7 @@ func TestBatchOrdersPolicyAndBarriers(t *testing.T) {
 		t.Fatalf("post-policy or the exclusive call ran early: %v", b.log)
 	}
 	close(b.release["s1"]) // ...but post-policy keeps submission order
-	b.waitFor(t, "start x")
-	time.Sleep(10 * time.Millisecond)
-	if b.has("start s3") {
-		t.Fatal("a later call started while the exclusive one ran")
-	}
-	close(b.release["x"])
-	b.waitFor(t, "start s3")
-	close(b.release["s3"])
-	batch.Wait()
+	b.barrier(t, batch)
 	var order []string
 	for _, l := range b.log {
 		if strings.HasPrefix(l, "post ") {
@@ -207,15 +218,7 @@ func TestBatchSettlesEachCallOnItsOwn(t *testing.T) {
 		t.Fatalf("c1 settled or the exclusive call started early: %v", b.log)
 	}
 	close(b.release["s1"])
-	b.waitFor(t, "start x")
-	time.Sleep(10 * time.Millisecond)
-	if b.has("start s3") {
-		t.Fatal("a later call started while the exclusive one ran")
-	}
-	close(b.release["x"])
-	b.waitFor(t, "start s3")
-	close(b.release["s3"])
-	batch.Wait()
+	b.barrier(t, batch)
 	mu.Lock()
 	defer mu.Unlock()
 	if fmt.Sprint(done) != "[2 1 3 4]" {
@@ -225,15 +228,6 @@ func TestBatchSettlesEachCallOnItsOwn(t *testing.T) {
 	if i, j := index(b.log, "done c3"), index(b.log, "start s3"); i < 0 || j < i {
 		t.Fatalf("the exclusive call's Done did not precede the next start: %v", b.log)
 	}
-}
-
-func index(list []string, s string) int {
-	for i, l := range list {
-		if l == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // A queued call is classified from the definition live when it starts, not

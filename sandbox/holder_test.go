@@ -1,73 +1,24 @@
-package sandbox
+package sandbox_test
 
 import (
 	"context"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sandbox/sandboxtest"
 )
 
-// holdingHost is a Holder over fakeHost-like calls: it keeps every call until Release, then
-// runs each with handle, on the releasing goroutine when Release may run it inline, on a new
-// goroutine otherwise. It records whether each call ran inline and when it started.
-type holdingHost struct {
-	names  []string
-	handle func(ctx context.Context, c Call, settle func(Settlement))
-
-	mu      sync.Mutex
-	holding bool
-	held    []heldCall
-	inline  []bool      // whether each call ran inline
-	started []time.Time // when each call started
-}
-
-type heldCall struct {
-	c      Call
-	settle func(Settlement)
-}
-
-func (h *holdingHost) Has(name string) bool { return true }
-func (h *holdingHost) Names() []string      { return h.names }
-func (h *holdingHost) Hold()                { h.mu.Lock(); h.holding = true; h.mu.Unlock() }
-
-func (h *holdingHost) Call(c Call, settle func(Settlement)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.holding {
-		panic("a call before Hold")
+// runHeld runs the JavaScript program src in process with host h.
+func runHeld(t *testing.T, src string, h *sandboxtest.HoldingHost, opts sandbox.Options) sandbox.Result {
+	t.Helper()
+	p, err := sandbox.Compile(src, sandbox.JavaScript)
+	if err != nil {
+		t.Fatalf("compile %q: %v", src, err)
 	}
-	h.held = append(h.held, heldCall{c, settle})
-}
-
-func (h *holdingHost) Release(alone bool, stop context.Context) bool {
-	h.mu.Lock()
-	held := h.held
-	h.held = nil
-	inline := alone && len(held) == 1
-	for range held {
-		h.inline = append(h.inline, inline)
-		h.started = append(h.started, time.Now())
-	}
-	h.mu.Unlock()
-	if inline {
-		h.handle(stop, held[0].c, held[0].settle)
-		return true
-	}
-	for _, hc := range held {
-		go h.handle(context.Background(), hc.c, hc.settle)
-	}
-	return false
-}
-
-func (h *holdingHost) record() (inline []bool, started []time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]bool(nil), h.inline...), append([]time.Time(nil), h.started...)
-}
-
-func echo(_ context.Context, c Call, settle func(Settlement)) {
-	settle(Settlement{Value: c.Args})
+	return sandbox.Run(context.Background(), p, h, opts)
 }
 
 // A call the program awaits alone runs inline; calls awaited together, or beside a timer,
@@ -86,19 +37,13 @@ func TestHeldCallsRunInlineOnlyWhenAwaitedAlone(t *testing.T) {
 		{"not awaited", `tools.t({n: 1}); return 7`, "7", []bool{false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &holdingHost{names: []string{"t"}, handle: echo}
-			res := runJS(t, tc.src, h)
+			h := &sandboxtest.HoldingHost{Handle: sandboxtest.Echo}
+			res := runHeld(t, tc.src, h, sandbox.Options{})
 			if res.Err != nil || string(res.Value) != tc.want {
 				t.Fatalf("result %s %+v, want %s", res.Value, res.Err, tc.want)
 			}
-			inline, _ := h.record()
-			if len(inline) != len(tc.inline) {
+			if inline, _ := h.Record(); !slices.Equal(inline, tc.inline) {
 				t.Fatalf("inline %v, want %v", inline, tc.inline)
-			}
-			for i := range inline {
-				if inline[i] != tc.inline[i] {
-					t.Fatalf("inline %v, want %v", inline, tc.inline)
-				}
 			}
 		})
 	}
@@ -107,13 +52,13 @@ func TestHeldCallsRunInlineOnlyWhenAwaitedAlone(t *testing.T) {
 // A call made by a job that goes on computing is not held until the job ends: the heap
 // watchdog releases it within its interval.
 func TestHeldCallsStartWhileTheProgramComputes(t *testing.T) {
-	h := &holdingHost{names: []string{"t"}, handle: echo}
+	h := &sandboxtest.HoldingHost{Handle: sandboxtest.Echo}
 	begin := time.Now()
-	res := runJS(t, `const p = tools.t({n: 1}); const t0 = Date.now(); while (Date.now() - t0 < 300) {} return (await p).n`, h)
+	res := runHeld(t, `const p = tools.t({n: 1}); const t0 = Date.now(); while (Date.now() - t0 < 300) {} return (await p).n`, h, sandbox.Options{})
 	if res.Err != nil || string(res.Value) != "1" {
 		t.Fatalf("result %s %+v", res.Value, res.Err)
 	}
-	inline, started := h.record()
+	inline, started := h.Record()
 	if len(started) != 1 || inline[0] {
 		t.Fatalf("releases %v", inline)
 	}
@@ -125,19 +70,19 @@ func TestHeldCallsStartWhileTheProgramComputes(t *testing.T) {
 // A call running inline is stopped with the run: at the timeout its stop context ends, the
 // call returns, and the run fails with its timeout, not abandoned.
 func TestInlineCallIsStoppedWithTheRun(t *testing.T) {
-	h := &holdingHost{names: []string{"t"}, handle: func(ctx context.Context, c Call, settle func(Settlement)) {
+	h := &sandboxtest.HoldingHost{Handle: func(ctx context.Context, c sandbox.Call, settle func(sandbox.Settlement)) {
 		<-ctx.Done() // an inline call's stop
-		settle(Settlement{Err: &CallError{Message: "stopped"}})
+		settle(sandbox.Settlement{Err: &sandbox.CallError{Message: "stopped"}})
 	}}
 	start := time.Now()
-	res := runLang(t, `return await tools.t({})`, JavaScript, h, Options{Timeout: 100 * time.Millisecond})
-	if res.Err == nil || res.Err.Kind != KindTimeout || res.Abandoned {
+	res := runHeld(t, `return await tools.t({})`, h, sandbox.Options{Timeout: 100 * time.Millisecond})
+	if res.Err == nil || res.Err.Kind != sandbox.KindTimeout || res.Abandoned {
 		t.Fatalf("result %+v (abandoned %v), want a timeout, not abandoned", res.Err, res.Abandoned)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("the run took %v", d)
 	}
-	if inline, _ := h.record(); len(inline) != 1 || !inline[0] {
+	if inline, _ := h.Record(); len(inline) != 1 || !inline[0] {
 		t.Fatalf("inline %v, want the call run inline", inline)
 	}
 }
@@ -145,13 +90,13 @@ func TestInlineCallIsStoppedWithTheRun(t *testing.T) {
 // A call running inline that ends only after the abandon grace is waited for: the VM
 // goroutine is in host code, not stuck in JavaScript, so the run is not abandoned.
 func TestSlowInlineCallIsWaitedFor(t *testing.T) {
-	h := &holdingHost{names: []string{"t"}, handle: func(ctx context.Context, c Call, settle func(Settlement)) {
+	h := &sandboxtest.HoldingHost{Handle: func(ctx context.Context, c sandbox.Call, settle func(sandbox.Settlement)) {
 		<-ctx.Done()
-		time.Sleep(abandonGrace + 100*time.Millisecond) // cleans up slowly
-		settle(Settlement{Value: []byte("1")})
+		time.Sleep(sandbox.AbandonGrace + 100*time.Millisecond) // cleans up slowly
+		settle(sandbox.Settlement{Value: []byte("1")})
 	}}
-	res := runLang(t, `return await tools.t({})`, JavaScript, h, Options{Timeout: 50 * time.Millisecond})
-	if res.Err == nil || res.Err.Kind != KindTimeout || res.Abandoned {
+	res := runHeld(t, `return await tools.t({})`, h, sandbox.Options{Timeout: 50 * time.Millisecond})
+	if res.Err == nil || res.Err.Kind != sandbox.KindTimeout || res.Abandoned {
 		t.Fatalf("result %+v (abandoned %v), want a timeout, not abandoned", res.Err, res.Abandoned)
 	}
 	if !strings.Contains(res.Err.Message, "limit") {

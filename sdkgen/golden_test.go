@@ -199,19 +199,26 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// assertDeclarations checks that src parses as TypeScript and consists of declarations only:
-// esbuild reports no error and strips everything.
-func assertDeclarations(t testing.TB, src []byte) {
+// transform returns what esbuild compiles src, what (the declarations, the JavaScript), to
+// with loader, its comments dropped, failing the test when esbuild rejects it.
+func transform(t testing.TB, src []byte, loader api.Loader, what string) string {
 	t.Helper()
 	res := api.Transform(string(src), api.TransformOptions{
-		Loader:        api.LoaderTS,
+		Loader:        loader,
 		LegalComments: api.LegalCommentsNone,
 		LogLevel:      api.LogLevelSilent,
 	})
 	if len(res.Errors) > 0 {
-		t.Fatalf("esbuild rejects the declarations: %s\n%s", formatMessages(res.Errors), src)
+		t.Fatalf("esbuild rejects %s: %s\n%s", what, formatMessages(res.Errors), src)
 	}
-	if code := strings.TrimSpace(string(res.Code)); code != "" {
+	return string(res.Code)
+}
+
+// assertDeclarations checks that src parses as TypeScript and consists of declarations only:
+// esbuild reports no error and strips everything.
+func assertDeclarations(t testing.TB, src []byte) {
+	t.Helper()
+	if code := strings.TrimSpace(transform(t, src, api.LoaderTS, "the declarations")); code != "" {
 		t.Fatalf("declarations compile to code %q\n%s", code, src)
 	}
 }
@@ -220,15 +227,7 @@ func assertDeclarations(t testing.TB, src []byte) {
 // exactly the two declarations of an unassigned ToolCallError and tools: nothing in it can run.
 func assertJSReference(t testing.TB, src []byte) {
 	t.Helper()
-	res := api.Transform(string(src), api.TransformOptions{
-		Loader:        api.LoaderJS,
-		LegalComments: api.LegalCommentsNone,
-		LogLevel:      api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		t.Fatalf("esbuild rejects the JavaScript: %s\n%s", formatMessages(res.Errors), src)
-	}
-	if got, want := string(res.Code), "var ToolCallError;\nvar tools;\n"; got != want {
+	if got, want := transform(t, src, api.LoaderJS, "the JavaScript"), "var ToolCallError;\nvar tools;\n"; got != want {
 		t.Fatalf("the JavaScript compiles to %q, want %q\n%s", got, want, src)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/codemode/codemode/bridge"
 	demo "github.com/codemode/codemode/examples/tools"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
@@ -105,20 +106,18 @@ var peersDir = filepath.Join("testdata", "peers")
 // missing.
 func requireNode(t *testing.T) string {
 	t.Helper()
-	skip := t.Skip
-	if os.Getenv("CI") != "" {
-		skip = t.Fatal
-	}
-	node, err := exec.LookPath("node")
+	return testkit.RequireNode(t, peersDir, "typescript", "@cloudflare/codemode", "@utcp/code-mode", "js-tiktoken")
+}
+
+// writeJSON writes v as JSON to a file called name in a new temporary directory of the test
+// and returns its path.
+func writeJSON(t *testing.T, name string, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
 	if err != nil {
-		skip("node is not installed: the sdkgen peer tests need Node.js")
+		t.Fatal(err)
 	}
-	for _, pkg := range []string{"typescript", "@cloudflare/codemode", "@utcp/code-mode", "js-tiktoken"} {
-		if _, err := os.Stat(filepath.Join(peersDir, "node_modules", pkg, "package.json")); err != nil {
-			skip("testdata/peers/node_modules lacks " + pkg + ": run .ci/node-deps (npm ci)")
-		}
-	}
-	return node
+	return testkit.WriteFile(t, name, string(data))
 }
 
 // runNode runs node with args in dir, with a generous bound against hangs (not a timing
@@ -175,14 +174,7 @@ func TestPeerGenerators(t *testing.T) {
 		in.Tools = append(in.Tools, toolJSON{tool.Name, tool.Description, tool.Parameters, tool.Output})
 		in.Ours.Alone[tool.Name] = upFront([]sdkgen.Tool{tool})
 	}
-	input := filepath.Join(t.TempDir(), "input.json")
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(input, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := writeJSON(t, "input.json", in)
 	out, err := runNode(t, node, peersDir, "measure.mjs", input)
 	if err != nil {
 		t.Fatal(err)
@@ -359,14 +351,7 @@ func TestTypeScriptAcceptsTheTexts(t *testing.T) {
 	for _, c := range cases {
 		c.Files["console.d.ts"] = consoleDecl
 	}
-	input := filepath.Join(t.TempDir(), "cases.json")
-	data, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(input, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := writeJSON(t, "cases.json", cases)
 	out, err := runNode(t, node, peersDir, "check.mjs", input)
 	if err != nil {
 		t.Fatal(err)

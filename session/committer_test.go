@@ -54,24 +54,71 @@ func event(text string) Event {
 	return Event{Type: TypeUserContext, Data: data}
 }
 
-func TestCommitterBatches(t *testing.T) {
+// write is a write of one event carrying text to session id.
+func write(id, text string) Write {
+	return Write{SessionID: id, Events: []Event{event(text)}}
+}
+
+// gated returns a committer on a new gate, its limits set by limit (when
+// not nil), with a first write submitted and held by the gate.
+func gated(limit func(*Committer)) (*gate, *Committer, *Ticket) {
 	g := newGate()
 	c := NewCommitter(g.commit, func([]*Pending) {})
-	ctx := context.Background()
-	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
+	if limit != nil {
+		c.mu.Lock()
+		limit(c)
+		c.mu.Unlock()
+	}
+	first := c.Submit(context.Background(), write("s", "first"))
 	<-g.entered // the writer holds the first write alone
+	return g, c, first
+}
+
+// held returns a committer on commit, with done its observer, whose first
+// batch (a write to session "first") commit enters and is held in until
+// release is called.
+func held(commit func([]*Pending) error, done func([]*Pending)) (c *Committer, first *Ticket, release func()) {
+	hold, entered := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	c = NewCommitter(func(batch []*Pending) error {
+		once.Do(func() { close(entered); <-hold })
+		return commit(batch)
+	}, done)
+	first = c.Submit(context.Background(), write("first", "x"))
+	<-entered
+	return c, first, func() { close(hold) }
+}
+
+// submitEach submits a write to each of ids in turn.
+func submitEach(c *Committer, ids []string) []*Ticket {
+	var tickets []*Ticket
+	for _, id := range ids {
+		tickets = append(tickets, c.Submit(context.Background(), write(id, "x")))
+	}
+	return tickets
+}
+
+// waitAll waits for each ticket, failing the test on an error.
+func waitAll(t *testing.T, tickets ...*Ticket) {
+	t.Helper()
+	for _, tk := range tickets {
+		if _, err := tk.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCommitterBatches(t *testing.T) {
+	g, c, first := gated(nil)
+	ctx := context.Background()
 	var burst []*Ticket
 	for i := 0; i < maxBatchWrites+10; i++ {
-		burst = append(burst, c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
+		burst = append(burst, c.Submit(ctx, write("s", "x")))
 	}
 	for i := 0; i < 3; i++ {
 		g.release <- struct{}{}
 	}
-	for _, tk := range append([]*Ticket{first}, burst...) {
-		if _, err := tk.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, append([]*Ticket{first}, burst...)...)
 	if got := g.sizes(); len(got) != 3 || got[0] != 1 || got[1] != maxBatchWrites || got[2] != 10 {
 		t.Fatalf("batch sizes %v, want [1 %d 10]", got, maxBatchWrites)
 	}
@@ -79,28 +126,18 @@ func TestCommitterBatches(t *testing.T) {
 }
 
 func TestCommitterBatchBytes(t *testing.T) {
-	g := newGate()
-	c := NewCommitter(g.commit, func([]*Pending) {})
 	const bound = 30000
-	c.mu.Lock()
-	c.maxBatch = bound
-	c.mu.Unlock()
+	g, c, first := gated(func(c *Committer) { c.maxBatch = bound })
 	ctx := context.Background()
 	big := func() Write {
-		return Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", bound/3))}}
+		return write("s", strings.Repeat("x", bound/3))
 	}
-	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
-	<-g.entered
-	huge := Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", bound+1))}}
+	huge := write("s", strings.Repeat("y", bound+1))
 	tickets := []*Ticket{first, c.Submit(ctx, big()), c.Submit(ctx, big()), c.Submit(ctx, big()), c.Submit(ctx, huge), c.Submit(ctx, big())}
 	for i := 0; i < 5; i++ {
 		g.release <- struct{}{}
 	}
-	for _, tk := range tickets {
-		if _, err := tk.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, tickets...)
 	// Two thirds of the bound fit together; a write beyond it commits alone.
 	if got := g.sizes(); len(got) != 5 || got[0] != 1 || got[1] != 2 || got[2] != 1 || got[3] != 1 || got[4] != 1 {
 		t.Fatalf("batch sizes %v, want [1 2 1 1 1]", got)
@@ -111,14 +148,11 @@ func TestCommitterBatchBytes(t *testing.T) {
 // A batch whose transaction fails for the store (ErrUnavailable) fails
 // every write in it, with its error; the next batch commits.
 func TestCommitterBatchFailure(t *testing.T) {
-	g := newGate()
-	c := NewCommitter(g.commit, func([]*Pending) {})
+	g, c, first := gated(nil)
 	ctx := context.Background()
-	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
-	<-g.entered
 	var failing []*Ticket
 	for i := 0; i < 5; i++ {
-		failing = append(failing, c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("x")}}))
+		failing = append(failing, c.Submit(ctx, write("s", "x")))
 	}
 	g.release <- struct{}{} // the first commits
 	<-g.entered
@@ -144,7 +178,7 @@ func TestCommitterBatchFailure(t *testing.T) {
 		t.Fatalf("a failure older than the window still reported: %v", err)
 	}
 	c.setFailure(Unavailable(errors.New("disk full")))
-	after := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("after")}})
+	after := c.Submit(ctx, write("s", "after"))
 	g.release <- struct{}{}
 	if _, err := after.Wait(ctx); err != nil {
 		t.Fatalf("the batch after a failed one: %v", err)
@@ -164,10 +198,7 @@ func TestCommitterBatchFailure(t *testing.T) {
 func TestCommitterRefusedBatch(t *testing.T) {
 	var mu sync.Mutex
 	var sizes []int
-	hold, entered := make(chan struct{}), make(chan struct{})
-	var once sync.Once
 	commit := func(batch []*Pending) error {
-		once.Do(func() { close(entered); <-hold })
 		mu.Lock()
 		sizes = append(sizes, len(batch))
 		mu.Unlock()
@@ -180,25 +211,17 @@ func TestCommitterRefusedBatch(t *testing.T) {
 		return nil
 	}
 	var committed []string
-	c := NewCommitter(commit, func(b []*Pending) {
+	c, first, release := held(commit, func(b []*Pending) {
 		for _, q := range b {
 			committed = append(committed, q.SessionID)
 		}
 	})
-	ctx := context.Background()
-	first := c.Submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
-	<-entered // the writer holds the first write alone
-	var tickets []*Ticket
 	ids := []string{"a", "b", "bad", "c", "d"}
-	for _, id := range ids {
-		tickets = append(tickets, c.Submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
-	}
-	close(hold)
-	if _, err := first.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tickets := submitEach(c, ids)
+	release()
+	waitAll(t, first)
 	for i, tk := range tickets {
-		_, err := tk.Wait(ctx)
+		_, err := tk.Wait(context.Background())
 		if ids[i] == "bad" {
 			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), "invalid byte sequence") {
 				t.Fatalf("the refused write: err = %v", err)
@@ -223,12 +246,9 @@ func TestCommitterRefusedBatch(t *testing.T) {
 // When the store fails while a refused batch is committed write by write,
 // the writes left fail with that failure, untried.
 func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
-	hold, entered := make(chan struct{}), make(chan struct{})
-	var once sync.Once
 	var tried []string
 	down := Unavailable(errors.New("connection refused"))
 	commit := func(batch []*Pending) error {
-		once.Do(func() { close(entered); <-hold })
 		if len(batch) > 1 {
 			return errors.New("invalid byte sequence")
 		}
@@ -238,21 +258,13 @@ func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
 		}
 		return nil
 	}
-	c := NewCommitter(commit, func([]*Pending) {})
-	ctx := context.Background()
-	first := c.Submit(ctx, Write{SessionID: "first", Events: []Event{event("x")}})
-	<-entered
+	c, first, release := held(commit, func([]*Pending) {})
 	ids := []string{"a", "b", "c", "d"}
-	var tickets []*Ticket
-	for _, id := range ids {
-		tickets = append(tickets, c.Submit(ctx, Write{SessionID: id, Events: []Event{event("x")}}))
-	}
-	close(hold)
-	if _, err := first.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tickets := submitEach(c, ids)
+	release()
+	waitAll(t, first)
 	for i, tk := range tickets {
-		_, err := tk.Wait(ctx)
+		_, err := tk.Wait(context.Background())
 		if (ids[i] == "a") != (err == nil) || err != nil && !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("write to %s: %v", ids[i], err)
 		}
@@ -268,55 +280,38 @@ func TestCommitterRefusedBatchThenStoreDown(t *testing.T) {
 
 // Submit waits for room when too much is queued, bounded by its context.
 func TestCommitterBackpressure(t *testing.T) {
-	g := newGate()
-	c := NewCommitter(g.commit, func([]*Pending) {})
-	c.mu.Lock()
-	c.maxQueued = 1000
-	c.mu.Unlock()
+	g, c, _ := gated(func(c *Committer) { c.maxQueued = 1000 })
 	ctx := context.Background()
-	c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
-	<-g.entered
-	queued := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("x", 900))}})
+	queued := c.Submit(ctx, write("s", strings.Repeat("x", 900)))
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if _, err := c.Submit(short, Write{SessionID: "s", Events: []Event{event(strings.Repeat("y", 900))}}).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.Submit(short, write("s", strings.Repeat("y", 900))).Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Submit into a full queue: err = %v, want DeadlineExceeded", err)
 	}
 	waiting := make(chan *Ticket)
 	go func() {
-		waiting <- c.Submit(ctx, Write{SessionID: "s", Events: []Event{event(strings.Repeat("z", 900))}})
+		waiting <- c.Submit(ctx, write("s", strings.Repeat("z", 900)))
 	}()
 	g.release <- struct{}{} // the writer takes the queued write: room again
 	tk := <-waiting
 	g.release <- struct{}{}
 	g.release <- struct{}{}
-	for _, tk := range []*Ticket{queued, tk} {
-		if _, err := tk.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, queued, tk)
 	c.Close()
 }
 
 // Close commits what is queued; later submits fail with ErrClosed.
 func TestCommitterClose(t *testing.T) {
-	g := newGate()
-	c := NewCommitter(g.commit, func([]*Pending) {})
+	g, c, first := gated(nil)
 	ctx := context.Background()
-	first := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("first")}})
-	<-g.entered
-	second := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("second")}})
+	second := c.Submit(ctx, write("s", "second"))
 	closed := make(chan struct{})
 	go func() { c.Close(); close(closed) }()
 	g.release <- struct{}{}
 	g.release <- struct{}{}
 	<-closed
-	for _, tk := range []*Ticket{first, second} {
-		if _, err := tk.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.Submit(ctx, Write{SessionID: "s", Events: []Event{event("late")}}).Wait(ctx); !errors.Is(err, ErrClosed) {
+	waitAll(t, first, second)
+	if _, err := c.Submit(ctx, write("s", "late")).Wait(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("submit after close: %v", err)
 	}
 }

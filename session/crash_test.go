@@ -160,17 +160,25 @@ func startChild(t *testing.T, mode, url string) (*exec.Cmd, io.Reader) {
 	return cmd, stdout
 }
 
-// crashStores are the stores the crash tests run on: a SQLite file and, when
-// reachable, PostgreSQL, each with the default durability (full).
-func crashStores(t *testing.T, test func(t *testing.T, url string, open func() session.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		url := "sqlite://" + filepath.Join(t.TempDir(), "log.db")
-		test(t, url, func() session.Store { return sessiontest.Open(t, session.Open, url) })
-	})
-	t.Run("postgres", func(t *testing.T) {
-		url := postgresSchema(t)
-		test(t, url, func() session.Store { return sessiontest.Open(t, session.Open, url) })
-	})
+// crashTest runs test on each store the crash tests run on, a SQLite file
+// and, when reachable, PostgreSQL, each with the default durability (full):
+// s is open on it with session "proc" created, and a child (cmd, printing to
+// stdout) runs in mode on it; open opens the store again.
+func crashTest(t *testing.T, mode string, test func(t *testing.T, s session.Store, open func() session.Store, cmd *exec.Cmd, stdout io.Reader)) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	run := func(t *testing.T, url string) {
+		open := func() session.Store { return sessiontest.Open(t, session.Open, url) }
+		s := open()
+		if err := s.CreateSession(context.Background(), session.Session{ID: "proc"}); err != nil {
+			t.Fatal(err)
+		}
+		cmd, stdout := startChild(t, mode, url)
+		test(t, s, open, cmd, stdout)
+	}
+	t.Run("sqlite", func(t *testing.T) { run(t, "sqlite://"+filepath.Join(t.TempDir(), "log.db")) })
+	t.Run("postgres", func(t *testing.T) { run(t, postgresSchema(t)) })
 }
 
 // TestCrashAppend appends to one session from this process and from a child
@@ -189,16 +197,8 @@ func TestCrashSubmit(t *testing.T) {
 }
 
 func testCrash(t *testing.T, mode string) {
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
-	crashStores(t, func(t *testing.T, url string, open func() session.Store) {
-		s := open()
+	crashTest(t, mode, func(t *testing.T, s session.Store, open func() session.Store, cmd *exec.Cmd, stdout io.Reader) {
 		ctx := context.Background()
-		if err := s.CreateSession(ctx, session.Session{ID: "proc"}); err != nil {
-			t.Fatal(err)
-		}
-		cmd, stdout := startChild(t, mode, url)
 
 		// Our own appenders run while the child appends.
 		const workers, appends = 4, 40
@@ -336,16 +336,8 @@ func needsPair(mode, text string) bool {
 // until the lease's ttl runs out nobody else gets it, then the next holder
 // gets a greater token.
 func TestCrashLease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
-	crashStores(t, func(t *testing.T, url string, open func() session.Store) {
-		s := open()
+	crashTest(t, "lease", func(t *testing.T, s session.Store, _ func() session.Store, cmd *exec.Cmd, stdout io.Reader) {
 		ctx := context.Background()
-		if err := s.CreateSession(ctx, session.Session{ID: "proc"}); err != nil {
-			t.Fatal(err)
-		}
-		cmd, stdout := startChild(t, "lease", url)
 		lines := bufio.NewScanner(stdout)
 		if !lines.Scan() {
 			t.Fatalf("the child printed nothing: %v", cmd.Wait())

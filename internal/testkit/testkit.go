@@ -1,6 +1,7 @@
 // Package testkit holds what the tests of several packages share: a log a
 // test reads while a server writes it, polling with a hang guard, the heap
-// sampler of the memory-bound tests, and the MCP initialize request. Only
+// sampler of the memory-bound tests, the MCP initialize request, and the
+// skip (a failure under CI) of a test whose Node.js peers are missing. Only
 // _test.go files import it.
 package testkit
 

@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,7 +68,7 @@ func TestParameterRootStaysOpen(t *testing.T) {
 	closed.AdditionalProperties = ptr(false)
 	s = mustCompile(t, closed, Parameters)
 	want := []string{`at /extra: unexpected property "extra" (allowed: "a")`}
-	if got := messages(s.Validate(decode(t, `{"a":"x","extra":1}`))); !equalStrings(got, want) {
+	if got := messages(s.Validate(decode(t, `{"a":"x","extra":1}`))); !slices.Equal(got, want) {
 		t.Errorf("closed root: got %q, want %q", got, want)
 	}
 }
@@ -93,7 +94,7 @@ func TestExplicitObjectsKeepTheirOpenness(t *testing.T) {
 		{`{"empty":[]}`, []string{`at /empty: expected object, got array`}},
 	}
 	for _, tt := range tests {
-		if got := messages(s.Validate(decode(t, tt.value))); !equalStrings(got, tt.want) {
+		if got := messages(s.Validate(decode(t, tt.value))); !slices.Equal(got, tt.want) {
 			t.Errorf("Validate(%s) = %q, want %q", tt.value, got, tt.want)
 		}
 	}
@@ -223,7 +224,7 @@ func TestSharedSubschemasAreNotCycles(t *testing.T) {
 	addr := Object(map[string]*Node{"city": String("")}, []string{"city"}, true)
 	s := mustCompile(t, Params(map[string]*Node{"home": addr, "work": addr, "past": Array(addr, "")}), Parameters)
 	want := []string{`at /past/0: missing required property "city"`, `at /work/city: expected string, got number 1`}
-	if got := messages(s.Validate(decode(t, `{"home":{"city":"x"},"work":{"city":1},"past":[{}]}`))); !equalStrings(got, want) {
+	if got := messages(s.Validate(decode(t, `{"home":{"city":"x"},"work":{"city":1},"past":[{}]}`))); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
@@ -259,11 +260,11 @@ func TestProtoAndConstructorAreOrdinaryNames(t *testing.T) {
 		`at /__proto__/x: unexpected property "x" (allowed: "polluted")`,
 		`at /constructor: expected integer, got string`,
 	}
-	if got := messages(s.Validate(decode(t, `{"__proto__":{"x":1},"constructor":"c"}`))); !equalStrings(got, want) {
+	if got := messages(s.Validate(decode(t, `{"__proto__":{"x":1},"constructor":"c"}`))); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	want = []string{`at root: missing required property "__proto__"`}
-	if got := messages(s.Validate(decode(t, `{}`))); !equalStrings(got, want) {
+	if got := messages(s.Validate(decode(t, `{}`))); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
@@ -318,16 +319,4 @@ func TestEnumTypeInference(t *testing.T) {
 	if got, want := Format(s.Validate("blue")), `at root: must be one of "red", "green"`; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestCompileStandardKeepsTheInput(t *testing.T) {
 		{`{"a":1}`, []string{`at root: missing required property "z"`, "at /a: expected string, got number 1"}},
 	}
 	for _, tt := range tests {
-		if got := messages(s.Validate(decode(t, tt.value))); !equalStrings(got, tt.want) {
+		if got := messages(s.Validate(decode(t, tt.value))); !slices.Equal(got, tt.want) {
 			t.Errorf("Validate(%s) = %q, want %q", tt.value, got, tt.want)
 		}
 	}
@@ -54,7 +55,7 @@ func TestCompileStandardMessages(t *testing.T) {
 		`at /n: must not match the schema under "not"`,
 	}
 	vs := s.Validate(v)
-	if got := messages(vs); !equalStrings(got, want) {
+	if got := messages(vs); !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	checkViolations(t, v, vs)
@@ -66,7 +67,7 @@ func TestCompileStandardPropertyNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{`at /propertyNames: expected string, got number 1`, `at /propertyNames: property name: length must be <= 3, but got 13`}
-	if got := messages(s.Validate(decode(t, `{"propertyNames":1}`))); !equalStrings(got, want) {
+	if got := messages(s.Validate(decode(t, `{"propertyNames":1}`))); !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -72,7 +73,7 @@ func TestValidateReportsEveryViolation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			v := decode(t, tt.value)
 			vs := s.Validate(v)
-			if got := messages(vs); !equalStrings(got, tt.want) {
+			if got := messages(vs); !slices.Equal(got, tt.want) {
 				t.Errorf("got  %q\nwant %q", got, tt.want)
 			}
 			checkViolations(t, v, vs)
@@ -145,7 +146,7 @@ func TestUncheckedContainersAreOnlyTypeChecked(t *testing.T) {
 		t.Errorf("untyped contents rejected: %v", vs)
 	}
 	want := []string{`at /arr: expected array, got object`, `at /obj: expected object, got array`}
-	if got := messages(s.Validate(decode(t, `{"obj":[],"arr":{}}`))); !equalStrings(got, want) {
+	if got := messages(s.Validate(decode(t, `{"obj":[],"arr":{}}`))); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
@@ -323,7 +324,7 @@ func TestPropertiesNamedLikeKeywords(t *testing.T) {
 		`at /x-codemode-chunk/b: expected integer, got boolean`,
 	}
 	vs := s.Validate(v)
-	if got := messages(vs); !equalStrings(got, want) {
+	if got := messages(vs); !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	checkViolations(t, v, vs)
@@ -353,7 +354,7 @@ func TestPathsEscapeKeys(t *testing.T) {
 		`at /~0: expected integer, got string`,
 		`at /é: expected integer, got string`,
 	}
-	if got := messages(vs); !equalStrings(got, want) {
+	if got := messages(vs); !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	checkViolations(t, v, vs)

@@ -2,6 +2,7 @@
 // try to hang, exhaust or escape the sandbox, each with the failure it must end in. Package
 // sandbox runs the suite in process, package sandbox/worker in worker processes, and the
 // codemode command through a running server; this package loads it and judges the outcomes.
+// It also holds the hosts both runners' tests call: Host, and HoldingHost for held calls.
 package sandboxtest
 
 import (

@@ -3,72 +3,17 @@ package worker
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/codemode/codemode/sandbox"
+	"github.com/codemode/codemode/sandbox/sandboxtest"
 )
-
-// holdingHost is a sandbox.Holder in the parent: it keeps calls until Release, runs the one
-// released alone on the releasing goroutine (the pool's reader) with handle, the others on
-// goroutines of their own, and records which ran inline.
-type holdingHost struct {
-	handle func(ctx context.Context, c sandbox.Call, settle func(sandbox.Settlement))
-
-	mu      sync.Mutex
-	holding bool
-	held    []func(context.Context)
-	inline  []bool
-}
-
-func (h *holdingHost) Has(string) bool { return true }
-func (h *holdingHost) Names() []string { return []string{"t"} }
-func (h *holdingHost) Hold()           { h.mu.Lock(); h.holding = true; h.mu.Unlock() }
-
-func (h *holdingHost) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	run := func(ctx context.Context) { h.handle(ctx, c, settle) }
-	if !h.holding {
-		go run(context.Background())
-		return
-	}
-	h.held = append(h.held, run)
-}
-
-func (h *holdingHost) Release(alone bool, stop context.Context) bool {
-	h.mu.Lock()
-	held := h.held
-	h.held = nil
-	inline := alone && len(held) == 1
-	for range held {
-		h.inline = append(h.inline, inline)
-	}
-	h.mu.Unlock()
-	if inline {
-		held[0](stop)
-		return true
-	}
-	for _, run := range held {
-		go run(context.Background())
-	}
-	return false
-}
-
-func (h *holdingHost) ranInline() []bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]bool(nil), h.inline...)
-}
 
 // A worker tells the pool which call its program awaits alone, and the pool's reader runs
 // that one itself; calls awaited together start elsewhere.
 func TestPoolRunsACallAwaitedAloneInline(t *testing.T) {
 	pool := newTestPool(t, Options{Warm: -1})
-	echo := func(_ context.Context, c sandbox.Call, settle func(sandbox.Settlement)) {
-		settle(sandbox.Settlement{Value: c.Args})
-	}
 	for _, tc := range []struct {
 		name, src, want string
 		inline          []bool
@@ -77,9 +22,9 @@ func TestPoolRunsACallAwaitedAloneInline(t *testing.T) {
 		{"together", `const r = await Promise.all([tools.t({n: 1}), tools.t({n: 2})]); return r[0].n + r[1].n`, "3", []bool{false, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &holdingHost{handle: echo}
+			h := &sandboxtest.HoldingHost{Handle: sandboxtest.Echo}
 			wantValue(t, pool.Run(context.Background(), tc.src, h, sandbox.Options{}), tc.want)
-			if got := h.ranInline(); !slices.Equal(got, tc.inline) {
+			if got, _ := h.Record(); !slices.Equal(got, tc.inline) {
 				t.Fatalf("inline %v, want %v", got, tc.inline)
 			}
 		})
@@ -91,14 +36,14 @@ func TestPoolRunsACallAwaitedAloneInline(t *testing.T) {
 // worker is kept, not killed for a call that was never the program's doing.
 func TestPoolStopsACallRunningInline(t *testing.T) {
 	pool := newTestPool(t, Options{Warm: -1, KillGrace: 50 * time.Millisecond})
-	h := &holdingHost{handle: func(ctx context.Context, c sandbox.Call, settle func(sandbox.Settlement)) {
+	h := &sandboxtest.HoldingHost{Handle: func(ctx context.Context, c sandbox.Call, settle func(sandbox.Settlement)) {
 		<-ctx.Done()
 		time.Sleep(100 * time.Millisecond) // past the kill grace
 		settle(sandbox.Settlement{Err: &sandbox.CallError{Message: "stopped"}})
 	}}
 	res := pool.Run(context.Background(), `return await tools.t({})`, h, sandbox.Options{Timeout: 100 * time.Millisecond})
 	wantKind(t, res, sandbox.KindTimeout, "100ms limit")
-	if got := h.ranInline(); len(got) != 1 || !got[0] {
+	if got, _ := h.Record(); len(got) != 1 || !got[0] {
 		t.Fatalf("inline %v, want the call run inline", got)
 	}
 	wantValue(t, pool.Run(context.Background(), `return 1`, nil, sandbox.Options{}), `1`)

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/sandbox/sandboxtest"
 )
@@ -115,7 +115,7 @@ func TestPoolKillsAWorkerThatDoesNotStop(t *testing.T) {
 		t.Errorf("the run took %v to end: the kill did not cut the stuck match short", elapsed)
 	}
 	wantValue(t, pool.Run(context.Background(), `return 2`, nil, sandbox.Options{}), `2`)
-	waitFor(t, func() bool { return pool.Stats().Killed == 1 }, "the kill to be recorded")
+	testkit.Eventually(t, "the kill to be recorded", func() bool { return pool.Stats().Killed == 1 })
 	if s := pool.Stats(); s.Killed != 1 || s.Started != 2 {
 		t.Fatalf("stats %+v, want one worker killed and one started in its place", s)
 	}
@@ -193,7 +193,7 @@ func TestPoolReportsSignals(t *testing.T) {
 			wantKind(t, res, tt.kind, tt.message)
 			// The run's failure can reach the caller a moment before the
 			// reader goroutine records the death in the counters.
-			waitFor(t, func() bool { return pool.Stats().Died == 1 }, "one recorded death")
+			testkit.Eventually(t, "one recorded death", func() bool { return pool.Stats().Died == 1 })
 		})
 	}
 }
@@ -225,7 +225,7 @@ func TestPoolKeepsWarmWorkers(t *testing.T) {
 		t.Fatalf("a new pool started %d workers", s.Started)
 	}
 	wantValue(t, pool.Run(context.Background(), `return 1`, nil, sandbox.Options{}), `1`)
-	waitFor(t, func() bool { return pool.Stats().Idle == 3 }, "the warm workers to start")
+	testkit.Eventually(t, "the warm workers to start", func() bool { return pool.Stats().Idle == 3 })
 }
 
 func TestPoolWaitsForAFreeWorker(t *testing.T) {
@@ -236,7 +236,7 @@ func TestPoolWaitsForAFreeWorker(t *testing.T) {
 		defer wg.Done()
 		pool.Run(context.Background(), `await new Promise((r) => setTimeout(r, 300))`, nil, sandbox.Options{})
 	}()
-	waitFor(t, func() bool { return pool.Stats().Busy == 1 }, "the first run to start")
+	testkit.Eventually(t, "the first run to start", func() bool { return pool.Stats().Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	wantKind(t, pool.Run(ctx, `return 1`, nil, sandbox.Options{}), sandbox.KindCancelled)
@@ -247,7 +247,7 @@ func TestPoolWaitsForAFreeWorker(t *testing.T) {
 func TestPoolClose(t *testing.T) {
 	pool := newTestPool(t, Options{Warm: 2})
 	wantValue(t, pool.Run(context.Background(), `return 1`, nil, sandbox.Options{}), `1`)
-	waitFor(t, func() bool { return pool.Stats().Idle == 3 }, "the warm workers")
+	testkit.Eventually(t, "the warm workers", func() bool { return pool.Stats().Idle == 3 })
 	var pids []int
 	pool.mu.Lock()
 	for w := range pool.all {
@@ -259,7 +259,7 @@ func TestPoolClose(t *testing.T) {
 	go func() {
 		done <- pool.Run(context.Background(), `for (;;) {}`, nil, sandbox.Options{Timeout: time.Minute})
 	}()
-	waitFor(t, func() bool { return pool.Stats().Busy == 1 }, "the run to start")
+	testkit.Eventually(t, "the run to start", func() bool { return pool.Stats().Busy == 1 })
 	pool.Close()
 	wantKind(t, <-done, sandbox.KindRuntime, "the worker pool was closed")
 	for _, pid := range pids {
@@ -362,17 +362,6 @@ func onlyWorker(t *testing.T, p *Pool) *process {
 		return w
 	}
 	return nil
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func wantKind(t *testing.T, res sandbox.Result, kind string, fragments ...string) {
@@ -498,7 +487,7 @@ func TestPoolSpinsWhileFewRunsShareTheCPUs(t *testing.T) {
 // A worker bounds its compiled-program cache well within the memory its runs share, and
 // says so when it starts.
 func TestWorkersBoundTheirProgramCache(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.Logs
 	p := newTestPool(t, Options{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	wantValue(t, p.Run(context.Background(), "return 1", sandboxtest.Host{}, sandbox.Options{}), "1")
 	want := fmt.Sprintf("program cache %d", programCacheBytes)
@@ -514,7 +503,7 @@ func TestWorkersBoundTheirProgramCache(t *testing.T) {
 // which when it starts.
 func TestWorkersKeepAGCFloor(t *testing.T) {
 	started := func(env ...string) string {
-		var buf syncBuffer
+		var buf testkit.Logs
 		p := newTestPool(t, Options{Env: env, Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		wantValue(t, p.Run(context.Background(), "return 1", sandboxtest.Host{}, sandbox.Options{}), "1")
 		return buf.String()
@@ -529,22 +518,4 @@ func TestWorkersKeepAGCFloor(t *testing.T) {
 	if out := started("GOGC=150"); !strings.Contains(out, "GOGC=150") || strings.Contains(out, "gc floor") {
 		t.Fatalf("with GOGC=150 a worker said:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the pool's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
