@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +16,7 @@ import (
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/internal/gopool"
+	"github.com/codemode/codemode/internal/testkit"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
@@ -224,13 +223,10 @@ func TestThousandSuspendedRuns(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // lingering writes settle
 	// Goroutines idle in the pool (they end after a while of no work) hold
-	// no run.
-	if after, idle := goruntime.NumGoroutine(), gopool.Idle(); after-idle-before > 16 {
-		pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-		t.Fatalf("%d goroutines before the runs, %d (%d idle in the pool) with %d runs suspended", before, after, idle, runs)
-	}
+	// no run; lingering writes settle within moments.
+	held := func() int { return goruntime.NumGoroutine() - gopool.Idle() - before }
+	testkit.Eventually(t, "the suspended runs to hold no goroutine", func() bool { return held() <= 16 })
 	open, err := e.store.OpenCalls(ctx)
 	if err != nil || len(open) != runs {
 		t.Fatalf("%d open calls (%v); want the %d suspended runs", len(open), err, runs)
