@@ -5,8 +5,9 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/codemode/codemode/internal/jsonpointer"
 )
 
 // maxSchemaDepth bounds how deep rendering descends into nested schemas; anything deeper renders
@@ -622,27 +623,7 @@ func (r *refResolver) lookup(ref string) (any, bool) {
 	if unescaped, err := url.PathUnescape(frag); err == nil {
 		frag = unescaped
 	}
-	cur := r.root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	return jsonpointer.Lookup(r.root, frag)
 }
 
 // maxTagRunes bounds the value of one JSDoc tag.
