@@ -61,11 +61,7 @@ func discover(ix *catalog.Index, name string, args []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := ix.Search(q)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(res)
+		return marshalled(ix.Search(q))
 	case sandbox.DescribeName:
 		if len(list) > 1 {
 			return nil, fmt.Errorf("%w: $describe takes one argument, a name or a list of names", catalog.ErrQuery)
@@ -74,13 +70,17 @@ func discover(ix *catalog.Index, name string, args []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		text, err := ix.Describe(names)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(text)
+		return marshalled(ix.Describe(names))
 	}
 	return nil, fmt.Errorf("%w: %s is not a discovery call", catalog.ErrQuery, name)
+}
+
+// marshalled is a discovery call's answer as JSON, or its error.
+func marshalled[T any](v T, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 // searchQuery reads $search(query, {limit?, group?}).

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -207,22 +208,13 @@ func synonymGroups(groups ...string) map[string][]string {
 		}
 		for _, s := range stems {
 			for _, o := range stems {
-				if o != s && !contains(out[s], o) {
+				if o != s && !slices.Contains(out[s], o) {
 					out[s] = append(out[s], o)
 				}
 			}
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func toSet(words string) map[string]bool {

@@ -320,7 +320,12 @@ var (
 )
 
 func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolHeldDesc, poolShareDesc, poolSizeDesc, poolEvictionsDesc, poolRefusalsDesc} {
+	describe(ch, poolHeldDesc, poolShareDesc, poolSizeDesc, poolEvictionsDesc, poolRefusalsDesc)
+}
+
+// describe sends descs: the Describe of a collector that exports them.
+func describe(ch chan<- *prometheus.Desc, descs ...*prometheus.Desc) {
+	for _, d := range descs {
 		ch <- d
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/app"
 	"github.com/codemode/codemode/registry"
@@ -107,11 +105,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 	elapsed := time.Since(start)
 	releaseBefore(r, release)
 	if err != nil {
-		s.metrics.runDuration.WithLabelValues(entryRun, outcomeFailed, "").Observe(elapsed.Seconds())
-		s.metrics.runs.WithLabelValues(entryRun, outcomeFailed).Inc()
-		e := s.runError(r, "run", err)
-		s.logFor(r).Warn("run", "session", req.SessionID, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
-		return e
+		return s.runFailed(r, entryRun, elapsed, err, "session", req.SessionID)
 	}
 	sendBody(w, status, body) // before its metrics and log line
 	outcome, kind := outcomeOK, ""
@@ -163,12 +157,9 @@ type stepResponse struct {
 // run in the session's scope and logged in model order. A call waiting for
 // approval holds the request (and its run slot) until it is answered.
 func (s *Server) steps(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
 	var req stepRequest
-	if e := decodeBody(r, &req, false); e != nil {
+	sess, e := s.sessionRequest(r, &req)
+	if e != nil {
 		return e
 	}
 	calls, e := toolCalls(req)
@@ -222,11 +213,7 @@ func (s *Server) steps(w http.ResponseWriter, r *http.Request) error {
 	elapsed := time.Since(start)
 	releaseBefore(r, release)
 	if err != nil {
-		s.metrics.runDuration.WithLabelValues(entryStep, outcomeFailed, "").Observe(elapsed.Seconds())
-		s.metrics.runs.WithLabelValues(entryStep, outcomeFailed).Inc()
-		e := s.runError(r, "step", err)
-		s.logFor(r).Warn("step", "session", sess.ID, "call_ids", ids, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)
-		return e
+		return s.runFailed(r, entryStep, elapsed, err, "session", sess.ID, "call_ids", ids)
 	}
 	sendBody(w, status, body) // before its metrics and log line
 	s.metrics.runDuration.WithLabelValues(entryStep, outcome, kind).Observe(elapsed.Seconds())
@@ -346,6 +333,16 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, entry string, mem
 func releaseBefore(r *http.Request, release func()) {
 	release()
 	releaseBody(r)
+}
+
+// runFailed counts and logs a run or step (entry) that produced no result
+// after elapsed, with attrs naming it, and returns its error reply.
+func (s *Server) runFailed(r *http.Request, entry string, elapsed time.Duration, err error, attrs ...any) *apiError {
+	s.metrics.runDuration.WithLabelValues(entry, outcomeFailed, "").Observe(elapsed.Seconds())
+	s.metrics.runs.WithLabelValues(entry, outcomeFailed).Inc()
+	e := s.runError(r, entry, err)
+	s.logFor(r).Warn(entry, append(attrs, "duration", elapsed, "outcome", outcomeFailed, "status", e.Status, "err", err)...)
+	return e
 }
 
 // runError maps the error of a run or step that produced no result.

@@ -15,6 +15,20 @@ import (
 	"github.com/codemode/codemode/session"
 )
 
+// sessionRequest is the session the path's {id} names, as session returns
+// it, and the request's body decoded into req; a body that does not decode
+// is answered only for a session the request may use.
+func (s *Server) sessionRequest(r *http.Request, req any) (session.Session, *apiError) {
+	sess, e := s.session(r, chi.URLParam(r, "id"))
+	if e != nil {
+		return session.Session{}, e
+	}
+	if e := decodeBody(r, req, false); e != nil {
+		return session.Session{}, e
+	}
+	return sess, nil
+}
+
 // session returns the session the request may use. One in a scope the key
 // may not use is a 404 exactly like one that does not exist.
 func (s *Server) session(r *http.Request, id string) (session.Session, *apiError) {
@@ -326,12 +340,9 @@ type answerRequest struct {
 // unknown approval is a 404 UNKNOWN_APPROVAL; one answered already (by
 // anyone, or by its timeout) a 409 APPROVAL_ANSWERED.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
 	var req answerRequest
-	if e := decodeBody(r, &req, false); e != nil {
+	sess, e := s.sessionRequest(r, &req)
+	if e != nil {
 		return e
 	}
 	var allow bool

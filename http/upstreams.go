@@ -22,18 +22,26 @@ type Upstreams interface {
 // scopes it may use.
 func upstreams(src Upstreams) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out := []mcp.UpstreamState{}
+		var all []mcp.UpstreamState
 		if src != nil {
-			for _, st := range src.States() {
-				if ScopeAllowed(r.Context(), st.Scope) {
-					out = append(out, st)
-				}
-			}
+			all = src.States()
 		}
 		writeJSON(w, http.StatusOK, struct {
 			Upstreams []mcp.UpstreamState `json:"upstreams"`
-		}{out})
+		}{allowedStates(r, all, func(st mcp.UpstreamState) string { return st.Scope })})
 	}
+}
+
+// allowedStates is the states of the scopes the request's key may use, in
+// order; never nil, so that the list is [] rather than null.
+func allowedStates[S any](r *http.Request, states []S, scope func(S) string) []S {
+	out := []S{}
+	for _, st := range states {
+		if ScopeAllowed(r.Context(), scope(st)) {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // upstreamCollector exports each upstream's liveness and restarts, read
@@ -60,9 +68,7 @@ var (
 )
 
 func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{upstreamUnresponsiveDesc, upstreamUnresponsiveTotalDesc, upstreamRestartsDesc, upstreamStalledDesc, upstreamCallsDesc, upstreamProgressDroppedDesc, upstreamLogsDroppedDesc} {
-		ch <- d
-	}
+	describe(ch, upstreamUnresponsiveDesc, upstreamUnresponsiveTotalDesc, upstreamRestartsDesc, upstreamStalledDesc, upstreamCallsDesc, upstreamProgressDroppedDesc, upstreamLogsDroppedDesc)
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
@@ -94,17 +100,13 @@ type OpenAPISources interface {
 // configuration order. A key sees only the sources of scopes it may use.
 func openAPISources(src OpenAPISources) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out := []httpsource.State{}
+		var all []httpsource.State
 		if src != nil {
-			for _, st := range src.States() {
-				if ScopeAllowed(r.Context(), st.Scope) {
-					out = append(out, st)
-				}
-			}
+			all = src.States()
 		}
 		writeJSON(w, http.StatusOK, struct {
 			Sources []httpsource.State `json:"openapi_sources"`
-		}{out})
+		}{allowedStates(r, all, func(st httpsource.State) string { return st.Scope })})
 	}
 }
 
@@ -124,9 +126,7 @@ var (
 )
 
 func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{sourceRequestsDesc, sourceFailuresDesc, sourceInFlightDesc, sourceReadyDesc} {
-		ch <- d
-	}
+	describe(ch, sourceRequestsDesc, sourceFailuresDesc, sourceInFlightDesc, sourceReadyDesc)
 }
 
 func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {

@@ -64,27 +64,27 @@ func within(ctx context.Context, c *inflight) (context.Context, func()) {
 }
 
 func (u *upstream) createMessage(ctx context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
-	c, peer, err := u.peerFor("sampling")
-	if err != nil {
-		u.log.Warn("upstream sampling request refused", "error", err)
-		return nil, err
-	}
-	u.log.Info("forwarding an upstream sampling request to the MCP client", "tool", c.tool, "call", c.callID)
-	ctx, done := within(ctx, c)
-	defer done()
-	return peer.CreateMessage(ctx, p)
+	return toPeer(ctx, u, "sampling", Peer.CreateMessage, p)
 }
 
 func (u *upstream) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	c, peer, err := u.peerFor("elicitation")
+	return toPeer(ctx, u, "elicitation", Peer.Elicit, p)
+}
+
+// toPeer forwards an upstream's request of a kind ("sampling") by send to
+// the MCP client whose call it serves, within that call, and logs it; one
+// peerFor refuses is logged and answered with its error.
+func toPeer[P, R any](ctx context.Context, u *upstream, kind string, send func(Peer, context.Context, P) (R, error), p P) (R, error) {
+	c, peer, err := u.peerFor(kind)
 	if err != nil {
-		u.log.Warn("upstream elicitation request refused", "error", err)
-		return nil, err
+		u.log.Warn("upstream "+kind+" request refused", "error", err)
+		var zero R
+		return zero, err
 	}
-	u.log.Info("forwarding an upstream elicitation request to the MCP client", "tool", c.tool, "call", c.callID)
+	u.log.Info("forwarding an upstream "+kind+" request to the MCP client", "tool", c.tool, "call", c.callID)
 	ctx, done := within(ctx, c)
 	defer done()
-	return peer.Elicit(ctx, p)
+	return send(peer, ctx, p)
 }
 
 // sessionPeer is the Peer of a call made by a client of codemode's MCP

@@ -653,7 +653,7 @@ func (u *upstream) renderStructured(name string) registry.RenderFunc {
 // declares.
 func (u *upstream) helperTools(c *connection) []registry.RawDefinition {
 	var defs []registry.RawDefinition
-	add := func(tool, desc, params, output string, do func(ctx context.Context, exec registry.Exec, args frozen.Value, c *connection, token string) (any, error), render registry.RenderFunc) {
+	add := func(tool, desc, params, output string, do func(ctx context.Context, args frozen.Value, c *connection, token string) (any, error), render registry.RenderFunc) {
 		name := u.cfg.Name + "." + tool
 		yes := true
 		defs = append(defs, registry.RawDefinition{
@@ -661,7 +661,7 @@ func (u *upstream) helperTools(c *connection) []registry.RawDefinition {
 			Behavior: registry.Behavior{
 				Execute: func(ctx context.Context, exec registry.Exec, args frozen.Value) (any, error) {
 					return callUpstream(ctx, u, name, exec.CallID(), func(ctx context.Context, c *connection, token string) (any, error) {
-						return do(ctx, exec, args, c, token)
+						return do(ctx, args, c, token)
 					})
 				},
 				Render:            render,
@@ -674,76 +674,42 @@ func (u *upstream) helperTools(c *connection) []registry.RawDefinition {
 	server := u.cfg.Name
 	if c.caps.Resources != nil {
 		add(resourcesListTool, fmt.Sprintf("Lists the resources of the %s MCP server (one page; pass nextCursor back as cursor for the next).", server),
-			cursorParams, resourcesListOutput, func(ctx context.Context, _ registry.Exec, args frozen.Value, c *connection, token string) (any, error) {
-				p := &sdk.ListResourcesParams{}
-				if err := args.Unmarshal(p); err != nil {
-					return nil, registry.Errorf(registry.CodeInvalidArgs, "%v", err)
-				}
-				p.SetProgressToken(token)
-				res, err := c.cs.ListResources(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				return jsonValue(res)
-			}, nil)
+			cursorParams, resourcesListOutput, forward((*sdk.ClientSession).ListResources), nil)
 		add(resourceTemplatesTool, fmt.Sprintf("Lists the resource templates of the %s MCP server (URI templates to read with %s.%s).", server, server, resourcesReadTool),
-			cursorParams, templatesListOutput, func(ctx context.Context, _ registry.Exec, args frozen.Value, c *connection, token string) (any, error) {
-				p := &sdk.ListResourceTemplatesParams{}
-				if err := args.Unmarshal(p); err != nil {
-					return nil, registry.Errorf(registry.CodeInvalidArgs, "%v", err)
-				}
-				p.SetProgressToken(token)
-				res, err := c.cs.ListResourceTemplates(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				return jsonValue(res)
-			}, nil)
+			cursorParams, templatesListOutput, forward((*sdk.ClientSession).ListResourceTemplates), nil)
 		add(resourcesReadTool, fmt.Sprintf("Reads a resource of the %s MCP server by URI: its contents, each text or a base64 blob.", server),
 			`{"type":"object","properties":{"uri":{"type":"string","description":"The resource's URI."}},"required":["uri"],"additionalProperties":false}`,
-			resourcesReadOutput, func(ctx context.Context, _ registry.Exec, args frozen.Value, c *connection, token string) (any, error) {
-				p := &sdk.ReadResourceParams{}
-				if err := args.Unmarshal(p); err != nil {
-					return nil, registry.Errorf(registry.CodeInvalidArgs, "%v", err)
-				}
-				p.SetProgressToken(token)
-				res, err := c.cs.ReadResource(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				return jsonValue(res)
-			}, renderResourceContents)
+			resourcesReadOutput, forward((*sdk.ClientSession).ReadResource), renderResourceContents)
 	}
 	if c.caps.Prompts != nil {
 		add(promptsListTool, fmt.Sprintf("Lists the prompts of the %s MCP server (one page; pass nextCursor back as cursor for the next).", server),
-			cursorParams, promptsListOutput, func(ctx context.Context, _ registry.Exec, args frozen.Value, c *connection, token string) (any, error) {
-				p := &sdk.ListPromptsParams{}
-				if err := args.Unmarshal(p); err != nil {
-					return nil, registry.Errorf(registry.CodeInvalidArgs, "%v", err)
-				}
-				p.SetProgressToken(token)
-				res, err := c.cs.ListPrompts(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				return jsonValue(res)
-			}, nil)
+			cursorParams, promptsListOutput, forward((*sdk.ClientSession).ListPrompts), nil)
 		add(promptsGetTool, fmt.Sprintf("Gets a prompt of the %s MCP server by name, with its arguments filled in: its messages.", server),
 			`{"type":"object","properties":{"name":{"type":"string","description":"The prompt's name."},"arguments":{"type":"object","additionalProperties":{"type":"string"},"description":"The prompt's arguments."}},"required":["name"],"additionalProperties":false}`,
-			promptsGetOutput, func(ctx context.Context, _ registry.Exec, args frozen.Value, c *connection, token string) (any, error) {
-				p := &sdk.GetPromptParams{}
-				if err := args.Unmarshal(p); err != nil {
-					return nil, registry.Errorf(registry.CodeInvalidArgs, "%v", err)
-				}
-				p.SetProgressToken(token)
-				res, err := c.cs.GetPrompt(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				return jsonValue(res)
-			}, nil)
+			promptsGetOutput, forward((*sdk.ClientSession).GetPrompt), nil)
 	}
 	return defs
+}
+
+// forward is a helper tool's call that sends its arguments, decoded into the
+// request's params with the call's progress token, to the server by send,
+// and answers with the result as a plain JSON value.
+func forward[T any, P interface {
+	*T
+	SetProgressToken(any)
+}, R any](send func(*sdk.ClientSession, context.Context, P) (R, error)) func(context.Context, frozen.Value, *connection, string) (any, error) {
+	return func(ctx context.Context, args frozen.Value, c *connection, token string) (any, error) {
+		p := P(new(T))
+		if err := args.Unmarshal(p); err != nil {
+			return nil, registry.Errorf(registry.CodeInvalidArgs, "%v", err)
+		}
+		p.SetProgressToken(token)
+		res, err := send(c.cs, ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return jsonValue(res)
+	}
 }
 
 // jsonValue is a go-sdk result as a plain JSON value, without the

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/codemode/codemode/internal/jsonpointer"
 )
 
 // Error reports what is wrong with a document and where.
@@ -110,27 +112,9 @@ func (d *Document) resolve(ref, at string) (any, string, error) {
 	if pointer != "" && !strings.HasPrefix(pointer, "/") {
 		return nil, "", errorAt(at, "reference %q is not a JSON pointer", ref)
 	}
-	var v any = d.root
-	if pointer == "" {
-		return v, pointer, nil
-	}
-	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = unescapeToken.Replace(tok)
-		switch node := v.(type) {
-		case map[string]any:
-			v, ok = node[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			ok = err == nil && i >= 0 && i < len(node)
-			if ok {
-				v = node[i]
-			}
-		default:
-			ok = false
-		}
-		if !ok {
-			return nil, "", errorAt(at, "reference %q resolves to nothing", ref)
-		}
+	v, ok := jsonpointer.Lookup(d.root, pointer)
+	if !ok {
+		return nil, "", errorAt(at, "reference %q resolves to nothing", ref)
 	}
 	return v, pointer, nil
 }
@@ -157,10 +141,7 @@ func (d *Document) follow(v any, at string) (map[string]any, string, error) {
 
 const maxRefChain = 32
 
-var (
-	unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
-	escapeToken   = strings.NewReplacer("~", "~0", "/", "~1")
-)
+var escapeToken = strings.NewReplacer("~", "~0", "/", "~1")
 
 // pointerJoin appends reference tokens to a JSON pointer, escaping them.
 func pointerJoin(base string, tokens ...string) string {

@@ -5,8 +5,9 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/codemode/codemode/internal/jsonpointer"
 )
 
 // maxSchemaDepth bounds how deep rendering descends into nested schemas; anything deeper renders
@@ -346,57 +347,45 @@ func literalType(v any) tsType {
 // union joins alternatives: unknown absorbs everything, never disappears, duplicates collapse,
 // and no alternative at all is never.
 func union(alts []tsType) tsType {
-	kept := make([]tsType, 0, len(alts))
-	for _, a := range alts {
-		if a == tsUnknown {
-			return tsUnknown
-		}
-		if a == tsNever || slices.Contains(kept, a) {
-			continue
-		}
-		kept = append(kept, a)
-	}
-	switch len(kept) {
-	case 0:
-		return tsNever
-	case 1:
-		return kept[0]
-	}
-	texts := make([]string, len(kept))
-	for i, k := range kept {
-		texts[i] = k.text
-	}
-	return tsType{text: strings.Join(texts, " | "), prec: precUnion}
+	return join(alts, tsUnknown, tsNever, " | ", precUnion, func(k tsType) string { return k.text })
 }
 
 // intersection joins parts: never absorbs everything, unknown disappears, duplicates collapse,
 // and no part at all is unknown.
 func intersection(parts []tsType) tsType {
+	return join(parts, tsNever, tsUnknown, " & ", precIntersection, func(k tsType) string {
+		if k.prec == precUnion {
+			return "(" + k.text + ")"
+		}
+		return k.text
+	})
+}
+
+// join is union's and intersection's: absorb absorbs everything, identity
+// disappears and is the join of nothing, duplicates collapse, and the parts
+// kept are written by text between seps.
+func join(parts []tsType, absorb, identity tsType, sep string, prec precedence, text func(tsType) string) tsType {
 	kept := make([]tsType, 0, len(parts))
 	for _, p := range parts {
-		if p == tsNever {
-			return tsNever
+		if p == absorb {
+			return absorb
 		}
-		if p == tsUnknown || slices.Contains(kept, p) {
+		if p == identity || slices.Contains(kept, p) {
 			continue
 		}
 		kept = append(kept, p)
 	}
 	switch len(kept) {
 	case 0:
-		return tsUnknown
+		return identity
 	case 1:
 		return kept[0]
 	}
 	texts := make([]string, len(kept))
 	for i, k := range kept {
-		if k.prec == precUnion {
-			texts[i] = "(" + k.text + ")"
-		} else {
-			texts[i] = k.text
-		}
+		texts[i] = text(k)
 	}
-	return tsType{text: strings.Join(texts, " & "), prec: precIntersection}
+	return tsType{text: strings.Join(texts, sep), prec: prec}
 }
 
 // propertyDoc is the one-line JSDoc of a property: its description's summary followed by tags
@@ -622,27 +611,7 @@ func (r *refResolver) lookup(ref string) (any, bool) {
 	if unescaped, err := url.PathUnescape(frag); err == nil {
 		frag = unescaped
 	}
-	cur := r.root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	return jsonpointer.Lookup(r.root, frag)
 }
 
 // maxTagRunes bounds the value of one JSDoc tag.

@@ -108,10 +108,7 @@ func NewCommitter(commit func(batch []*Pending) error, committed func(batch []*P
 // Store.Submit): a malformed write, or one submitted after Close, fails its
 // ticket at once; ctx bounds only the wait for room in the queue.
 func (c *Committer) Submit(ctx context.Context, w Write) *Ticket {
-	if err := ctx.Err(); err != nil {
-		return failed(err)
-	}
-	p, err := PrepareWrite(w, time.Now())
+	p, err := prepareSubmitted(ctx, w)
 	if err != nil {
 		return failed(err)
 	}

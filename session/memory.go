@@ -40,13 +40,7 @@ func (m *Memory) CreateSession(ctx context.Context, s Session) error {
 
 // GetSession implements Store.
 func (m *Memory) GetSession(ctx context.Context, id string) (Session, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	s, err := m.session(id)
-	if err != nil {
-		return Session{}, err
-	}
-	return s.Session, nil
+	return readSession(m, id, func(s *memorySession) Session { return s.Session })
 }
 
 // Append implements Store.
@@ -56,10 +50,7 @@ func (m *Memory) Append(ctx context.Context, sessionID string, events ...Event) 
 
 // Submit implements Store: the write is applied before Submit returns.
 func (m *Memory) Submit(ctx context.Context, w Write) *Ticket {
-	if err := ctx.Err(); err != nil {
-		return failed(err)
-	}
-	p, err := PrepareWrite(w, time.Now())
+	p, err := prepareSubmitted(ctx, w)
 	if err != nil {
 		return failed(err)
 	}
@@ -158,24 +149,14 @@ func (m *Memory) Wait(ctx context.Context, sessionID string, after int64) error 
 }
 
 func (m *Memory) lastSeq(_ context.Context, id string) (int64, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	s, err := m.session(id)
-	if err != nil {
-		return 0, err
-	}
-	return s.LastSeq, nil
+	return readSession(m, id, func(s *memorySession) int64 { return s.LastSeq })
 }
 
 // LoadCheckpoint implements Store.
 func (m *Memory) LoadCheckpoint(ctx context.Context, sessionID string) (Checkpoint, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	s, err := m.session(sessionID)
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	return Checkpoint{Seq: s.checkpoint.Seq, State: bytes.Clone(s.checkpoint.State)}, nil
+	return readSession(m, sessionID, func(s *memorySession) Checkpoint {
+		return Checkpoint{Seq: s.checkpoint.Seq, State: bytes.Clone(s.checkpoint.State)}
+	})
 }
 
 // AcquireLease implements Store.
@@ -408,6 +389,19 @@ func DecodeCall(data []byte, callID string) ToolCall {
 	}
 	c.CallID = callID
 	return c
+}
+
+// readSession is read of session id, under the read lock; its error is
+// session's.
+func readSession[T any](m *Memory, id string, read func(*memorySession) T) (T, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, err := m.session(id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return read(s), nil
 }
 
 // session returns the session id names, or ErrClosed or ErrNotFound: the

@@ -24,35 +24,29 @@ func (e Event) Payload() any {
 // DecodePayload is Payload with the decoding error: nil, nil for an unknown
 // type.
 func (e Event) DecodePayload() (any, error) {
-	var p any
-	switch e.Type {
-	case TypeToolCall:
-		p = new(ToolCall)
-	case TypeToolResult:
-		p = new(ToolResult)
-	case TypeCodeDispatchStart:
-		p = new(CodeDispatchStart)
-	case TypeCodeDispatch:
-		p = new(CodeDispatch)
-	case TypeUserContext:
-		p = new(UserContext)
-	case TypeApprovalAsked:
-		p = new(ApprovalAsked)
-	case TypeApprovalAnswered:
-		p = new(ApprovalAnswered)
-	case TypeToolNotice:
-		p = new(ToolNotice)
-	case TypeCodeSuspended:
-		p = new(CodeSuspended)
-	case TypeCodeResumed:
-		p = new(CodeResumed)
-	default:
+	newPayload, ok := payloadTypes[e.Type]
+	if !ok {
 		return nil, nil
 	}
+	p := newPayload()
 	if err := e.Decode(p); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// payloadTypes makes the payload of each event type, to decode into.
+var payloadTypes = map[string]func() any{
+	TypeToolCall:          func() any { return new(ToolCall) },
+	TypeToolResult:        func() any { return new(ToolResult) },
+	TypeCodeDispatchStart: func() any { return new(CodeDispatchStart) },
+	TypeCodeDispatch:      func() any { return new(CodeDispatch) },
+	TypeUserContext:       func() any { return new(UserContext) },
+	TypeApprovalAsked:     func() any { return new(ApprovalAsked) },
+	TypeApprovalAnswered:  func() any { return new(ApprovalAnswered) },
+	TypeToolNotice:        func() any { return new(ToolNotice) },
+	TypeCodeSuspended:     func() any { return new(CodeSuspended) },
+	TypeCodeResumed:       func() any { return new(CodeResumed) },
 }
 
 // ResultOf maps a runtime result to its durable wire form. It is the only

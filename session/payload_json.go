@@ -81,15 +81,7 @@ func (d CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
 		return b, false
 	}
 	if e := d.Error; e != nil {
-		b = append(b, `,"error":{"code":`...)
-		b = jsontext.AppendStringHTML(b, string(e.Code))
-		if e.Kind != "" {
-			b = append(b, `,"kind":`...)
-			b = jsontext.AppendStringHTML(b, e.Kind)
-		}
-		b = append(b, `,"message":`...)
-		b = jsontext.AppendStringHTML(b, e.Message)
-		b = append(b, '}')
+		b = appendMessageObject(b, `,"error":{"code":`, string(e.Code), `,"kind":`, e.Kind, e.Message)
 	}
 	b = append(b, `,"started_at":`...)
 	if b, ok = appendTime(b, d.StartedAt); !ok {
@@ -106,20 +98,27 @@ func (d CodeDispatch) appendJSON(b []byte) ([]byte, bool) {
 		}
 	}
 	if t := d.Thrown; t != nil {
-		b = append(b, `,"thrown":{"tool":`...)
-		b = jsontext.AppendStringHTML(b, t.Tool)
-		if t.Code != "" {
-			b = append(b, `,"code":`...)
-			b = jsontext.AppendStringHTML(b, t.Code)
-		}
-		b = append(b, `,"message":`...)
-		b = jsontext.AppendStringHTML(b, t.Message)
-		b = append(b, '}')
+		b = appendMessageObject(b, `,"thrown":{"tool":`, t.Tool, `,"code":`, t.Code, t.Message)
 	}
 	if d.ConcludesTurn {
 		b = append(b, `,"concludes_turn":true`...)
 	}
 	return append(b, '}'), true
+}
+
+// appendMessageObject appends an error's object from open (its key and its
+// first field's, `,"error":{"code":`) on: first, then opt with optKey unless
+// it is empty, then the message.
+func appendMessageObject(b []byte, open, first, optKey, opt, message string) []byte {
+	b = append(b, open...)
+	b = jsontext.AppendStringHTML(b, first)
+	if opt != "" {
+		b = append(b, optKey...)
+		b = jsontext.AppendStringHTML(b, opt)
+	}
+	b = append(b, `,"message":`...)
+	b = jsontext.AppendStringHTML(b, message)
+	return append(b, '}')
 }
 
 // appendRaw appends raw as json.Marshal writes a json.RawMessage: null when

@@ -157,6 +157,15 @@ func (p *Pending) result() []Event {
 // maxOwnerLen bounds lease owners.
 const maxOwnerLen = 256
 
+// prepareSubmitted is PrepareWrite at the time of a write submitted under
+// ctx: ctx's error, if it is done, comes first.
+func prepareSubmitted(ctx context.Context, w Write) (*Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return PrepareWrite(w, time.Now())
+}
+
 // PrepareWrite checks a write and copies what it keeps, so that a backend
 // commits only well-formed writes (see Store.Append for what an event must
 // be) and its caller may reuse w at once. Zero times become now. It is what

@@ -76,16 +76,10 @@ func formatValue(v float64, unit string) string {
 	case "MB":
 		return groupThousands(math.Round(v)) + " MB"
 	default:
-		switch {
-		case v >= 1000:
+		if v >= 1000 {
 			return groupThousands(math.Round(v)) + " µs"
-		case v >= 100:
-			return fmt.Sprintf("%.0f µs", v)
-		case v >= 10:
-			return fmt.Sprintf("%.1f µs", v)
-		default:
-			return fmt.Sprintf("%.2f µs", v)
 		}
+		return threeFigures(v) + " µs"
 	}
 }
 
@@ -112,12 +106,21 @@ func formatRatio(r float64) string {
 		return "—"
 	case r < 0.01:
 		return fmt.Sprintf("%.2g×", r) // two significant digits: 0.0012×
-	case r >= 100:
-		return fmt.Sprintf("%.0f×", r)
-	case r >= 10:
-		return fmt.Sprintf("%.1f×", r)
 	default:
-		return fmt.Sprintf("%.2f×", r)
+		return threeFigures(r) + "×"
+	}
+}
+
+// threeFigures prints v with fewer decimals as it grows: two below 10, one
+// below 100, none from there.
+func threeFigures(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
 	}
 }
 

@@ -89,6 +89,18 @@ func integer(desc string) *schema.Node {
 
 func always(frozen.Value) bool { return true }
 
+// typed is an Execute that decodes its arguments into T, an invalid
+// argument's error, before it runs.
+func typed[T any](run func(context.Context, registry.Exec, T) (any, error)) func(context.Context, registry.Exec, frozen.Value) (any, error) {
+	return func(ctx context.Context, exec registry.Exec, args frozen.Value) (any, error) {
+		in, err := decode[T](args)
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx, exec, in)
+	}
+}
+
 func decode[T any](args frozen.Value) (T, error) {
 	var v T
 	if err := args.Unmarshal(&v); err != nil {
@@ -105,13 +117,9 @@ var mathAdd = registry.MustDefine(registry.Definition{
 	Behavior: registry.Behavior{
 		Hints:             readOnly,
 		IsConcurrencySafe: always,
-		Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
-			in, err := decode[struct{ A, B float64 }](args)
-			if err != nil {
-				return nil, err
-			}
+		Execute: typed(func(_ context.Context, _ registry.Exec, in struct{ A, B float64 }) (any, error) {
 			return map[string]any{"sum": in.A + in.B}, nil
-		},
+		}),
 	},
 })
 
@@ -124,11 +132,7 @@ var utilSleep = registry.MustDefine(registry.Definition{
 	Behavior: registry.Behavior{
 		Hints:             readOnly,
 		IsConcurrencySafe: always,
-		Execute: func(ctx context.Context, _ registry.Exec, args frozen.Value) (any, error) {
-			in, err := decode[struct{ Ms int64 }](args)
-			if err != nil {
-				return nil, err
-			}
+		Execute: typed(func(ctx context.Context, _ registry.Exec, in struct{ Ms int64 }) (any, error) {
 			t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
 			defer t.Stop()
 			select {
@@ -137,7 +141,7 @@ var utilSleep = registry.MustDefine(registry.Definition{
 			case <-t.C:
 				return map[string]any{"slept_ms": in.Ms}, nil
 			}
-		},
+		}),
 	},
 })
 
@@ -161,13 +165,9 @@ var utilFail = registry.MustDefine(registry.Definition{
 	Output:      closed(map[string]*schema.Node{}),
 	Behavior: registry.Behavior{
 		Hints: readOnly,
-		Execute: func(_ context.Context, _ registry.Exec, args frozen.Value) (any, error) {
-			in, err := decode[struct{ Message string }](args)
-			if err != nil {
-				return nil, err
-			}
+		Execute: typed(func(_ context.Context, _ registry.Exec, in struct{ Message string }) (any, error) {
 			return nil, &registry.Error{Code: registry.CodeToolFailed, Message: in.Message}
-		},
+		}),
 	},
 })
 
@@ -298,11 +298,7 @@ func (p *Pack) kvGet() *registry.Tool {
 		Behavior: registry.Behavior{
 			Hints:             readOnly,
 			IsConcurrencySafe: always,
-			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				in, err := decode[struct{ Key string }](args)
-				if err != nil {
-					return nil, err
-				}
+			Execute: typed(func(_ context.Context, exec registry.Exec, in struct{ Key string }) (any, error) {
 				raw, ok := p.entry(exec.SessionID(), false, in.Key)
 				if !ok {
 					return map[string]any{"found": false}, nil
@@ -312,7 +308,7 @@ func (p *Pack) kvGet() *registry.Tool {
 					return nil, err
 				}
 				return map[string]any{"found": true, "value": v}, nil
-			},
+			}),
 		},
 	})
 }
@@ -338,11 +334,7 @@ func (p *Pack) filesWrite() *registry.Tool {
 		Output:      closed(map[string]*schema.Node{"path": str(""), "bytes": integer("Bytes written.")}, "path", "bytes"),
 		Behavior: registry.Behavior{
 			Hints: overwrites,
-			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				in, err := decode[struct{ Path, Content string }](args)
-				if err != nil {
-					return nil, err
-				}
+			Execute: typed(func(_ context.Context, exec registry.Exec, in struct{ Path, Content string }) (any, error) {
 				if err := checkKey("path", in.Path); err != nil {
 					return nil, err
 				}
@@ -355,7 +347,7 @@ func (p *Pack) filesWrite() *registry.Tool {
 				}
 				s.commitLocked(w, true, in.Path, in.Content)
 				return map[string]any{"path": in.Path, "bytes": len(in.Content)}, nil
-			},
+			}),
 		},
 	})
 }
@@ -388,17 +380,13 @@ func (p *Pack) filesRead() *registry.Tool {
 		Behavior: registry.Behavior{
 			Hints:             readOnly,
 			IsConcurrencySafe: always,
-			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				in, err := decode[struct{ Path string }](args)
-				if err != nil {
-					return nil, err
-				}
+			Execute: typed(func(_ context.Context, exec registry.Exec, in struct{ Path string }) (any, error) {
 				content, err := p.readFile(exec.SessionID(), in.Path)
 				if err != nil {
 					return nil, err
 				}
 				return map[string]any{"path": in.Path, "content": content, "lines": countLines(content)}, nil
-			},
+			}),
 		},
 	})
 }
@@ -420,11 +408,7 @@ func (p *Pack) filesEdit() *registry.Tool {
 		Output: closed(map[string]*schema.Node{"path": str(""), "replaced": integer("How many occurrences were replaced.")}, "path", "replaced"),
 		Behavior: registry.Behavior{
 			Hints: edits,
-			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				in, err := decode[editArgs](args)
-				if err != nil {
-					return nil, err
-				}
+			Execute: typed(func(_ context.Context, exec registry.Exec, in editArgs) (any, error) {
 				if in.Old == "" {
 					return nil, &registry.Error{Code: registry.CodeInvalidArgs, Message: "old must not be empty"}
 				}
@@ -451,7 +435,7 @@ func (p *Pack) filesEdit() *registry.Tool {
 				}
 				s.commitLocked(w, true, in.Path, strings.ReplaceAll(content, in.Old, in.New))
 				return map[string]any{"path": in.Path, "replaced": n}, nil
-			},
+			}),
 			PresentationMeta: func(args, _ frozen.Value) (any, error) {
 				in, err := decode[editArgs](args)
 				if err != nil {
@@ -503,11 +487,7 @@ func (p *Pack) filesList() *registry.Tool {
 		Behavior: registry.Behavior{
 			Hints:             readOnly,
 			IsConcurrencySafe: always,
-			Execute: func(_ context.Context, exec registry.Exec, args frozen.Value) (any, error) {
-				in, err := decode[struct{ Prefix string }](args)
-				if err != nil {
-					return nil, err
-				}
+			Execute: typed(func(_ context.Context, exec registry.Exec, in struct{ Prefix string }) (any, error) {
 				// At most max_entries paths of at most MaxKeyBytes each.
 				paths := []string{}
 				s := p.state
@@ -522,7 +502,7 @@ func (p *Pack) filesList() *registry.Tool {
 				s.mu.Unlock()
 				sort.Strings(paths)
 				return map[string]any{"paths": paths}, nil
-			},
+			}),
 		},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -413,7 +414,7 @@ var (
 // to. inferred says the type was not written but derived (see Node).
 func checkKeywords(n *Node, t string, inferred bool, p *path) error {
 	for _, kw := range keywords {
-		if !kw.set(n) || contains(kw.types, t) {
+		if !kw.set(n) || slices.Contains(kw.types, t) {
 			continue
 		}
 		switch {
@@ -426,15 +427,6 @@ func checkKeywords(n *Node, t string, inferred bool, p *path) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // compileChunks compiles rendered chunks with jsonschema/v5, children first,

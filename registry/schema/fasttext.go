@@ -160,17 +160,9 @@ func elements(text string, i int, elem func(j int) (int, bool)) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		i = jsontext.SkipSpace(text, end)
-		if i >= len(text) {
-			return 0, false
-		}
-		switch text[i] {
-		case ']':
-			return i + 1, true
-		case ',':
-			i = jsontext.SkipSpace(text, i+1)
-		default:
-			return 0, false
+		var done bool
+		if i, done, ok = afterElement(text, end, ']'); !ok || done {
+			return i, ok
 		}
 	}
 }
@@ -197,19 +189,28 @@ func members(text string, i int, member func(key string, j int) (int, bool)) (in
 		if end, ok = member(key, jsontext.SkipSpace(text, i+1)); !ok {
 			return 0, false
 		}
-		i = jsontext.SkipSpace(text, end)
-		if i >= len(text) {
-			return 0, false
-		}
-		switch text[i] {
-		case '}':
-			return i + 1, true
-		case ',':
-			i = jsontext.SkipSpace(text, i+1)
-		default:
-			return 0, false
+		var done bool
+		if i, done, ok = afterElement(text, end, '}'); !ok || done {
+			return i, ok
 		}
 	}
+}
+
+// afterElement reads what follows an element of a container that ends at
+// text[end]: the container's close (done, i past it), or a comma (i at the
+// next element); anything else is not ok.
+func afterElement(text string, end int, close byte) (i int, done, ok bool) {
+	i = jsontext.SkipSpace(text, end)
+	if i >= len(text) {
+		return 0, false, false
+	}
+	switch text[i] {
+	case close:
+		return i + 1, true, true
+	case ',':
+		return jsontext.SkipSpace(text, i+1), false, true
+	}
+	return 0, false, false
 }
 
 // skipString finds the end of the string literal at text[i]; plain means it

@@ -56,6 +56,17 @@ func (ps parser) token(p *path) (json.Token, error) {
 	return tok, nil
 }
 
+// key reads an object's next key: within an object the decoder yields a
+// member's key as a string.
+func (ps parser) key(p *path) (string, error) {
+	tok, err := ps.token(p)
+	if err != nil {
+		return "", err
+	}
+	k, _ := tok.(string)
+	return k, nil
+}
+
 // schema parses the members of a schema object whose '{' was just read.
 func (ps parser) schema(p *path, depth int) (*Node, error) {
 	if depth > MaxDepth {
@@ -64,11 +75,10 @@ func (ps parser) schema(p *path, depth int) (*Node, error) {
 	n := &Node{}
 	seen := map[string]bool{}
 	for ps.dec.More() {
-		tok, err := ps.token(p)
+		kw, err := ps.key(p)
 		if err != nil {
 			return nil, err
 		}
-		kw, _ := tok.(string)
 		if seen[kw] {
 			return nil, p.errorf("duplicate keyword %q", kw)
 		}
@@ -357,15 +367,14 @@ func (ps parser) value(tok json.Token, p *path, depth int) (any, error) {
 	case '{':
 		obj := map[string]any{}
 		for ps.dec.More() {
-			tok, err := ps.token(p)
+			k, err := ps.key(p)
 			if err != nil {
 				return nil, err
 			}
-			k, _ := tok.(string)
 			if _, dup := obj[k]; dup {
 				return nil, p.errorf("duplicate key %s", quoteJSON(k))
 			}
-			tok, err = ps.token(p.prop(k))
+			tok, err := ps.token(p.prop(k))
 			if err != nil {
 				return nil, err
 			}

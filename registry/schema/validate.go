@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/codemode/codemode/internal/jsonpointer"
 )
 
 // Violation is one independent way a value fails a schema.
@@ -167,7 +169,7 @@ func instancePointer(loc string) string {
 // leaf adds the violations of one failed keyword, worded from the schema
 // that failed and the value at loc; unknown cases keep jsonschema's message.
 func (f *flattener) leaf(e *jsonschema.ValidationError, loc string, sch *jsonschema.Schema, kw string) {
-	val, found := lookup(f.value, loc)
+	val, found := jsonpointer.Lookup(f.value, loc)
 	if sch == nil || !found {
 		f.add(loc, e.Message)
 		return

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/codemode/codemode/internal/jsonpointer"
 )
 
 // checkViolations asserts the invariants every Validate result keeps: sorted,
@@ -18,7 +20,7 @@ func checkViolations(t testing.TB, v any, vs []Violation) {
 		if x.Message == "" {
 			t.Errorf("violation %d has no message: %+v", i, x)
 		}
-		if _, ok := lookup(v, x.Path); !ok {
+		if _, ok := jsonpointer.Lookup(v, x.Path); !ok {
 			t.Errorf("violation path %q does not exist in the value", x.Path)
 		}
 		if i > 0 {
