@@ -94,7 +94,10 @@ func (b *Bridge) newRun(ctx context.Context, n *runtime.Nesting) *run {
 		r.hold = n.Run.Hold
 	}
 	r.resume, _ = n.Run.Resume.(*Resume)
-	r.programCtx, r.stopProgram = context.WithCancelCause(ctx)
+	r.programCtx, r.stopProgram = ctx, func(error) {}
+	if r.resumable() || r.resume != nil { // only these stop their program themselves
+		r.programCtx, r.stopProgram = context.WithCancelCause(ctx)
+	}
 	// Sub-calls run under the batch's context: their notices reach the run.
 	r.batch = b.rt.NewBatch(registry.WithNotifier(ctx, r), runtime.BatchOptions{Window: b.opts.MaxParallelSubCalls})
 	return r
@@ -245,7 +248,7 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		Hold:      r.hold,
 		Resumed:   logged != nil,
 	}, runtime.Hooks{
-		CallID: func(int) string { return r.subID(num) },
+		CallID: r.callID(num),
 		Start: func(_ int, call runtime.Call, _ bool) {
 			r.mu.Lock()
 			sc.started = true
@@ -303,6 +306,15 @@ func (r *run) Call(c sandbox.Call, settle func(sandbox.Settlement)) {
 		return
 	}
 	r.calls = append(r.calls, sc)
+}
+
+// callID names sub-call num: the batch numbers the calls it runs, which are
+// the program's own numbers unless the run replays some from the log.
+func (r *run) callID(num int) func(int) string {
+	if r.resume == nil {
+		return r.subID
+	}
+	return func(int) string { return r.subID(num) }
 }
 
 // settlementOf is what the program receives for a sub-call's result: its

@@ -159,6 +159,12 @@ func Run(ctx context.Context, p *Program, host Host, opts Options) Result {
 	if err := r.jr.begin(journal, keep); err != nil {
 		return Result{Err: &Failure{Kind: KindDiverged, Message: "the run cannot be resumed: " + err.Error()}}
 	}
+	if keep {
+		// Date and Math.random read the journal (journal.go); a run that keeps
+		// none leaves goja its own, the system's.
+		r.rt.SetTimeSource(r.now)
+		r.rt.SetRandSource(r.random)
+	}
 	if h, ok := host.(Holder); ok {
 		h.Hold()
 		r.holder = h
@@ -278,8 +284,6 @@ func newRun(p *Program, host Host, opts Options) *run {
 	}
 	r.prog, r.host, r.opts = p, host, opts
 	r.caps = capsFor(opts.Memory)
-	r.rt.SetTimeSource(r.now)
-	r.rt.SetRandSource(r.random)
 	return r
 }
 
