@@ -18,7 +18,11 @@
 //
 // Asks from pre-policy become approval/asked events that any replica can list
 // and answer (approval/answered); the waiting call resumes when the answer
-// appears in the log. An embedder may answer in Go instead: Options.Approver
+// appears in the log. A run_code call made with a hold (RunOptions.Hold,
+// StepOptions.Hold) suspends instead when one of its calls' asks waits
+// longer: its tool/call stays open, the session takes no step, and once its
+// asks are answered Resume runs it again by replay, on any replica
+// (resume.go). An embedder may answer in Go instead: Options.Approver
 // is called with each ask once it is logged and may Allow, Reject or Defer
 // it to the log. Recover closes the calls a stopped process left open.
 //

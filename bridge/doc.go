@@ -24,4 +24,12 @@
 // process, or in a worker process (package sandbox/worker) from which every
 // SDK call crosses back here. Scheduling, the pipeline and the log are the
 // same either way.
+//
+// A run whose caller sets runtime.RunOptions.Hold (and whose sink is a
+// SuspendSink) may suspend: it keeps the program's journal and logs what
+// replaying it needs, and when a sub-call's ask stays unanswered past the
+// hold it stops the program and ends with SUSPENDED. Given a Resume
+// (runtime.RunOptions.Resume), a run replays the logged execution and goes on
+// live past it; a program that calls otherwise fails with REPLAY_DIVERGED
+// (replay.go).
 package bridge
