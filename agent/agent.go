@@ -94,6 +94,11 @@ type Agent struct {
 	answering sync.Mutex
 	// resuming holds a token per run being resumed (MaxResuming).
 	resuming chan struct{}
+	// resumes guards resumesClosed; resumesRunning counts the resumptions
+	// started (StopResuming waits for them).
+	resumes        sync.Mutex
+	resumesClosed  bool
+	resumesRunning sync.WaitGroup
 }
 
 // New returns an agent over rt that logs to store.

@@ -209,7 +209,14 @@ const MaxResuming = 16
 // turns, when it no longer waits; a run that still waits, or that another
 // process resumed, is left.
 func (a *Agent) resumeLater(sessionID, callID string) {
+	a.resumes.Lock()
+	defer a.resumes.Unlock()
+	if a.resumesClosed {
+		return // the process stops: the run stays suspended, for the next
+	}
+	a.resumesRunning.Add(1)
 	gopool.Go(func() {
+		defer a.resumesRunning.Done()
 		a.resuming <- struct{}{}
 		defer func() { <-a.resuming }()
 		_, err := a.Resume(context.Background(), sessionID, callID)
@@ -312,4 +319,15 @@ func (a *Agent) endUnresumable(ctx context.Context, sessionID, callID string, st
 	}
 	a.opts.Logger.Warn("agent: a suspended run cannot resume; it failed", "session", sessionID, "call_id", callID, "err", why.err)
 	return res, nil
+}
+
+// StopResuming makes the agent start no more resumptions and waits for those
+// under way to end (each within its run's limits). The service calls it as it
+// stops, before its workers and store close under the runs: a run that had
+// not resumed stays suspended, for the next process or replica.
+func (a *Agent) StopResuming() {
+	a.resumes.Lock()
+	a.resumesClosed = true
+	a.resumes.Unlock()
+	a.resumesRunning.Wait()
 }

@@ -266,3 +266,42 @@ func BenchmarkSuspendedRun(b *testing.B) {
 	goruntime.ReadMemStats(&ms)
 	b.ReportMetric(float64(int64(ms.HeapAlloc)-int64(heap))/float64(b.N), "heap-B/run")
 }
+
+// StopResuming waits for a resumption under way, so that a stopping service
+// does not close workers and store under it; after it, answers resume
+// nothing (the run stays suspended for the next process).
+func TestStopResumingWaitsForResumptions(t *testing.T) {
+	e := newEnv(t, nil, registry.ModeBoth, agent.Options{Hold: 20 * time.Millisecond})
+	askForProbe(e.rt)
+	ctx := context.Background()
+	code := `const r = await tools.probe({ id: "w", ask: true }); await new Promise(ok => setTimeout(ok, 200)); return r.id`
+	for _, id := range []string{"run1", "run2"} {
+		rep, err := e.agent.Run(ctx, e.sid, code, "", agent.RunOptions{CallID: id, Hold: 20 * time.Millisecond})
+		if err != nil || rep.Result.Code() != registry.CodeSuspended {
+			t.Fatalf("%s: %v %v", id, rep, err)
+		}
+		pending, err := e.agent.Approvals(ctx, e.sid)
+		if err != nil || len(pending) != 1 {
+			t.Fatalf("pending %+v %v", pending, err)
+		}
+		answer(t, e.agent, e.sid, pending[0].ID, true, "")
+		if id == "run2" {
+			break
+		}
+		// The resumption is under way (it waits 200 ms in its program).
+		testkit.Eventually(t, "the resumption to start", func() bool { return slices.Contains(e.rec.log(), "start:w") })
+		e.agent.StopResuming()
+		st, err := e.agent.Call(ctx, e.sid, "run1")
+		if err != nil || st.State != agent.CallSettled {
+			t.Fatalf("StopResuming returned before the resumed run ended: %+v %v", st, err)
+		}
+	}
+	if _, err := e.agent.ResumeWaiting(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.agent.StopResuming() // nothing was started
+	st, err := e.agent.Call(ctx, e.sid, "run2")
+	if err != nil || st.State != agent.CallOpen {
+		t.Fatalf("a run answered after StopResuming: %+v %v; want it still suspended", st, err)
+	}
+}

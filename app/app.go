@@ -430,11 +430,13 @@ func (a *App) ModelTools(scope string) ([]registry.ModelSchema, error) {
 	return a.Bridge.ModelSchemas(v), nil
 }
 
-// Close stops the worker processes (a run still in one fails) and closes the store.
+// Close stops the sweeps, lets the runs being resumed end, stops the worker
+// processes (a run still in one fails) and closes the store.
 func (a *App) Close() error {
 	if a.stopSweep != nil {
 		a.stopSweep()
 	}
+	a.Agent.StopResuming() // a run resuming ends before its workers and store go
 	a.closeWorkers()
 	return a.Store.Close()
 }
