@@ -349,3 +349,45 @@ return { order: o.count, slow: r.count, t: Date.now() };`
 		t.Fatalf("orders %d, slow reads %d; want the order once and the read again", s.orders.Load(), s.slows.Load())
 	}
 }
+
+// TestResumedRunSurvivesSIGKILL: a suspended run is answered and resumes;
+// its server is killed while the resumed program runs past the log; after
+// the restart it resumes again, exactly: the order is not placed twice, the
+// read it was in runs again.
+func TestResumedRunSurvivesSIGKILL(t *testing.T) {
+	s := newShop(t)
+	store := "sqlite://" + filepath.Join(t.TempDir(), "log.db")
+	base, kill := serveOn(t, shopYAML(s, true), store)
+	code := `const stock = await tools["shop.stock"]({ item: "tea" });
+const order = await tools["shop.order"]({ item: "tea" });
+const slow = await tools["shop.slow"]({ item: "milk" });
+return { stock: stock.count, order: order.count, slow: slow.count };`
+	var run runReply
+	if status := postJSON(t, base+"/v1/run", fmt.Sprintf(`{"code": %q}`, code), &run); status != http.StatusOK || run.Status != "suspended" || len(run.PendingApprovals) != 1 {
+		t.Fatalf("the run did not suspend: %d %+v", status, run)
+	}
+	url := fmt.Sprintf("%s/v1/sessions/%s", base, run.SessionID)
+	if status := postJSON(t, url+"/approvals/"+run.PendingApprovals[0].ID, `{"decision": "allow"}`, nil); status != http.StatusOK {
+		t.Fatalf("answer: %d", status)
+	}
+	select {
+	case <-s.slowing: // the resumed program placed the order and is in the slow read
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resumed run never reached the slow read")
+	}
+	time.Sleep(300 * time.Millisecond) // its events linger a moment before they are written
+	kill()
+	base, _ = serveOn(t, shopYAML(s, true), store)
+	resp, err := http.Get(fmt.Sprintf("%s/v1/sessions/%s/calls/%s?wait=30s", base, run.SessionID, run.CallID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"state":"settled"`) || !strings.Contains(string(b), `\"order\": 1`) || !strings.Contains(string(b), `\"slow\": 2`) {
+		t.Fatalf("the run resumed after the kill: %s", b)
+	}
+	if s.orders.Load() != 1 || s.reads.Load() != 1 || s.slows.Load() != 2 {
+		t.Fatalf("orders %d, stock reads %d, slow reads %d; want 1, 1 and 2", s.orders.Load(), s.reads.Load(), s.slows.Load())
+	}
+}
