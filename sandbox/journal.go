@@ -217,6 +217,17 @@ func (r *run) now() time.Time {
 	return j.start.Add(time.Duration(j.clock) * time.Microsecond)
 }
 
+// loopTime is the clock of the timers (platformHost): read once per job, when
+// the job first sets a timer, as libuv's loop time is read once per turn of
+// Node's loop, so that the timers a job sets count from one instant and fire
+// in the order of their delays.
+func (r *run) loopTime() time.Time {
+	if r.loopAt.IsZero() || r.loopJob != r.jobs {
+		r.loopAt, r.loopJob = r.now(), r.jobs
+	}
+	return r.loopAt
+}
+
 // random is Math.random: 53 bits of the run's seeded generator, or of the system's.
 func (r *run) random() float64 {
 	if r.jr.rng == nil {

@@ -63,6 +63,8 @@ type platformHost interface {
 	// now is the program's clock: a reading recorded in the run's journal, or replayed from it
 	// (journal.go). Everything the program can observe of time reads it.
 	now() time.Time
+	// loopTime is the timers' clock: now, read once per job.
+	loopTime() time.Time
 	// replayingJournal reports whether the run replays a journal: the Go clock must not
 	// fire its timers meanwhile.
 	replayingJournal() bool

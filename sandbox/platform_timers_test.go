@@ -23,6 +23,12 @@ func TestTimerKinds(t *testing.T) {
 			for (let i = 0; i < 20; i++) setTimeout(() => order.push(i), 25)
 			setTimeout(() => order.push("zero"), 0)
 			await new Promise(r => setTimeout(r, 40)); return order.join(",")`, `"zero,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19"`},
+		{"the timers of one job count from one instant, however long it runs", `
+			const order = []
+			setTimeout(() => order.push(2), 2)
+			const t = Date.now(); while (Date.now() - t < 5) {}
+			setTimeout(() => order.push(1), 1)
+			await new Promise(r => setTimeout(r, 30)); return order`, `[1,2]`},
 		{"shorter delay first", `
 			const order = []
 			setTimeout(() => order.push("b"), 15); setTimeout(() => order.push("a"), 1)

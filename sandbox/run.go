@@ -228,6 +228,9 @@ type run struct {
 	arrayProto  *goja.Object  // see intrinsics
 	trampoline  goja.Callable // runs next as a top-level call into the VM
 	next        job
+	jobs        int           // jobs entered so far: the program's start is job 0
+	loopJob     int           // the job loopAt was read in
+	loopAt      time.Time     // the clock as that job first read it for a timer (loopTime)
 	value       []byte        // the result's JSON; read by Run only after done is closed
 	stopped     atomic.Bool   // set with failure; the loop runs no more JavaScript
 	idle        atomic.Bool   // the VM goroutine is waiting for a job (for the watchdog)
@@ -596,6 +599,7 @@ func (r *run) releaseOverdue(now time.Time, d time.Duration) {
 // enter runs j as a top-level call into the VM, so that goja drains its promise jobs after it
 // and reports interrupts and stack overflows as errors. It reports whether the run goes on.
 func (r *run) enter(j job) bool {
+	r.jobs++
 	r.next = j
 	_, err := r.trampoline(goja.Undefined())
 	r.next = nil

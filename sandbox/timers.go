@@ -14,7 +14,11 @@ import (
 // clear functions) and queueMicrotask, on the job queue of the run it is installed in (its
 // platformHost). Due timers fire in the order of their due time, and of their creation for
 // equal times, each as a job of its own (so promise jobs run between two callbacks, as in
-// Node); one Go timer, for the earliest due time, wakes the loop. Nothing outlives the run:
+// Node); one Go timer, for the earliest due time, wakes the loop. A due time counts from the
+// clock as the job that set the timer first read it (loopTime), so the timers one job sets
+// fire in the order of their delays however long the job runs or the machine is loaded
+// (Node reads its clock at each setTimeout, to the millisecond: there a job that computes
+// between two timers can reorder them). Nothing outlives the run:
 // when it ends (stop) the Go timer is stopped and pending callbacks are dropped. Fields
 // without a guard note belong to the VM goroutine.
 type timers struct {
@@ -115,7 +119,7 @@ func (ts *timers) newTimer(kind string, call goja.FunctionCall, argsFrom int) *t
 // setTimeout(fn, ms, ...args) runs fn once after ms and returns a numeric id.
 func (ts *timers) setTimeout(call goja.FunctionCall) goja.Value {
 	t := ts.newTimer("setTimeout", call, 2)
-	ts.schedule(t, ts.h.now().Add(ts.delay(call.Argument(1))))
+	ts.schedule(t, ts.h.loopTime().Add(ts.delay(call.Argument(1))))
 	return ts.h.runtime().ToValue(t.id)
 }
 
@@ -123,7 +127,7 @@ func (ts *timers) setTimeout(call goja.FunctionCall) goja.Value {
 func (ts *timers) setInterval(call goja.FunctionCall) goja.Value {
 	t := ts.newTimer("setInterval", call, 2)
 	t.interval = ts.delay(call.Argument(1))
-	ts.schedule(t, ts.h.now().Add(t.interval))
+	ts.schedule(t, ts.h.loopTime().Add(t.interval))
 	return ts.h.runtime().ToValue(t.id)
 }
 
@@ -223,7 +227,7 @@ func (ts *timers) fireTimer(id int) {
 	_, err := t.fn(goja.Undefined(), t.args...)
 	if t.interval > 0 {
 		if _, live := ts.byID[id]; live && t.index < 0 {
-			ts.schedule(t, ts.h.now().Add(t.interval))
+			ts.schedule(t, ts.h.loopTime().Add(t.interval))
 		}
 	}
 	if err != nil {
