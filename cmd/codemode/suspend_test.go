@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codemode/codemode/internal/pgtest"
+	"github.com/codemode/codemode/internal/testkit"
 )
 
 // shop is an MCP server in the test process, so that it outlives the
@@ -125,18 +126,8 @@ func serveOn(t *testing.T, yml, store string) (string, func()) {
 	}()
 	line := waitLine(t, ch, "msg=listening")
 	base := "http://" + serveAddrRE.FindStringSubmatch(line)[1]
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(base + "/readyz") // ready: its upstreams are connected
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never became ready", base)
-		}
-	}
+	// Ready: its upstreams are connected.
+	testkit.Eventually(t, base+" to be ready", func() bool { status, _ := testkit.Get(t, base+"/readyz"); return status == http.StatusOK })
 	return base, kill
 }
 
@@ -201,13 +192,8 @@ func finishOn(t *testing.T, base string, run runReply, s *shop) {
 			} `json:"content"`
 		} `json:"result"`
 	}
-	resp, err := http.Get(url + "/calls/" + run.CallID + "?wait=20s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err := json.Unmarshal(b, &call); err != nil || call.State != "settled" || call.Result == nil || call.Result.IsError {
+	_, b := testkit.Get(t, url+"/calls/"+run.CallID+"?wait=20s")
+	if err := json.Unmarshal([]byte(b), &call); err != nil || call.State != "settled" || call.Result == nil || call.Result.IsError {
 		t.Fatalf("the resumed run: %s (%v)", b, err)
 	}
 	var got struct {
@@ -230,7 +216,7 @@ func finishOn(t *testing.T, base string, run runReply, s *shop) {
 	req.Header.Set("Accept", "text/event-stream")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, err = http.DefaultClient.Do(req.WithContext(ctx))
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,14 +299,9 @@ return { order: o.count, slow: r.count, t: Date.now() };`
 			ID string `json:"id"`
 		} `json:"sessions"`
 	}
-	resp, err := http.Get(base + "/v1/sessions")
-	if err != nil {
-		t.Fatal(err)
+	if _, b := testkit.Get(t, base+"/v1/sessions"); json.Unmarshal([]byte(b), &list) != nil || len(list.Sessions) != 1 {
+		t.Fatalf("sessions: %s", b)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Sessions) != 1 {
-		t.Fatalf("sessions %+v, %v", list, err)
-	}
-	resp.Body.Close()
 	var events struct {
 		Events []struct {
 			Type   string `json:"type"`
@@ -328,21 +309,11 @@ return { order: o.count, slow: r.count, t: Date.now() };`
 		} `json:"events"`
 	}
 	url := base + "/v1/sessions/" + list.Sessions[0].ID
-	resp, err = http.Get(url + "/events")
-	if err != nil {
-		t.Fatal(err)
+	if _, b := testkit.Get(t, url+"/events"); json.Unmarshal([]byte(b), &events) != nil || len(events.Events) == 0 || events.Events[0].Type != "tool/call" {
+		t.Fatalf("events: %s", b)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&events); err != nil || len(events.Events) == 0 || events.Events[0].Type != "tool/call" {
-		t.Fatalf("events %+v, %v", events, err)
-	}
-	resp.Body.Close()
-	resp, err = http.Get(url + "/calls/" + events.Events[0].CallID + "?wait=20s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `"state":"settled"`) || !strings.Contains(string(b), `\"order\": 1`) || !strings.Contains(string(b), `\"slow\": 2`) {
+	_, b := testkit.Get(t, url+"/calls/"+events.Events[0].CallID+"?wait=20s")
+	if !strings.Contains(b, `"state":"settled"`) || !strings.Contains(b, `\"order\": 1`) || !strings.Contains(b, `\"slow\": 2`) {
 		t.Fatalf("the resumed run: %s", b)
 	}
 	if s.orders.Load() != 1 || s.slows.Load() != 2 {
@@ -378,13 +349,8 @@ return { stock: stock.count, order: order.count, slow: slow.count };`
 	time.Sleep(300 * time.Millisecond) // its events linger a moment before they are written
 	kill()
 	base, _ = serveOn(t, shopYAML(s, true), store)
-	resp, err := http.Get(fmt.Sprintf("%s/v1/sessions/%s/calls/%s?wait=30s", base, run.SessionID, run.CallID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `"state":"settled"`) || !strings.Contains(string(b), `\"order\": 1`) || !strings.Contains(string(b), `\"slow\": 2`) {
+	_, b := testkit.Get(t, fmt.Sprintf("%s/v1/sessions/%s/calls/%s?wait=30s", base, run.SessionID, run.CallID))
+	if !strings.Contains(b, `"state":"settled"`) || !strings.Contains(b, `\"order\": 1`) || !strings.Contains(b, `\"slow\": 2`) {
 		t.Fatalf("the run resumed after the kill: %s", b)
 	}
 	if s.orders.Load() != 1 || s.reads.Load() != 1 || s.slows.Load() != 2 {
