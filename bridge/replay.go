@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/codemode/codemode/registry"
+	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
 	"github.com/codemode/codemode/session"
@@ -196,7 +197,7 @@ func (r *run) replay(num int, c sandbox.Call, sc *subCall, settle func(sandbox.S
 		}}
 	}
 	sc.started, sc.done = true, true
-	sc.keep(c.Name, d.Contexts, images(d.Content), d.ConcludesTurn)
+	sc.keep(c.Name, d.Contexts, registry.Images(d.Content), d.ConcludesTurn)
 	if d.Thrown != nil {
 		settle(sandbox.Settlement{Err: &sandbox.CallError{ToolName: d.Thrown.Tool, Code: d.Thrown.Code, Message: d.Thrown.Message}})
 	} else {
@@ -229,18 +230,30 @@ func callDifference(start *session.CodeDispatchStart, c sandbox.Call) string {
 }
 
 // sameJSON reports whether a and b are the same JSON value, whatever their
-// spacing and the order of object members.
+// spacing and the order of object members; numbers compare as written, so
+// no two integers beyond 2^53 pass for one.
 func sameJSON(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+	ca, okA := canonical(a)
+	cb, okB := canonical(b)
+	return okA && okB && bytes.Equal(ca, cb)
+}
+
+// canonical is JSON text with object members sorted and numbers kept as
+// written.
+func canonical(b []byte) ([]byte, bool) {
+	v, err := frozen.Parse(b)
+	if err != nil {
+		return nil, false
 	}
-	ca, _ := json.Marshal(x) // map keys come out sorted
-	cb, _ := json.Marshal(y)
-	return bytes.Equal(ca, cb)
+	tree, err := v.Decode() // json.Number keeps each number's text
+	if err != nil {
+		return nil, false
+	}
+	out, err := json.Marshal(tree) // map keys come out sorted
+	return out, err == nil
 }
 
 func clip(b []byte) string {
@@ -248,16 +261,6 @@ func clip(b []byte) string {
 		return string(b[:200]) + "…"
 	}
 	return string(b)
-}
-
-func images(blocks []registry.ContentBlock) []registry.ContentBlock {
-	var out []registry.ContentBlock
-	for _, b := range blocks {
-		if b.IsImage() {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // recordSettlement adds to a settlement event what replaying the program

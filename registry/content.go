@@ -82,6 +82,18 @@ func Image(mimeType, base64Data string) ContentBlock {
 // IsImage reports whether the block carries an image.
 func (b ContentBlock) IsImage() bool { return b.Type == "image" }
 
+// Images returns copies of the image blocks of blocks, in order (nil when
+// there are none).
+func Images(blocks []ContentBlock) []ContentBlock {
+	var images []ContentBlock
+	for _, b := range blocks {
+		if b.IsImage() {
+			images = append(images, b)
+		}
+	}
+	return CloneContent(images)
+}
+
 // CloneContent returns an independent copy of blocks (nil stays nil).
 func CloneContent(blocks []ContentBlock) []ContentBlock {
 	if blocks == nil {

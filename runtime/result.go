@@ -41,15 +41,7 @@ func (r *Result) Content() []registry.ContentBlock { return registry.CloneConten
 
 // Images returns copies of the content's image blocks in order (nil when
 // there are none).
-func (r *Result) Images() []registry.ContentBlock {
-	var images []registry.ContentBlock
-	for _, b := range r.content {
-		if b.IsImage() {
-			images = append(images, b)
-		}
-	}
-	return registry.CloneContent(images)
-}
+func (r *Result) Images() []registry.ContentBlock { return registry.Images(r.content) }
 
 // IsError reports whether the call failed.
 func (r *Result) IsError() bool { return r.err != nil }
