@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codemode/codemode/internal/positive"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/session"
 )
@@ -103,15 +104,9 @@ type Agent struct {
 
 // New returns an agent over rt that logs to store.
 func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
-	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = DefaultApprovalTimeout
-	}
-	if opts.Hold <= 0 {
-		opts.Hold = DefaultHold
-	}
-	if opts.MaxParallel <= 0 {
-		opts.MaxParallel = runtime.DefaultWindow
-	}
+	opts.ApprovalTimeout = positive.Or(opts.ApprovalTimeout, DefaultApprovalTimeout)
+	opts.Hold = positive.Or(opts.Hold, DefaultHold)
+	opts.MaxParallel = positive.Or(opts.MaxParallel, runtime.DefaultWindow)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -121,9 +116,7 @@ func New(rt *runtime.Runtime, store session.Store, opts Options) *Agent {
 	if opts.NewID == nil {
 		opts.NewID = session.NewID
 	}
-	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
-	}
+	opts.LeaseTTL = positive.Or(opts.LeaseTTL, DefaultLeaseTTL)
 	return &Agent{
 		rt: rt, store: store, opts: opts, owner: "agent-" + session.NewID(),
 		steps: map[string]*sessionLock{}, states: map[string]*logState{}, leases: map[string]*heldLease{},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/codemode/codemode/internal/positive"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/registry/frozen"
 	"github.com/codemode/codemode/registry/schema"
@@ -54,15 +55,9 @@ type Bridge struct {
 // New returns the bridge for rt. Install it with Install or by passing Tool
 // to the registry's SetCodeTransport.
 func New(rt *runtime.Runtime, opts Options) *Bridge {
-	if opts.MaxParallelSubCalls <= 0 {
-		opts.MaxParallelSubCalls = runtime.DefaultWindow
-	}
-	if opts.MaxContentBytes <= 0 {
-		opts.MaxContentBytes = DefaultMaxContentBytes
-	}
-	if opts.MaxSubCallBytes <= 0 {
-		opts.MaxSubCallBytes = DefaultMaxSubCallBytes
-	}
+	opts.MaxParallelSubCalls = positive.Or(opts.MaxParallelSubCalls, runtime.DefaultWindow)
+	opts.MaxContentBytes = positive.Or(opts.MaxContentBytes, DefaultMaxContentBytes)
+	opts.MaxSubCallBytes = positive.Or(opts.MaxSubCallBytes, DefaultMaxSubCallBytes)
 	if opts.Runner == nil {
 		opts.Runner = sandbox.InProcess{}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/codemode/codemode/bridge"
 	"github.com/codemode/codemode/examples/tools"
 	"github.com/codemode/codemode/internal/bytesize"
+	"github.com/codemode/codemode/internal/positive"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/runtime"
 	"github.com/codemode/codemode/sandbox"
@@ -69,8 +70,8 @@ type Sessions struct {
 // limit; with both zero nothing is deleted.
 type Retention struct {
 	MaxAge   Duration `yaml:"max_age"`
-	MaxCount int      `yaml:"max_count"`
-	Interval Duration `yaml:"interval"`
+	MaxCount int      `yaml:"max_count" check:"nonnegative; 0: no limit"`
+	Interval Duration `yaml:"interval" check:"positive"`
 }
 
 // SDK shapes what a model reads of the tools.
@@ -82,73 +83,73 @@ type SDK struct {
 
 // Limits bound one run.
 type Limits struct {
-	Timeout             Duration `yaml:"timeout"`
-	MaxSubCalls         int      `yaml:"max_sub_calls"`
-	MaxSubCallArgsBytes Size     `yaml:"max_sub_call_args_bytes"` // arguments of all of a run's tool calls together
-	MaxParallelSubCalls int      `yaml:"max_parallel_sub_calls"`
-	MaxLogBytes         Size     `yaml:"max_log_bytes"`
-	MaxResultBytes      Size     `yaml:"max_result_bytes"`
+	Timeout             Duration `yaml:"timeout" check:"positive"`
+	MaxSubCalls         int      `yaml:"max_sub_calls" check:"positive"`
+	MaxSubCallArgsBytes Size     `yaml:"max_sub_call_args_bytes" check:"positive"` // arguments of all of a run's tool calls together
+	MaxParallelSubCalls int      `yaml:"max_parallel_sub_calls" check:"positive"`
+	MaxLogBytes         Size     `yaml:"max_log_bytes" check:"positive"`
+	MaxResultBytes      Size     `yaml:"max_result_bytes" check:"positive"`
 	// MaxContentBytes bounds what a model sees of one run (the run_code
 	// content); the value a program or client receives is not cut.
 	MaxContentBytes Size `yaml:"max_content_bytes"`
 	// MaxSubCallBytes bounds the value one tool call hands a program.
-	MaxSubCallBytes Size `yaml:"max_sub_call_bytes"`
-	Memory          Size `yaml:"memory"`
+	MaxSubCallBytes Size `yaml:"max_sub_call_bytes" check:"positive"`
+	Memory          Size `yaml:"memory" check:"nonnegative"`
 	// MaxToolsPerScope bounds the tools registered in one scope (its own,
 	// upstreams' and OpenAPI sources' together, not counting inherited
 	// ones); past it a tool is refused and reported where its source is
 	// (GET /v1/upstreams rejected, GET /v1/openapi_sources left_out).
-	MaxToolsPerScope int `yaml:"max_tools_per_scope"`
+	MaxToolsPerScope int `yaml:"max_tools_per_scope" check:"positive"`
 }
 
 // Server protects the HTTP service.
 type Server struct {
-	MaxBodyBytes     Size     `yaml:"max_body_bytes"`
-	MaxInflightRuns  int      `yaml:"max_inflight_runs"`
-	MaxQueuedRuns    int      `yaml:"max_queued_runs"`
-	RateLimit        int      `yaml:"rate_limit"` // requests per key (or client address) per RateWindow; 0: none
+	MaxBodyBytes     Size     `yaml:"max_body_bytes" check:"positive"`
+	MaxInflightRuns  int      `yaml:"max_inflight_runs" check:"positive"`
+	MaxQueuedRuns    int      `yaml:"max_queued_runs" check:"nonnegative"`
+	RateLimit        int      `yaml:"rate_limit" check:"nonnegative"` // requests per key (or client address) per RateWindow; 0: none
 	RateWindow       Duration `yaml:"rate_window"`
-	RequestTimeout   Duration `yaml:"request_timeout"`
-	ShutdownGrace    Duration `yaml:"shutdown_grace"`
+	RequestTimeout   Duration `yaml:"request_timeout" check:"positive"`
+	ShutdownGrace    Duration `yaml:"shutdown_grace" check:"nonnegative"`
 	AllowNonLoopback bool     `yaml:"allow_non_loopback"` // listen beyond loopback without API keys
 	// MemoryBudget bounds, service-wide, the sum of the memory limits of the
 	// runs admitted and the request bodies being served; 0 means three
 	// quarters of the machine's memory (its cgroup limit when it has one).
-	MemoryBudget Size `yaml:"memory_budget"`
+	MemoryBudget Size `yaml:"memory_budget" check:"nonnegative; 0: three quarters of the machine's memory"`
 	// AllowedOrigins are origins ("https://app.example.com") other than the
 	// server's own whose browser pages may send state-changing requests.
 	AllowedOrigins []string `yaml:"allowed_origins"`
 	// AllowedHosts are Host names other than loopback ones that requests may
 	// name when the server listens on loopback (a proxy's public name).
 	AllowedHosts         []string `yaml:"allowed_hosts"`
-	MaxStreams           int      `yaml:"max_streams"`             // open event streams, in all
-	MaxStreamsPerSession int      `yaml:"max_streams_per_session"` // open event streams of one session
-	StreamWriteTimeout   Duration `yaml:"stream_write_timeout"`    // one write to an event stream; a reader slower than this is dropped
+	MaxStreams           int      `yaml:"max_streams" check:"positive"`             // open event streams, in all
+	MaxStreamsPerSession int      `yaml:"max_streams_per_session" check:"positive"` // open event streams of one session
+	StreamWriteTimeout   Duration `yaml:"stream_write_timeout" check:"positive"`    // one write to an event stream; a reader slower than this is dropped
 	// WriteTimeout bounds each write of any other reply (replies are
 	// written 64 KiB at a time): a client that does not take a write
 	// within this has its connection closed, so that it pins no reply.
-	WriteTimeout   Duration `yaml:"write_timeout"`
-	MaxMCPSessions int      `yaml:"max_mcp_sessions"` // MCP sessions open at once over /mcp, in all scopes
+	WriteTimeout   Duration `yaml:"write_timeout" check:"positive"`
+	MaxMCPSessions int      `yaml:"max_mcp_sessions" check:"positive"` // MCP sessions open at once over /mcp, in all scopes
 }
 
 // DemoState bounds the demo tools' state (kv entries and files), which
 // lives in memory per session. When it is full, writes are refused; no
 // session's state is ever evicted for another's.
 type DemoState struct {
-	MaxSessions     int      `yaml:"max_sessions"`      // sessions holding state at once
-	MaxTotalBytes   Size     `yaml:"max_total_bytes"`   // all sessions together
-	MaxSessionBytes Size     `yaml:"max_session_bytes"` // one session's keys, values, paths and files
-	MaxEntries      int      `yaml:"max_entries"`       // keys, and files, per session
-	MaxValueBytes   Size     `yaml:"max_value_bytes"`   // one kv value, file or util_echo value
-	IdleTTL         Duration `yaml:"idle_ttl"`          // state unused this long is released; 0: never
+	MaxSessions     int      `yaml:"max_sessions" check:"positive"`      // sessions holding state at once
+	MaxTotalBytes   Size     `yaml:"max_total_bytes" check:"positive"`   // all sessions together
+	MaxSessionBytes Size     `yaml:"max_session_bytes" check:"positive"` // one session's keys, values, paths and files
+	MaxEntries      int      `yaml:"max_entries" check:"positive"`       // keys, and files, per session
+	MaxValueBytes   Size     `yaml:"max_value_bytes" check:"positive"`   // one kv value, file or util_echo value
+	IdleTTL         Duration `yaml:"idle_ttl"`                           // state unused this long is released; 0: never
 }
 
 // Approvals configure asks.
 type Approvals struct {
 	// Hold: a program whose call waits on an ask longer than this suspends
 	// (over HTTP); it resumes by replay once the ask is answered.
-	Hold    Duration `yaml:"hold"`
-	Timeout Duration `yaml:"timeout"` // an ask nobody answers within this is denied
+	Hold    Duration `yaml:"hold" check:"positive"`
+	Timeout Duration `yaml:"timeout" check:"positive"` // an ask nobody answers within this is denied
 }
 
 // ScopeConfig declares a scope.
@@ -191,10 +192,10 @@ type MCPServer struct {
 	URL     string            `yaml:"url"`
 	Scope   string            `yaml:"scope"`
 	Env     map[string]string `yaml:"env"`
-	Timeout Duration          `yaml:"timeout"` // one call; default DefaultMCPTimeout
+	Timeout Duration          `yaml:"timeout" check:"nonnegative"` // one call; default DefaultMCPTimeout
 	// ConnectTimeout bounds one connection attempt (start, handshake, first
 	// tools/list); default: timeout when set, else DefaultMCPConnectTimeout.
-	ConnectTimeout Duration `yaml:"connect_timeout"`
+	ConnectTimeout Duration `yaml:"connect_timeout" check:"nonnegative"`
 	// Transport of a url upstream: "auto" (the default: streamable HTTP, then
 	// the legacy HTTP+SSE transport when the server refuses it with a 4xx),
 	// "streamable-http" or "sse".
@@ -209,14 +210,14 @@ type MCPServer struct {
 	// line, an HTTP reply's JSON body or event); zero: DefaultMaxMessageBytes.
 	// A reply over it (or nested deeper than MaxMessageDepth) fails the call
 	// it answers at once.
-	MaxMessageBytes Size `yaml:"max_message_bytes"`
+	MaxMessageBytes Size `yaml:"max_message_bytes" check:"nonnegative"`
 	// MaxTools bounds the tools registered from the server: beyond it, the
 	// first MaxTools in the server's order are. MaxListPages and
 	// MaxListBytes bound one tools/list: its cursors are not followed past
 	// them. Zero: the defaults.
-	MaxTools     int  `yaml:"max_tools"`
-	MaxListPages int  `yaml:"max_list_pages"`
-	MaxListBytes Size `yaml:"max_list_bytes"`
+	MaxTools     int  `yaml:"max_tools" check:"nonnegative"`
+	MaxListPages int  `yaml:"max_list_pages" check:"nonnegative"`
+	MaxListBytes Size `yaml:"max_list_bytes" check:"nonnegative"`
 }
 
 // The defaults of an upstream MCP server's timeouts, and of
@@ -256,25 +257,13 @@ const (
 
 // ToolBounds are the bounds of the server's catalog, defaults applied.
 func (m MCPServer) ToolBounds() (tools, pages int, bytes int64) {
-	tools, pages, bytes = m.MaxTools, m.MaxListPages, int64(m.MaxListBytes)
-	if tools <= 0 {
-		tools = DefaultMaxTools
-	}
-	if pages <= 0 {
-		pages = DefaultMaxListPages
-	}
-	if bytes <= 0 {
-		bytes = DefaultMaxListBytes
-	}
-	return tools, pages, bytes
+	return positive.Or(m.MaxTools, DefaultMaxTools), positive.Or(m.MaxListPages, DefaultMaxListPages),
+		int64(positive.Or(m.MaxListBytes, DefaultMaxListBytes))
 }
 
 // MessageBytes is the bound of one message read from the server.
 func (m MCPServer) MessageBytes() int64 {
-	if m.MaxMessageBytes <= 0 {
-		return DefaultMaxMessageBytes
-	}
-	return int64(m.MaxMessageBytes)
+	return int64(positive.Or(m.MaxMessageBytes, DefaultMaxMessageBytes))
 }
 
 // Liveness bounds how long an upstream may stay silent while calls to it
@@ -287,10 +276,10 @@ func (m MCPServer) MessageBytes() int64 {
 // for that long is logged once, naming its upstream, tool and call id.
 // Zero values take the defaults (Resolved).
 type Liveness struct {
-	Idle        Duration `yaml:"idle"`
-	PingTimeout Duration `yaml:"ping_timeout"`
-	FailAfter   Duration `yaml:"fail_after"`
-	StallAfter  Duration `yaml:"stall_after"`
+	Idle        Duration `yaml:"idle" check:"nonnegative"`
+	PingTimeout Duration `yaml:"ping_timeout" check:"nonnegative"`
+	FailAfter   Duration `yaml:"fail_after" check:"nonnegative"`
+	StallAfter  Duration `yaml:"stall_after" check:"nonnegative"`
 }
 
 // The liveness defaults. A healthy server answers a ping in milliseconds,
@@ -308,15 +297,10 @@ const (
 
 // Resolved is l with its zero values set to the defaults.
 func (l Liveness) Resolved() Liveness {
-	set := func(d *Duration, def time.Duration) {
-		if *d <= 0 {
-			*d = Duration(def)
-		}
-	}
-	set(&l.Idle, DefaultLivenessIdle)
-	set(&l.PingTimeout, DefaultLivenessPingTimeout)
-	set(&l.FailAfter, DefaultLivenessFailAfter)
-	set(&l.StallAfter, DefaultLivenessStallAfter)
+	l.Idle = positive.Or(l.Idle, Duration(DefaultLivenessIdle))
+	l.PingTimeout = positive.Or(l.PingTimeout, Duration(DefaultLivenessPingTimeout))
+	l.FailAfter = positive.Or(l.FailAfter, Duration(DefaultLivenessFailAfter))
+	l.StallAfter = positive.Or(l.StallAfter, Duration(DefaultLivenessStallAfter))
 	return l
 }
 
@@ -358,15 +342,15 @@ type OpenAPISource struct {
 	Exclude []string `yaml:"exclude"`
 	// Timeout bounds one request, retries included; default
 	// DefaultOpenAPITimeout.
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"nonnegative"`
 	// MaxResponseBytes bounds one response body; default
 	// DefaultOpenAPIMaxResponseBytes. A larger one fails the call without
 	// being read further.
-	MaxResponseBytes Size `yaml:"max_response_bytes"`
+	MaxResponseBytes Size `yaml:"max_response_bytes" check:"nonnegative"`
 	// MaxConcurrency bounds the requests in flight to the API; default
 	// DefaultOpenAPIMaxConcurrency. A call past it waits (within its
 	// timeout).
-	MaxConcurrency int `yaml:"max_concurrency"`
+	MaxConcurrency int `yaml:"max_concurrency" check:"nonnegative"`
 	// Retries is how many times an idempotent operation (GET, HEAD, PUT,
 	// DELETE, OPTIONS) is retried after a connection failure or a 429, 502,
 	// 503 or 504; default DefaultOpenAPIRetries, -1 for none. Other
@@ -376,8 +360,8 @@ type OpenAPISource struct {
 	// DefaultOpenAPIMaxDocumentBytes. MaxOperations bounds the operations
 	// registered; default DefaultMaxTools (max_tools'): past it, the first
 	// ones in document order are.
-	MaxDocumentBytes Size `yaml:"max_document_bytes"`
-	MaxOperations    int  `yaml:"max_operations"`
+	MaxDocumentBytes Size `yaml:"max_document_bytes" check:"nonnegative"`
+	MaxOperations    int  `yaml:"max_operations" check:"nonnegative"`
 }
 
 // The OpenAPI source defaults.
@@ -392,26 +376,16 @@ const (
 // Resolved is s with its zero values set to the defaults (Retries -1
 // becomes 0).
 func (s OpenAPISource) Resolved() OpenAPISource {
-	if s.Timeout <= 0 {
-		s.Timeout = Duration(DefaultOpenAPITimeout)
-	}
-	if s.MaxResponseBytes <= 0 {
-		s.MaxResponseBytes = DefaultOpenAPIMaxResponseBytes
-	}
-	if s.MaxConcurrency <= 0 {
-		s.MaxConcurrency = DefaultOpenAPIMaxConcurrency
-	}
+	s.Timeout = positive.Or(s.Timeout, Duration(DefaultOpenAPITimeout))
+	s.MaxResponseBytes = positive.Or(s.MaxResponseBytes, DefaultOpenAPIMaxResponseBytes)
+	s.MaxConcurrency = positive.Or(s.MaxConcurrency, DefaultOpenAPIMaxConcurrency)
+	s.MaxDocumentBytes = positive.Or(s.MaxDocumentBytes, DefaultOpenAPIMaxDocumentBytes)
+	s.MaxOperations = positive.Or(s.MaxOperations, DefaultMaxTools)
 	switch {
 	case s.Retries == 0:
 		s.Retries = DefaultOpenAPIRetries
 	case s.Retries < 0:
 		s.Retries = 0
-	}
-	if s.MaxDocumentBytes <= 0 {
-		s.MaxDocumentBytes = DefaultOpenAPIMaxDocumentBytes
-	}
-	if s.MaxOperations <= 0 {
-		s.MaxOperations = DefaultMaxTools
 	}
 	if s.Scope == "" {
 		s.Scope = DefaultScope
@@ -788,12 +762,8 @@ func (c *Config) validateTop() error {
 		return bad("mode", "want native, code or both, got %q", c.Mode)
 	case c.Isolation != "inproc" && c.Isolation != "process":
 		return bad("isolation", "want process or inproc, got %q", c.Isolation)
-	case c.Approvals.Timeout <= 0:
-		return bad("approvals.timeout", "must be positive")
-	case c.Approvals.Hold <= 0:
-		return bad("approvals.hold", "must be positive")
 	}
-	return nil
+	return checkSigns("approvals", c.Approvals)
 }
 
 func validListen(s string) bool {
@@ -802,28 +772,12 @@ func validListen(s string) bool {
 }
 
 func (c *Config) validateLimits() error {
-	l := c.Limits
+	if err := checkSigns("limits", c.Limits); err != nil {
+		return err
+	}
 	switch {
-	case l.Timeout <= 0:
-		return bad("limits.timeout", "must be positive")
-	case l.MaxSubCalls <= 0:
-		return bad("limits.max_sub_calls", "must be positive")
-	case l.MaxSubCallArgsBytes <= 0:
-		return bad("limits.max_sub_call_args_bytes", "must be positive")
-	case l.MaxParallelSubCalls <= 0:
-		return bad("limits.max_parallel_sub_calls", "must be positive")
-	case l.MaxLogBytes <= 0:
-		return bad("limits.max_log_bytes", "must be positive")
-	case l.MaxResultBytes <= 0:
-		return bad("limits.max_result_bytes", "must be positive")
-	case l.MaxContentBytes < 1<<10:
+	case c.Limits.MaxContentBytes < 1<<10:
 		return bad("limits.max_content_bytes", "must be at least 1KiB")
-	case l.MaxSubCallBytes <= 0:
-		return bad("limits.max_sub_call_bytes", "must be positive")
-	case l.MaxToolsPerScope <= 0:
-		return bad("limits.max_tools_per_scope", "must be positive")
-	case l.Memory < 0:
-		return bad("limits.memory", "must not be negative")
 	case c.SDK.PromptBudget != -1 && c.SDK.PromptBudget < 500:
 		return bad("sdk.prompt_budget", "must be at least 500 tokens (the program contract alone is about 450), or -1 for no bound; got %d", c.SDK.PromptBudget)
 	}
@@ -832,36 +786,15 @@ func (c *Config) validateLimits() error {
 
 func (c *Config) validateServer() error {
 	s := c.Server
+	if err := checkSigns("server", s); err != nil {
+		return err
+	}
 	switch {
-	case s.MaxBodyBytes <= 0:
-		return bad("server.max_body_bytes", "must be positive")
-	case s.MaxInflightRuns <= 0:
-		return bad("server.max_inflight_runs", "must be positive")
-	case s.MaxQueuedRuns < 0:
-		return bad("server.max_queued_runs", "must not be negative")
-	case s.RateLimit < 0:
-		return bad("server.rate_limit", "must not be negative")
 	case s.RateLimit > 0 && s.RateWindow <= 0:
 		return bad("server.rate_window", "must be positive")
-	case s.RequestTimeout <= 0:
-		return bad("server.request_timeout", "must be positive")
-	case s.ShutdownGrace < 0:
-		return bad("server.shutdown_grace", "must not be negative")
-	case s.MemoryBudget < 0:
-		return bad("server.memory_budget", "must not be negative (0: three quarters of the machine's memory)")
 	case s.MemoryBudget > 0 && s.MemoryBudget < c.Limits.Memory+s.MaxBodyBytes:
 		return bad("server.memory_budget", "%s cannot admit a single run (limits.memory %s plus server.max_body_bytes %s)",
 			bytesize.Format(int64(s.MemoryBudget)), bytesize.Format(int64(c.Limits.Memory)), bytesize.Format(int64(s.MaxBodyBytes)))
-	case s.MaxStreams <= 0:
-		return bad("server.max_streams", "must be positive")
-	case s.MaxStreamsPerSession <= 0:
-		return bad("server.max_streams_per_session", "must be positive")
-	case s.StreamWriteTimeout <= 0:
-		return bad("server.stream_write_timeout", "must be positive")
-	case s.WriteTimeout <= 0:
-		return bad("server.write_timeout", "must be positive")
-	case s.MaxMCPSessions <= 0:
-		return bad("server.max_mcp_sessions", "must be positive")
 	}
 	for i, o := range s.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {
@@ -877,20 +810,7 @@ func (c *Config) validateServer() error {
 }
 
 func (c *Config) validateDemoState() error {
-	d := c.DemoState
-	switch {
-	case d.MaxSessions <= 0:
-		return bad("demo_state.max_sessions", "must be positive")
-	case d.MaxTotalBytes <= 0:
-		return bad("demo_state.max_total_bytes", "must be positive")
-	case d.MaxSessionBytes <= 0:
-		return bad("demo_state.max_session_bytes", "must be positive")
-	case d.MaxEntries <= 0:
-		return bad("demo_state.max_entries", "must be positive")
-	case d.MaxValueBytes <= 0:
-		return bad("demo_state.max_value_bytes", "must be positive")
-	}
-	return nil
+	return checkSigns("demo_state", c.DemoState)
 }
 
 func (c *Config) validateLog() error {
@@ -908,14 +828,7 @@ func (c *Config) validateLog() error {
 }
 
 func (c *Config) validateSessions() error {
-	r := c.Sessions.Retention
-	switch {
-	case r.MaxCount < 0:
-		return bad("sessions.retention.max_count", "must not be negative (0: no limit)")
-	case r.Interval <= 0:
-		return bad("sessions.retention.interval", "must be positive")
-	}
-	return nil
+	return checkSigns("sessions", c.Sessions)
 }
 
 func (c *Config) validateScopes() error {
@@ -954,11 +867,8 @@ func (c *Config) validateScopes() error {
 func (c *Config) validatePolicies() error {
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)
-		if p.Scope != "" && !c.HasScope(p.Scope) {
-			return bad(key+".scope", "unknown scope %q", p.Scope)
-		}
-		if err := checkGlob(p.Tool); err != nil {
-			return bad(key+".tool", "%v", err)
+		if err := c.checkRule(key, p.Scope, p.Tool); err != nil {
+			return err
 		}
 		switch p.Decision {
 		case "allow", "deny", "ask":
@@ -967,13 +877,21 @@ func (c *Config) validatePolicies() error {
 		}
 	}
 	for i, g := range c.Guards {
-		key := fmt.Sprintf("guards[%d]", i)
-		if g.Scope != "" && !c.HasScope(g.Scope) {
-			return bad(key+".scope", "unknown scope %q", g.Scope)
+		if err := c.checkRule(fmt.Sprintf("guards[%d]", i), g.Scope, g.Tool); err != nil {
+			return err
 		}
-		if err := checkGlob(g.Tool); err != nil {
-			return bad(key+".tool", "%v", err)
-		}
+	}
+	return nil
+}
+
+// checkRule checks what a policy and a guard share: the scope they apply to
+// ("" for every scope) and the glob of the tools they match.
+func (c *Config) checkRule(key, scope, tool string) error {
+	if scope != "" && !c.HasScope(scope) {
+		return bad(key+".scope", "unknown scope %q", scope)
+	}
+	if err := checkGlob(tool); err != nil {
+		return bad(key+".tool", "%v", err)
 	}
 	return nil
 }
@@ -984,25 +902,12 @@ func (c *Config) validateMCPServers() error {
 	seen := map[string]bool{}
 	for i, m := range c.MCPServers {
 		key := fmt.Sprintf("mcp_servers[%d]", i)
+		if err := c.checkSource(key, m.Name, m.URL, m.Scope, m, seen); err != nil {
+			return err
+		}
 		switch {
-		case !serverNameRE.MatchString(m.Name):
-			return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", m.Name)
-		case seen[m.Name]:
-			return bad(key+".name", "duplicate server %q", m.Name)
 		case (len(m.Command) == 0) == (m.URL == ""):
 			return bad(key, "give exactly one of command and url")
-		case m.URL != "" && !isHTTPURL(m.URL):
-			return bad(key+".url", "want an http(s) URL, got %q", m.URL)
-		case m.Scope != "" && !c.HasScope(m.Scope):
-			return bad(key+".scope", "unknown scope %q", m.Scope)
-		case m.Timeout < 0:
-			return bad(key+".timeout", "must not be negative")
-		case m.ConnectTimeout < 0:
-			return bad(key+".connect_timeout", "must not be negative")
-		case m.MaxMessageBytes < 0:
-			return bad(key+".max_message_bytes", "must not be negative")
-		case m.MaxTools < 0 || m.MaxListPages < 0 || m.MaxListBytes < 0:
-			return bad(key, "max_tools, max_list_pages and max_list_bytes must not be negative")
 		case m.Transport != "" && m.Transport != TransportAuto && m.Transport != TransportStreamable && m.Transport != TransportSSE:
 			return bad(key+".transport", "want auto, streamable-http or sse, got %q", m.Transport)
 		case m.URL == "" && (m.Transport != "" || len(m.Headers) > 0 || m.Auth != nil):
@@ -1017,9 +922,26 @@ func (c *Config) validateMCPServers() error {
 		if err := checkAuth(key, m); err != nil {
 			return err
 		}
-		seen[m.Name] = true
 	}
 	return nil
+}
+
+// checkSource checks what MCP servers and OpenAPI sources share, and marks
+// name seen: a name unique among both (it prefixes their tools), an http(s)
+// url when one is given, a known scope, and the signs of src's fields.
+func (c *Config) checkSource(key, name, url, scope string, src any, seen map[string]bool) error {
+	switch {
+	case !serverNameRE.MatchString(name):
+		return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", name)
+	case seen[name]:
+		return bad(key+".name", "duplicate name %q (mcp_servers and openapi_sources share names: they prefix tool names)", name)
+	case url != "" && !isHTTPURL(url):
+		return bad(key+".url", "want an http(s) URL, got %q", url)
+	case scope != "" && !c.HasScope(scope):
+		return bad(key+".scope", "unknown scope %q", scope)
+	}
+	seen[name] = true
+	return checkSigns(key, src)
 }
 
 func (c *Config) validateOpenAPISources() error {
@@ -1029,23 +951,14 @@ func (c *Config) validateOpenAPISources() error {
 	}
 	for i, o := range c.OpenAPISources {
 		key := fmt.Sprintf("openapi_sources[%d]", i)
+		if err := c.checkSource(key, o.Name, o.URL, o.Scope, o, seen); err != nil {
+			return err
+		}
 		switch {
-		case !serverNameRE.MatchString(o.Name):
-			return bad(key+".name", "want 1-32 letters, digits, _ or -, got %q", o.Name)
-		case seen[o.Name]:
-			return bad(key+".name", "duplicate name %q (names are shared with mcp_servers: they prefix tool names)", o.Name)
 		case (o.File == "") == (o.URL == ""):
 			return bad(key, "give exactly one of file and url (the OpenAPI document)")
-		case o.URL != "" && !isHTTPURL(o.URL):
-			return bad(key+".url", "want an http(s) URL, got %q", o.URL)
 		case o.BaseURL != "" && !isHTTPURL(o.BaseURL):
 			return bad(key+".base_url", "want an http(s) URL, got %q", o.BaseURL)
-		case o.Scope != "" && !c.HasScope(o.Scope):
-			return bad(key+".scope", "unknown scope %q", o.Scope)
-		case o.Timeout < 0:
-			return bad(key+".timeout", "must not be negative")
-		case o.MaxResponseBytes < 0, o.MaxDocumentBytes < 0, o.MaxConcurrency < 0, o.MaxOperations < 0:
-			return bad(key, "max_response_bytes, max_document_bytes, max_concurrency and max_operations must not be negative")
 		case o.Retries < -1 || o.Retries > 10:
 			return bad(key+".retries", "want -1 (none) to 10, got %d", o.Retries)
 		}
@@ -1071,7 +984,6 @@ func (c *Config) validateOpenAPISources() error {
 		if err := checkOpenAPIAuth(key, o); err != nil {
 			return err
 		}
-		seen[o.Name] = true
 	}
 	return nil
 }
@@ -1139,9 +1051,6 @@ func isHTTPURL(s string) bool {
 }
 
 func checkLiveness(key string, l Liveness) error {
-	if l.Idle < 0 || l.PingTimeout < 0 || l.FailAfter < 0 || l.StallAfter < 0 {
-		return bad(key, "durations must not be negative")
-	}
 	r := l.Resolved()
 	if r.FailAfter <= r.Idle+r.PingTimeout {
 		return bad(key+".fail_after", "must exceed idle + ping_timeout (%v), got %v", (r.Idle + r.PingTimeout).Std(), r.FailAfter.Std())

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"openapi_sources:\n  - {name: a, file: x.json, bse_url: 'http://x'}", `unknown key "openapi_sources[0].bse_url"`},
 		{"openapi_sources:\n  - {name: a, file: x.json, auth: {api_key: k, plce: query}}", `unknown key "openapi_sources[0].auth.plce"`},
 		{"openapi_sources:\n  - {name: a}", "openapi_sources[0]: give exactly one of file and url"},
-		{"mcp_servers:\n  - {name: a, command: [x]}\nopenapi_sources:\n  - {name: a, file: x}", "openapi_sources[0].name: duplicate name \"a\" (names are shared with mcp_servers"},
+		{"mcp_servers:\n  - {name: a, command: [x]}\nopenapi_sources:\n  - {name: a, file: x}", "openapi_sources[0].name: duplicate name \"a\" (mcp_servers and openapi_sources share names"},
 		{"openapi_sources:\n  - {name: a, file: x, base_url: 'http://u:p@h/'}", "openapi_sources[0].base_url: want scheme://host[:port][/path] without credentials"},
 		{"openapi_sources:\n  - {name: a, file: x, include: ['verb:GET']}", "openapi_sources[0].include[0]: want an operationId glob, tag:GLOB, path:GLOB or method:NAME"},
 		{"openapi_sources:\n  - {name: a, file: x, exclude: ['method:FETCH']}", "openapi_sources[0].exclude[0]: unknown method"},
@@ -167,6 +168,13 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"sessions: {retention: {max_count: -1}}", "sessions.retention.max_count: must not be negative"},
 		{"sessions: {retention: {interval: 0s}}", "sessions.retention.interval: must be positive"},
 		{"sessions: {retention: {max_age: ever}}", "sessions.retention.max_age: invalid duration"},
+		// Sign rules live on the fields (check tags): nested keys, notes, list elements.
+		{"sessions: {retention: {max_count: -1}}", "sessions.retention.max_count: must not be negative (0: no limit)"},
+		{"approvals: {hold: 0s}", "approvals.hold: must be positive"},
+		{"mcp_servers:\n  - {name: a, command: [x], max_list_pages: -1}", "mcp_servers[0].max_list_pages: must not be negative"},
+		{"openapi_sources:\n  - {name: a, file: x, max_operations: -1}", "openapi_sources[0].max_operations: must not be negative"},
+		{"openapi_sources:\n  - {name: a, file: x, url: 'ftp://x'}", "openapi_sources[0].url: want an http(s) URL"},
+		{"guards:\n  - {scope: ghost, tool: x}", "guards[0].scope: unknown scope"},
 	}
 	for _, tc := range cases {
 		_, err := Parse(strings.NewReader(tc.yaml))
@@ -274,5 +282,64 @@ demo_state: {max_sessions: 5, max_total_bytes: 1MiB, idle_ttl: 0s}
 	}
 	if c.DemoState.MaxSessions != 5 || c.DemoState.MaxTotalBytes != 1<<20 || c.DemoState.IdleTTL != 0 || c.DemoState.MaxEntries != 1000 {
 		t.Fatalf("demo_state %+v", c.DemoState)
+	}
+}
+
+// TestSignsOfGoValues: a Go embedder can set what YAML cannot (a negative
+// size or duration); the same rules name it.
+func TestSignsOfGoValues(t *testing.T) {
+	for _, tc := range []struct {
+		set  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Server.MemoryBudget = -1 }, "server.memory_budget: must not be negative (0: three quarters of the machine's memory)"},
+		{func(c *Config) { c.Limits.Memory = -1 }, "limits.memory: must not be negative"},
+		{func(c *Config) { c.Limits.Timeout = 0 }, "limits.timeout: must be positive"},
+		{func(c *Config) {
+			c.MCPServers = []MCPServer{{Name: "a", Command: []string{"x"}, Liveness: Liveness{StallAfter: -1}}}
+		}, "mcp_servers[0].liveness.stall_after: must not be negative"},
+		{func(c *Config) {
+			c.OpenAPISources = []OpenAPISource{{Name: "a", File: "x", Timeout: -1}}
+		}, "openapi_sources[0].timeout: must not be negative"},
+	} {
+		c := Default()
+		tc.set(&c)
+		if err := c.Validate(); err == nil || err.Error() != "config: "+tc.want {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// TestCheckTags keeps every check tag one checkSigns knows, on an integer
+// field: a typo would otherwise panic at the first Validate that reaches it.
+func TestCheckTags(t *testing.T) {
+	var walk func(reflect.Type)
+	seen := 0
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && ft.PkgPath() == typ.PkgPath() {
+				walk(ft)
+			}
+			rule, _, _ := strings.Cut(f.Tag.Get("check"), ";")
+			if rule == "" {
+				continue
+			}
+			seen++
+			if rule != "positive" && rule != "nonnegative" {
+				t.Errorf("%s.%s: unknown check %q", typ.Name(), f.Name, rule)
+			}
+			if k := f.Type.Kind(); k < reflect.Int || k > reflect.Int64 {
+				t.Errorf("%s.%s: check on a %s", typ.Name(), f.Name, f.Type)
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}))
+	if seen < 40 {
+		t.Errorf("found %d check tags; the walk misses some", seen)
 	}
 }

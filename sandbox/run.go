@@ -13,6 +13,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/codemode/codemode/internal/gopool"
+	"github.com/codemode/codemode/internal/positive"
 )
 
 // Defaults for Options fields left at zero (or set negative).
@@ -86,23 +87,15 @@ type Options struct {
 func (o Options) WithDefaults() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
-	o.Timeout = orDefault(o.Timeout, DefaultTimeout)
-	o.MaxCallStackDepth = orDefault(o.MaxCallStackDepth, DefaultMaxCallStackDepth)
-	o.MaxLogBytes = orDefault(o.MaxLogBytes, DefaultMaxLogBytes)
-	o.MaxResultBytes = orDefault(o.MaxResultBytes, DefaultMaxResultBytes)
-	o.MaxArgBytes = orDefault(o.MaxArgBytes, DefaultMaxArgBytes)
-	o.MaxCalls = orDefault(o.MaxCalls, DefaultMaxCalls)
-	o.MaxCallBytes = orDefault(o.MaxCallBytes, DefaultMaxCallBytes)
-	o.Memory = orDefault(o.Memory, DefaultMemory)
+	o.Timeout = positive.Or(o.Timeout, DefaultTimeout)
+	o.MaxCallStackDepth = positive.Or(o.MaxCallStackDepth, DefaultMaxCallStackDepth)
+	o.MaxLogBytes = positive.Or(o.MaxLogBytes, DefaultMaxLogBytes)
+	o.MaxResultBytes = positive.Or(o.MaxResultBytes, DefaultMaxResultBytes)
+	o.MaxArgBytes = positive.Or(o.MaxArgBytes, DefaultMaxArgBytes)
+	o.MaxCalls = positive.Or(o.MaxCalls, DefaultMaxCalls)
+	o.MaxCallBytes = positive.Or(o.MaxCallBytes, DefaultMaxCallBytes)
+	o.Memory = positive.Or(o.Memory, DefaultMemory)
 	return o
-}
-
-// orDefault returns v, or def when v is zero or negative.
-func orDefault[T ~int | ~int64](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // Result is the outcome of one run.

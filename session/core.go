@@ -10,9 +10,9 @@ import (
 // Core is what every store built on a Committer and Waiters has in common.
 // Embedded in a backend's store, it implements CreateSession, Append,
 // Submit, Wait, WriteErr and Stats from the backend's commit and last seq,
-// and keeps the store's closed state, which the backend's own methods check
-// first (Closed). The backend implements the rest of Store, and calls Stop
-// first in its Close.
+// runs Prune's rounds (Core.Prune), and keeps the store's closed state,
+// which the backend's own methods check first (Closed). The backend
+// implements the rest of Store, and calls Stop first in its Close.
 type Core struct {
 	waiters *Waiters
 	commits *Committer
@@ -32,6 +32,38 @@ func NewCore(w *Waiters, commit func(batch []*Pending) error, committed func(bat
 			committed(batch)
 		}
 	})}
+}
+
+// Prune is a store's Prune, in rounds: it checks r, then runs round until
+// one chooses fewer than PruneChunk sessions, the store closes, ctx ends or
+// a round fails, and wakes the waiters of the sessions each round deleted.
+// round deletes, in one transaction, up to PruneChunk sessions r no longer
+// keeps and no live lease holds, the least recently updated first; it
+// returns the ids it chose and how many of them it deleted.
+func (c *Core) Prune(ctx context.Context, r Retention, round func(context.Context, Retention) (ids []string, deleted int, err error)) (int, error) {
+	if err := CheckRetention(r); err != nil {
+		return 0, err
+	}
+	total := 0
+	for {
+		if c.Closed() {
+			return total, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		ids, n, err := round(ctx, r)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("session: prune: %w", err)
+		}
+		for _, id := range ids {
+			c.waiters.Notify(id)
+		}
+		if len(ids) < PruneChunk {
+			return total, nil
+		}
+	}
 }
 
 // Closed reports whether the store is closed: a backend's method then

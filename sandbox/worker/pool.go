@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codemode/codemode/internal/positive"
 	"github.com/codemode/codemode/sandbox"
 )
 
@@ -105,37 +106,23 @@ func (o Options) withDefaults() Options {
 		o.Warm = DefaultWarm
 	}
 	o.Warm = max(o.Warm, 0)
-	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = DefaultMaxWorkers
-	}
-	if o.MaxIdle <= 0 {
-		o.MaxIdle = DefaultMaxIdle
-	}
+	o.MaxWorkers = positive.Or(o.MaxWorkers, DefaultMaxWorkers)
+	o.MaxIdle = positive.Or(o.MaxIdle, DefaultMaxIdle)
 	o.MaxIdle = max(o.MaxIdle, o.Warm)
-	if o.MaxRuns <= 0 {
-		o.MaxRuns = DefaultMaxRuns
-	}
+	o.MaxRuns = positive.Or(o.MaxRuns, DefaultMaxRuns)
 	if o.SpinRuns == 0 {
 		o.SpinRuns = max(runtime.GOMAXPROCS(0)/2, 1)
 	}
-	if o.Memory <= 0 {
-		o.Memory = sandbox.DefaultMemory
-	}
+	o.Memory = positive.Or(o.Memory, sandbox.DefaultMemory)
 	if o.RecycleMemory == 0 {
 		o.RecycleMemory = max(DefaultRecycleMemory, o.Memory/2)
 	}
-	if o.MaxStack <= 0 {
-		o.MaxStack = DefaultMaxStack
-	}
+	o.MaxStack = positive.Or(o.MaxStack, DefaultMaxStack)
 	if o.HardMemory == 0 {
 		o.HardMemory = o.Memory + 2*o.MaxStack + hardHeadroom
 	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = DefaultStartTimeout
-	}
-	if o.KillGrace <= 0 {
-		o.KillGrace = DefaultKillGrace
-	}
+	o.StartTimeout = positive.Or(o.StartTimeout, DefaultStartTimeout)
+	o.KillGrace = positive.Or(o.KillGrace, DefaultKillGrace)
 	if o.Dir == "" {
 		o.Dir = string(os.PathSeparator)
 	}

@@ -842,26 +842,10 @@ func (p *Store) DeleteSession(ctx context.Context, id string) error {
 // one transaction, skipping sessions a writer holds at that moment (they are
 // in use).
 func (p *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
-	if err := session.CheckRetention(r); err != nil {
-		return 0, err
-	}
-	total := 0
-	for {
-		if p.Closed() {
-			return total, session.ErrClosed
-		}
+	return p.Core.Prune(ctx, r, func(ctx context.Context, r session.Retention) ([]string, int, error) {
 		ids, err := p.pruneRound(ctx, r)
-		total += len(ids)
-		if err != nil {
-			return total, fmt.Errorf("session: prune: %w", err)
-		}
-		for _, id := range ids {
-			p.waiters.Notify(id)
-		}
-		if len(ids) < session.PruneChunk {
-			return total, nil
-		}
-	}
+		return ids, len(ids), err
+	})
 }
 
 func (p *Store) pruneRound(ctx context.Context, r session.Retention) ([]string, error) {

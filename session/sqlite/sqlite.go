@@ -955,30 +955,18 @@ func (s *Store) deleteLocked(ctx context.Context, ids []string) (int, error) {
 // Prune implements session.Store: each round deletes up to PruneChunk sessions in
 // one transaction, so the writer waits at most for one round.
 func (s *Store) Prune(ctx context.Context, r session.Retention) (int, error) {
-	if err := session.CheckRetention(r); err != nil {
-		return 0, err
+	return s.Core.Prune(ctx, r, s.pruneRound)
+}
+
+func (s *Store) pruneRound(ctx context.Context, r session.Retention) ([]string, int, error) {
+	ids, err := s.pruneCandidates(ctx, r, time.Now())
+	if err != nil || len(ids) == 0 {
+		return nil, 0, err
 	}
-	total := 0
-	for {
-		if s.Closed() {
-			return total, session.ErrClosed
-		}
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-		ids, err := s.pruneCandidates(ctx, r, time.Now())
-		if err == nil && len(ids) > 0 {
-			var n int
-			n, err = s.deleteSessions(ctx, ids)
-			total += n
-		}
-		if err != nil {
-			return total, fmt.Errorf("session: prune: %w", err)
-		}
-		if len(ids) < session.PruneChunk {
-			return total, nil
-		}
-	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	n, err := s.deleteLocked(ctx, ids)
+	return ids, n, err
 }
 
 // pruneCandidates returns up to PruneChunk sessions r no longer keeps and
