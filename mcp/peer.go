@@ -117,19 +117,22 @@ func (p sessionPeer) in(ctx context.Context) (context.Context, func()) {
 }
 
 func (p sessionPeer) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
-	if p.capabilities().Sampling == nil {
-		return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("sampling is not available: %s did not declare the sampling capability", p.clientName())}
-	}
-	ctx, done := p.in(ctx)
-	defer done()
-	return p.ss.CreateMessage(ctx, params)
+	return ask(p, ctx, p.capabilities().Sampling != nil, "sampling", p.ss.CreateMessage, params)
 }
 
 func (p sessionPeer) Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	if p.capabilities().Elicitation == nil {
-		return nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("elicitation is not available: %s did not declare the elicitation capability", p.clientName())}
+	return ask(p, ctx, p.capabilities().Elicitation != nil, "elicitation", p.ss.Elicit, params)
+}
+
+// ask sends the client a request of the capability it declared (or fails
+// with the code MCP gives a missing one), cancelled with ctx and carrying
+// the values of the client's request.
+func ask[P, R any](p sessionPeer, ctx context.Context, declared bool, capability string, send func(context.Context, P) (R, error), params P) (R, error) {
+	if !declared {
+		var zero R
+		return zero, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("%s is not available: %s did not declare the %s capability", capability, p.clientName(), capability)}
 	}
 	ctx, done := p.in(ctx)
 	defer done()
-	return p.ss.Elicit(ctx, params)
+	return send(ctx, params)
 }
