@@ -62,7 +62,11 @@ func New(rt *runtime.Runtime, opts Options) *Bridge {
 		opts.Runner = sandbox.InProcess{}
 	}
 	b := &Bridge{rt: rt, opts: opts}
-	b.tool = registry.MustDefine(b.definition())
+	tool, err := registry.DefineCodeTransport(b.definition())
+	if err != nil {
+		panic(err) // the definition is this package's own
+	}
+	b.tool = tool
 	rt.SetNestingBody(b.run)
 	return b
 }
@@ -72,7 +76,6 @@ func New(rt *runtime.Runtime, opts Options) *Bridge {
 func Install(rt *runtime.Runtime, opts Options) *Bridge {
 	b := New(rt, opts)
 	rt.Registry().SetCodeTransport(b.tool)
-	b.tool = rt.Registry().CodeTransport()
 	return b
 }
 
@@ -90,9 +93,7 @@ func (b *Bridge) definition() registry.Definition {
 		timeout = sandbox.DefaultTimeout
 	}
 	return registry.Definition{
-		// The registry names its transport run_code (a reserved name no
-		// definition may take) when it is installed with SetCodeTransport.
-		Name:        "code_transport",
+		Name:        registry.RunCode,
 		Description: Description,
 		Parameters: &schema.Node{Type: "object", Required: []string{"code"}, AdditionalProperties: &f, Properties: map[string]*schema.Node{
 			"code":        {Type: "string", Description: "The program: the body of an async function. Use `await tools.name(args)`; `return` a JSON value."},

@@ -58,7 +58,13 @@ func newTool(t testing.TB, name string) *registry.Tool {
 // transport is the tool installed as run_code in tests.
 func transport(t testing.TB) *registry.Tool {
 	t.Helper()
-	return newTool(t, "code transport")
+	tool, err := registry.DefineCodeTransport(registry.Definition{
+		Name: registry.RunCode, Output: str(), Behavior: registry.Behavior{Execute: returning("code transport")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
 }
 
 func mustRegister(t testing.TB, r *registry.Registry, scope string, tool *registry.Tool) func() {

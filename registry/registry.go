@@ -122,16 +122,14 @@ func New() *Registry {
 	}
 }
 
-// SetCodeTransport installs the run_code tool that views of code and both
-// scopes expose (nil removes it). It is the only way a tool named run_code
-// enters a view: Define and Raw reject the reserved name, so the transport is
-// declared under any other name and installed here as a copy named run_code;
-// t itself is not changed.
+// SetCodeTransport installs t, made by DefineCodeTransport, as the run_code
+// tool that views of code and both scopes expose (nil removes it). It is the
+// only way a tool named run_code enters a view: Define and Raw refuse the
+// name, and Register refuses the tool. It panics on a tool of another name,
+// a programming error.
 func (r *Registry) SetCodeTransport(t *Tool) {
-	if t != nil {
-		c := *t
-		c.name = RunCode
-		t = &c
+	if t != nil && t.name != RunCode {
+		panic(fmt.Sprintf("registry: SetCodeTransport of %q, not a tool made by DefineCodeTransport", t.name))
 	}
 	r.mu.Lock()
 	r.transport = t

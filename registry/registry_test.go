@@ -397,12 +397,35 @@ func TestRunCodeCannotBeRegistered(t *testing.T) {
 	}
 }
 
-func TestSetCodeTransportLeavesTheToolAlone(t *testing.T) {
+// The transport is run_code from its definition: Define and Raw refuse the
+// name, DefineCodeTransport wants it, SetCodeTransport installs the very tool
+// and refuses any other.
+func TestCodeTransportIsDefinedAsRunCode(t *testing.T) {
+	if _, err := registry.Define(registry.Definition{Name: registry.RunCode, Output: str(), Behavior: registry.Behavior{Execute: returning("")}}); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Define(run_code): %v", err)
+	}
+	if _, err := registry.Raw(registry.RawDefinition{Name: registry.RunCode, Output: json.RawMessage(`{}`), Behavior: registry.Behavior{Execute: returning("")}}); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Raw(run_code): %v", err)
+	}
+	if _, err := registry.DefineCodeTransport(registry.Definition{Name: "transport", Output: str(), Behavior: registry.Behavior{Execute: returning("")}}); err == nil {
+		t.Error("DefineCodeTransport took another name")
+	}
 	r := registry.New()
 	tr := transport(t)
 	r.SetCodeTransport(tr)
-	if tr.Name() != "code transport" {
-		t.Fatalf("SetCodeTransport renamed the caller's tool to %q", tr.Name())
+	if r.CodeTransport() != tr {
+		t.Fatal("SetCodeTransport installed a copy, not the tool")
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("SetCodeTransport took a tool not named run_code")
+			}
+		}()
+		r.SetCodeTransport(newTool(t, "other"))
+	}()
+	if r.CodeTransport() != tr {
+		t.Fatal("a refused SetCodeTransport changed the transport")
 	}
 	r.SetCodeTransport(nil)
 	if r.CodeTransport() != nil {

@@ -172,9 +172,6 @@ func checkCommon(name string, b *Behavior) error {
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("tool name %q: must be 1-128 characters with no control characters", name)
 	}
-	if name == RunCode {
-		return fmt.Errorf("tool name %q is reserved for the Code Mode transport", name)
-	}
 	if strings.HasPrefix(name, "$") {
 		return fmt.Errorf("tool name %q: names starting with \"$\" are reserved for the SDK's own members (tools.$search, tools.$describe)", name)
 	}
@@ -192,6 +189,26 @@ func checkCommon(name string, b *Behavior) error {
 // INVALID_ARGS failure listing every violation with its JSON path, and the
 // body never sees invalid arguments. Schemas are compiled once, here.
 func Define(d Definition) (*Tool, error) {
+	if d.Name == RunCode {
+		return nil, errReserved
+	}
+	return define(d)
+}
+
+// errReserved refuses RunCode to Define and Raw.
+var errReserved = fmt.Errorf("tool name %q is reserved for the Code Mode transport (DefineCodeTransport)", RunCode)
+
+// DefineCodeTransport compiles the Code Mode transport, the one tool named
+// RunCode, as Define does; d.Name must be RunCode. Install it with the
+// registry's SetCodeTransport.
+func DefineCodeTransport(d Definition) (*Tool, error) {
+	if d.Name != RunCode {
+		return nil, fmt.Errorf("the Code Mode transport is named %q, not %q", RunCode, d.Name)
+	}
+	return define(d)
+}
+
+func define(d Definition) (*Tool, error) {
 	if err := checkCommon(d.Name, &d.Behavior); err != nil {
 		return nil, err
 	}
@@ -227,6 +244,9 @@ func MustDefine(d Definition) *Tool {
 // match Parameters. That is a trust boundary: a raw body must check its own
 // arguments. The output schema is still required and still enforced.
 func Raw(d RawDefinition) (*Tool, error) {
+	if d.Name == RunCode {
+		return nil, errReserved
+	}
 	if err := checkCommon(d.Name, &d.Behavior); err != nil {
 		return nil, err
 	}

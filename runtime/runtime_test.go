@@ -63,6 +63,16 @@ func anyTool(t *testing.T, name string, b registry.Behavior) *registry.Tool {
 	return tool
 }
 
+// transportTool is a Code Mode transport (run_code) with behaviour b.
+func transportTool(t *testing.T, b registry.Behavior) *registry.Tool {
+	t.Helper()
+	tool, err := registry.DefineCodeTransport(registry.Definition{Name: registry.RunCode, Output: &schema.Node{Type: "json"}, Behavior: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
 // registerIdleSum registers the sum tool with a body that only records, in *ran, that it ran.
 func registerIdleSum(t *testing.T, reg *registry.Registry) (ran *bool) {
 	ran = new(bool)
@@ -275,7 +285,7 @@ func TestBodyFailuresNormalize(t *testing.T) {
 
 func TestCodeOnlyGate(t *testing.T) {
 	reg, rt := newRT(t)
-	reg.SetCodeTransport(anyTool(t, "transport", registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, nil }}))
+	reg.SetCodeTransport(transportTool(t, registry.Behavior{Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) { return nil, nil }}))
 	if err := reg.CreateScope("agent", registry.Global, registry.ModeCode); err != nil {
 		t.Fatal(err)
 	}
@@ -1221,7 +1231,7 @@ func TestIdempotencyKeys(t *testing.T) {
 // caller chose past the tool's own.
 func TestNestingBodyAndRunTimeout(t *testing.T) {
 	reg, rt := newRT(t)
-	reg.SetCodeTransport(anyTool(t, "transport", registry.Behavior{
+	reg.SetCodeTransport(transportTool(t, registry.Behavior{
 		Timeout: 50 * time.Millisecond,
 		Execute: func(context.Context, registry.Exec, frozen.Value) (any, error) {
 			return nil, errors.New("not the nesting body")
