@@ -131,7 +131,7 @@ func (f *dateFormat) rangeParts(x, y float64) []rangePart {
 
 // fieldOf is the pattern field a token shows (weekday and day apart).
 func fieldOf(t patternToken) int {
-	if r := lookupType(t.char, t.count); r != nil {
+	if r := t.fieldType(); r != nil {
 		return r.field
 	}
 	return 100 + int(t.char)
