@@ -1361,14 +1361,22 @@
     }
   }
 
+  // sessionGET GETs path below the current session's URL. It resolves to the
+  // body, or to undefined when no session is open or another one was opened
+  // while the request ran.
+  async function sessionGET(path) {
+    const sess = state.session;
+    if (!sess) return undefined;
+    const body = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + path);
+    return state.session === sess ? body : undefined;
+  }
+
   // refreshMessages shows the session's conversation as a model sees it.
   async function refreshMessages() {
     const sess = state.session;
-    if (!sess) return;
     try {
-      const body = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + "/messages");
-      if (state.session !== sess) return;
-      renderMessages(body.messages || []);
+      const body = await sessionGET("/messages");
+      if (body !== undefined) renderMessages(body.messages || []);
     } catch (err) {
       if (state.session === sess) reportError(err, "Reading the session's messages");
     }
@@ -1551,11 +1559,9 @@
   }
 
   async function refreshApprovals() {
-    const sess = state.session;
-    if (!sess) return;
     try {
-      const body = await apiJSON("GET", "/v1/sessions/" + encodeURIComponent(sess.id) + "/approvals");
-      if (state.session !== sess) return;
+      const body = await sessionGET("/approvals");
+      if (body === undefined) return;
       // {"approvals": [...]}, or a bare array from older servers.
       state.approvals = Array.isArray(body) ? body : body.approvals || [];
       renderApprovals();

@@ -11,55 +11,40 @@ import (
 // intervalFormats for the closest skeleton; the part of that pattern before its first
 // repeated field shows the start, the rest the end.
 
-// rangeFields are the calendar fields ICU compares, largest first, by pattern letter.
-var rangeFields = []byte{'G', 'y', 'M', 'd', 'a', 'h', 'm', 's', 'S'}
+// calendarFields are the calendar fields ICU compares, largest first (era, year, month,
+// day, day period, hour, minute, second, fraction), each as the pattern letters that show
+// it; the first letter names the field.
+var calendarFields = [...]string{"G", "yYu", "ML", "dEce", "abB", "hHkK", "m", "s", "S"}
 
+// largestDifference names the largest calendar field in which a and b (of time values x
+// and y) differ, or is 0 when none does.
 func largestDifference(a, b time.Time, x, y float64) byte {
-	if (a.Year() <= 0) != (b.Year() <= 0) {
-		return 'G'
+	differs := [len(calendarFields)]bool{
+		(a.Year() <= 0) != (b.Year() <= 0),
+		a.Year() != b.Year(),
+		a.Month() != b.Month(),
+		a.Day() != b.Day(),
+		(a.Hour() < 12) != (b.Hour() < 12),
+		a.Hour() != b.Hour(),
+		a.Minute() != b.Minute(),
+		a.Second() != b.Second(),
+		x != y,
 	}
-	switch {
-	case a.Year() != b.Year():
-		return 'y'
-	case a.Month() != b.Month():
-		return 'M'
-	case a.Day() != b.Day():
-		return 'd'
-	case (a.Hour() < 12) != (b.Hour() < 12):
-		return 'a'
-	case a.Hour() != b.Hour():
-		return 'h'
-	case a.Minute() != b.Minute():
-		return 'm'
-	case a.Second() != b.Second():
-		return 's'
-	case x != y:
-		return 'S'
+	for i, d := range differs {
+		if d {
+			return calendarFields[i][0]
+		}
 	}
 	return 0
 }
 
-// fieldLevel orders pattern letters by calendar field: 0 for era … 8 for milliseconds.
+// fieldLevel orders pattern letters by calendar field: the index in calendarFields, 0 for
+// era … 8 for milliseconds, or -1 for a letter of none.
 func fieldLevel(c byte) int {
-	switch c {
-	case 'G':
-		return 0
-	case 'y', 'Y', 'u':
-		return 1
-	case 'M', 'L':
-		return 2
-	case 'd', 'E', 'c', 'e':
-		return 3
-	case 'a', 'b', 'B':
-		return 4
-	case 'h', 'H', 'k', 'K':
-		return 5
-	case 'm':
-		return 6
-	case 's':
-		return 7
-	case 'S':
-		return 8
+	for i, letters := range calendarFields {
+		if strings.IndexByte(letters, c) >= 0 {
+			return i
+		}
 	}
 	return -1
 }
@@ -146,7 +131,7 @@ func (f *dateFormat) rangeParts(x, y float64) []rangePart {
 
 // fieldOf is the pattern field a token shows (weekday and day apart).
 func fieldOf(t patternToken) int {
-	if r := lookupType(t.char, t.count); r != nil {
+	if r := t.fieldType(); r != nil {
 		return r.field
 	}
 	return 100 + int(t.char)

@@ -746,31 +746,22 @@ func (e *env) timeValue(v goja.Value) float64 {
 }
 
 func (e *env) installDateTimeFormat() {
-	avail := generalAvailable(mustSupplemental())
-	proto := e.localeClass("DateTimeFormat", 0, true, avail, func(args []goja.Value) any {
-		return e.dateFormatFor(arg(args, 0), arg(args, 1), "any", "date")
+	installFormat(e, formatService[*dateFormat, float64]{
+		name: "DateTimeFormat",
+		construct: func(locales, options goja.Value) *dateFormat {
+			return e.dateFormatFor(locales, options, "any", "date")
+		},
+		value:  e.timeValue,
+		format: (*dateFormat).format,
+		parts:  (*dateFormat).dateParts,
+		rangeParts: func(f *dateFormat, start, end goja.Value) []rangePart {
+			if goja.IsUndefined(start) || goja.IsUndefined(end) {
+				e.throwType("startDate or endDate is undefined")
+			}
+			return f.rangeParts(e.timeValue(start), e.timeValue(end))
+		},
+		resolvedOptions: e.dateResolvedOptions,
 	})
-	e.boundGetter(proto, "DateTimeFormat", "format", 1, func(state any, c goja.FunctionCall) goja.Value {
-		return e.rt.ToValue(state.(*dateFormat).format(e.timeValue(c.Argument(0))))
-	})
-	stateMethod(e, proto, "DateTimeFormat", "formatToParts", 1, func(f *dateFormat, call goja.FunctionCall) goja.Value {
-		return e.partsArray(f.dateParts(e.timeValue(call.Argument(0))), "")
-	})
-	e.rangeMethods(proto, "DateTimeFormat", func(state any, call goja.FunctionCall) []rangePart {
-		x, y := e.rangeArgs(call)
-		return state.(*dateFormat).rangeParts(x, y)
-	})
-	stateMethod(e, proto, "DateTimeFormat", "resolvedOptions", 0, func(f *dateFormat, call goja.FunctionCall) goja.Value {
-		return e.dateResolvedOptions(f)
-	})
-}
-
-func (e *env) rangeArgs(call goja.FunctionCall) (float64, float64) {
-	a, b := call.Argument(0), call.Argument(1)
-	if goja.IsUndefined(a) || goja.IsUndefined(b) {
-		e.throwType("startDate or endDate is undefined")
-	}
-	return e.timeValue(a), e.timeValue(b)
 }
 
 func (e *env) dateResolvedOptions(f *dateFormat) *goja.Object {

@@ -138,6 +138,14 @@ type patternToken struct {
 	literal string
 }
 
+// fieldType is the dtTypes row of a field token; nil for a literal or a letter with none.
+func (t patternToken) fieldType() *dtType {
+	if t.char == 0 {
+		return nil
+	}
+	return lookupType(t.char, t.count)
+}
+
 // parseDatePattern splits a CLDR date pattern into fields and literals (quotes removed).
 func parseDatePattern(p string) []patternToken {
 	var toks []patternToken
@@ -222,14 +230,8 @@ func needsQuote(s string) bool {
 func skeletonOf(toks []patternToken) skeleton {
 	var s skeleton
 	for _, t := range toks {
-		if t.char == 0 {
-			continue
-		}
-		r := lookupType(t.char, t.count)
-		if r == nil {
-			continue
-		}
-		if s.char[r.field] != 0 {
+		r := t.fieldType()
+		if r == nil || s.char[r.field] != 0 {
 			continue
 		}
 		s.char[r.field] = t.char
@@ -502,10 +504,7 @@ func itoa(n int) string {
 func (g *generator) adjust(pattern string, e *dtpgEntry, req *skeleton, fixFractional bool) string {
 	toks := parseDatePattern(pattern)
 	for i, t := range toks {
-		if t.char == 0 {
-			continue
-		}
-		r := lookupType(t.char, t.count)
+		r := t.fieldType()
 		if r == nil {
 			continue
 		}

@@ -321,6 +321,49 @@ func stateMethod[S any](e *env, proto *goja.Object, kind, name string, length in
 	})
 }
 
+// formatService is an ECMA-402 format service, as NumberFormat and DateTimeFormat are:
+// its instances' state S formats values V, single or as a range.
+type formatService[S, V any] struct {
+	name      string // Intl[name]
+	construct func(locales, options goja.Value) S
+	value     func(goja.Value) V // the argument of format and formatToParts, converted
+	format    func(S, V) string
+	parts     func(S, V) []part
+	// rangeParts converts the arguments of formatRange and formatRangeToParts and lays
+	// out the range.
+	rangeParts      func(s S, start, end goja.Value) []rangePart
+	resolvedOptions func(S) *goja.Object
+}
+
+// installFormat defines Intl[svc.name], callable without new, with supportedLocalesOf
+// and, on its prototype, the format getter (bound) and the methods formatToParts,
+// formatRange, formatRangeToParts and resolvedOptions.
+func installFormat[S, V any](e *env, svc formatService[S, V]) {
+	avail := generalAvailable(mustSupplemental())
+	proto := e.localeClass(svc.name, 0, true, avail, func(args []goja.Value) any {
+		return svc.construct(arg(args, 0), arg(args, 1))
+	})
+	e.boundGetter(proto, svc.name, "format", 1, func(state any, call goja.FunctionCall) goja.Value {
+		return e.rt.ToValue(svc.format(state.(S), svc.value(call.Argument(0))))
+	})
+	stateMethod(e, proto, svc.name, "formatToParts", 1, func(s S, call goja.FunctionCall) goja.Value {
+		return e.partsArray(svc.parts(s, svc.value(call.Argument(0))), "")
+	})
+	stateMethod(e, proto, svc.name, "formatRange", 2, func(s S, call goja.FunctionCall) goja.Value {
+		var b strings.Builder
+		for _, p := range svc.rangeParts(s, call.Argument(0), call.Argument(1)) {
+			b.WriteString(p.value)
+		}
+		return e.rt.ToValue(b.String())
+	})
+	stateMethod(e, proto, svc.name, "formatRangeToParts", 2, func(s S, call goja.FunctionCall) goja.Value {
+		return e.rangePartsArray(svc.rangeParts(s, call.Argument(0), call.Argument(1)))
+	})
+	stateMethod(e, proto, svc.name, "resolvedOptions", 0, func(s S, _ goja.FunctionCall) goja.Value {
+		return svc.resolvedOptions(s)
+	})
+}
+
 // slots are an Intl object's internal slots. The object is a goja dynamic object whose
 // own properties live in props; the Go state (never handed to the program) is in state.
 type slots struct {

@@ -1009,21 +1009,16 @@ func compactParts(text string) []part {
 // ---- JavaScript ----
 
 func (e *env) installNumberFormat() {
-	avail := generalAvailable(mustSupplemental())
-	proto := e.localeClass("NumberFormat", 0, true, avail, func(args []goja.Value) any {
-		return e.numberFormatFor(arg(args, 0), arg(args, 1), "Intl.NumberFormat", "decimal")
-	})
-	e.boundGetter(proto, "NumberFormat", "format", 1, func(state any, c goja.FunctionCall) goja.Value {
-		return e.rt.ToValue(state.(*numberFormat).format(e.toIntlMathematicalValue(c.Argument(0))))
-	})
-	stateMethod(e, proto, "NumberFormat", "formatToParts", 1, func(f *numberFormat, call goja.FunctionCall) goja.Value {
-		return e.partsArray(f.parts(e.toIntlMathematicalValue(call.Argument(0))), "")
-	})
-	e.rangeMethods(proto, "NumberFormat", func(state any, call goja.FunctionCall) []rangePart {
-		return e.numberRange(state.(*numberFormat), call.Argument(0), call.Argument(1))
-	})
-	stateMethod(e, proto, "NumberFormat", "resolvedOptions", 0, func(f *numberFormat, call goja.FunctionCall) goja.Value {
-		return e.numberResolvedOptions(f)
+	installFormat(e, formatService[*numberFormat, decimal]{
+		name: "NumberFormat",
+		construct: func(locales, options goja.Value) *numberFormat {
+			return e.numberFormatFor(locales, options, "Intl.NumberFormat", "decimal")
+		},
+		value:           e.toIntlMathematicalValue,
+		format:          (*numberFormat).format,
+		parts:           (*numberFormat).parts,
+		rangeParts:      e.numberRange,
+		resolvedOptions: e.numberResolvedOptions,
 	})
 }
 
@@ -1080,21 +1075,6 @@ func (e *env) partsArray(ps []part, source string) *goja.Object {
 type rangePart struct {
 	part
 	source string
-}
-
-// rangeMethods defines formatRange and formatRangeToParts on the prototype of kind, from the
-// parts of the range a call's receiver (its state) makes of the call's arguments.
-func (e *env) rangeMethods(proto *goja.Object, kind string, parts func(state any, call goja.FunctionCall) []rangePart) {
-	e.method(proto, "formatRange", 2, func(call goja.FunctionCall) goja.Value {
-		var b strings.Builder
-		for _, p := range parts(e.receiver(call, kind, "formatRange").state, call) {
-			b.WriteString(p.value)
-		}
-		return e.rt.ToValue(b.String())
-	})
-	e.method(proto, "formatRangeToParts", 2, func(call goja.FunctionCall) goja.Value {
-		return e.rangePartsArray(parts(e.receiver(call, kind, "formatRangeToParts").state, call))
-	})
 }
 
 func (e *env) rangePartsArray(ps []rangePart) *goja.Object {

@@ -78,6 +78,19 @@
 		return o;
 	}
 	const done = () => ({value: undefined, done: true});
+	// firstMatch is the search of some, every and find: it calls predicate with each value of
+	// rec and its index, and returns the iterator result of the first value predicate holds
+	// for, after closing rec; undefined when rec ends first. A throw from predicate closes rec.
+	function firstMatch(rec, predicate) {
+		let counter = 0;
+		for (;;) {
+			const r = step(rec);
+			if (r.done) return undefined;
+			let hit;
+			try { hit = predicate(r.value, counter++); } catch (e) { close(rec); throw e; }
+			if (hit) { close(rec); return r; }
+		}
+	}
 
 	const methods = {
 		map(mapper) {
@@ -191,38 +204,18 @@
 		some(predicate) {
 			const rec = direct(this, "some");
 			callable(predicate);
-			let counter = 0;
-			for (;;) {
-				const r = step(rec);
-				if (r.done) return false;
-				let hit;
-				try { hit = predicate(r.value, counter++); } catch (e) { close(rec); throw e; }
-				if (hit) { close(rec); return true; }
-			}
+			return firstMatch(rec, predicate) !== undefined;
 		},
 		every(predicate) {
 			const rec = direct(this, "every");
 			callable(predicate);
-			let counter = 0;
-			for (;;) {
-				const r = step(rec);
-				if (r.done) return true;
-				let ok;
-				try { ok = predicate(r.value, counter++); } catch (e) { close(rec); throw e; }
-				if (!ok) { close(rec); return false; }
-			}
+			return firstMatch(rec, (v, i) => !predicate(v, i)) === undefined;
 		},
 		find(predicate) {
 			const rec = direct(this, "find");
 			callable(predicate);
-			let counter = 0;
-			for (;;) {
-				const r = step(rec);
-				if (r.done) return undefined;
-				let hit;
-				try { hit = predicate(r.value, counter++); } catch (e) { close(rec); throw e; }
-				if (hit) { close(rec); return r.value; }
-			}
+			const r = firstMatch(rec, predicate);
+			return r === undefined ? undefined : r.value;
 		},
 	};
 

@@ -35,9 +35,65 @@
 	function live(s, what) {
 		if (s.disposed) throw new ReferenceError("Cannot call " + what + " on an already-disposed stack");
 	}
-	function common(Stack, async) {
+	function take(s) {
+		const entries = s.entries;
+		s.entries = [];
+		s.disposed = true;
+		return entries;
+	}
+	// The methods that dispose a stack: DisposableStack's, and AsyncDisposableStack's, which
+	// awaits each step. Each error after the first suppresses the one before it.
+	const disposeMethods = {
+		dispose() {
+			const s = state(this, "DisposableStack.prototype.dispose");
+			if (s.disposed) return undefined;
+			let error, failed = false;
+			const entries = take(s);
+			for (let i = entries.length - 1; i >= 0; i--) {
+				try {
+					entries[i]();
+				} catch (e) {
+					error = failed ? new SuppressedError(e, error, "An error was suppressed during disposal") : e;
+					failed = true;
+				}
+			}
+			if (failed) throw error;
+			return undefined;
+		},
+		async disposeAsync() {
+			const s = state(this, "AsyncDisposableStack.prototype.disposeAsync");
+			if (s.disposed) return undefined;
+			let error, failed = false;
+			const entries = take(s);
+			for (let i = entries.length - 1; i >= 0; i--) {
+				try {
+					await entries[i]();
+				} catch (e) {
+					error = failed ? new SuppressedError(e, error, "An error was suppressed during disposal") : e;
+					failed = true;
+				}
+			}
+			if (failed) throw error;
+			return undefined;
+		},
+	};
+	// stackClass makes DisposableStack, or AsyncDisposableStack when async: the two differ
+	// only in the method of disposeMethods they have (dispose or disposeAsync, also under
+	// Symbol.dispose or Symbol.asyncDispose) and in what use takes from a resource.
+	function stackClass(async) {
 		const kind = async ? "AsyncDisposableStack" : "DisposableStack";
-		return {
+		const disposeName = async ? "disposeAsync" : "dispose";
+		class Stack {
+			constructor() {
+				stacks.set(this, {disposed: false, entries: []});
+			}
+			get disposed() {
+				return state(this, kind + ".prototype.disposed").disposed;
+			}
+		}
+		Object.defineProperty(Stack, "name", {value: kind, configurable: true});
+		const methods = {
+			[disposeName]: disposeMethods[disposeName],
 			use(value) {
 				const s = state(this, kind + ".prototype.use");
 				live(s, "use");
@@ -68,70 +124,15 @@
 				return next;
 			},
 		};
-	}
-	function take(s) {
-		const entries = s.entries;
-		s.entries = [];
-		s.disposed = true;
-		return entries;
-	}
-	class DisposableStack {
-		constructor() {
-			stacks.set(this, {disposed: false, entries: []});
-		}
-		get disposed() {
-			return state(this, "DisposableStack.prototype.disposed").disposed;
-		}
-		dispose() {
-			const s = state(this, "DisposableStack.prototype.dispose");
-			if (s.disposed) return undefined;
-			let error, failed = false;
-			const entries = take(s);
-			for (let i = entries.length - 1; i >= 0; i--) {
-				try {
-					entries[i]();
-				} catch (e) {
-					error = failed ? new SuppressedError(e, error, "An error was suppressed during disposal") : e;
-					failed = true;
-				}
-			}
-			if (failed) throw error;
-			return undefined;
-		}
-	}
-	class AsyncDisposableStack {
-		constructor() {
-			stacks.set(this, {disposed: false, entries: []});
-		}
-		get disposed() {
-			return state(this, "AsyncDisposableStack.prototype.disposed").disposed;
-		}
-		async disposeAsync() {
-			const s = state(this, "AsyncDisposableStack.prototype.disposeAsync");
-			if (s.disposed) return undefined;
-			let error, failed = false;
-			const entries = take(s);
-			for (let i = entries.length - 1; i >= 0; i--) {
-				try {
-					await entries[i]();
-				} catch (e) {
-					error = failed ? new SuppressedError(e, error, "An error was suppressed during disposal") : e;
-					failed = true;
-				}
-			}
-			if (failed) throw error;
-			return undefined;
-		}
-	}
-	for (const [Stack, async] of [[DisposableStack, false], [AsyncDisposableStack, true]]) {
-		const methods = common(Stack, async);
 		for (const name of Object.keys(methods)) {
 			Object.defineProperty(Stack.prototype, name, {value: methods[name], writable: true, configurable: true});
 		}
-		const tag = async ? "AsyncDisposableStack" : "DisposableStack";
-		Object.defineProperty(Stack.prototype, Symbol.toStringTag, {value: tag, configurable: true});
+		Object.defineProperty(Stack.prototype, Symbol.toStringTag, {value: kind, configurable: true});
+		const symbol = async ? Symbol.asyncDispose : Symbol.dispose;
+		Object.defineProperty(Stack.prototype, symbol, {value: methods[disposeName], writable: true, configurable: true});
+		return Stack;
 	}
-	Object.defineProperty(DisposableStack.prototype, Symbol.dispose, {value: DisposableStack.prototype.dispose, writable: true, configurable: true});
-	Object.defineProperty(AsyncDisposableStack.prototype, Symbol.asyncDispose, {value: AsyncDisposableStack.prototype.disposeAsync, writable: true, configurable: true});
+	const DisposableStack = stackClass(false);
+	const AsyncDisposableStack = stackClass(true);
 	return {SuppressedError, DisposableStack, AsyncDisposableStack};
 })

@@ -235,32 +235,29 @@ function listsOf(tag) {
   return r;
 }
 
+// unitOf is a CLDR unit entry as package intl reads it: its name and its patterns by plural
+// category (and its per-unit pattern, when perUnit says to keep it).
+function unitOf(e, perUnit) {
+  const o = { name: e.displayName };
+  for (const [k, v] of Object.entries(e)) {
+    const m = /^unitPattern-count-(\w+)$/.exec(k);
+    if (m) (o.pattern ||= {})[m[1]] = v;
+  }
+  if (perUnit && e.perUnitPattern) o.per = e.perUnitPattern;
+  return o;
+}
+
 function unitsOf(tag) {
   const u = read(`cldr-units-full/main/${tag}/units.json`).main[tag].units;
   const r = {};
   for (const width of ['long', 'short', 'narrow']) {
     const w = {};
     for (const [name, key] of Object.entries(sanctioned)) {
-      const e = u[width][key];
-      if (!e) continue;
-      const o = { name: e.displayName };
-      for (const [k, v] of Object.entries(e)) {
-        const m = /^unitPattern-count-(\w+)$/.exec(k);
-        if (m) (o.pattern ||= {})[m[1]] = v;
-      }
-      if (e.perUnitPattern) o.per = e.perUnitPattern;
-      w[name] = o;
+      if (u[width][key]) w[name] = unitOf(u[width][key], true);
     }
     // The compound units CLDR names itself (50 km/h rather than 50 km/hr).
     for (const [name, key] of Object.entries(compoundUnits)) {
-      const e = u[width][key];
-      if (!e) continue;
-      const o = { name: e.displayName };
-      for (const [k, v] of Object.entries(e)) {
-        const m = /^unitPattern-count-(\w+)$/.exec(k);
-        if (m) (o.pattern ||= {})[m[1]] = v;
-      }
-      w[name] = o;
+      if (u[width][key]) w[name] = unitOf(u[width][key], false);
     }
     r[width] = w;
   }
