@@ -151,36 +151,29 @@ type commitStatser interface {
 	Stats() session.CommitStats
 }
 
-// registerLogStats adds the session log's group commits to reg, read from
-// the store at each scrape: how many commits and how long they took (their
-// ratio is a commit's mean time, its flush included), how many writes they
-// took (over commits, the writes a flush serves), and what waits now.
-func registerLogStats(reg *prometheus.Registry, st commitStatser) error {
-	counter := statCounter(st.Stats)
-	return errors.Join(
-		reg.Register(counter("codemode_log_commits_total", "Group commits of the session log: transactions committed, each one flush with durability: full.",
-			func(s session.CommitStats) float64 { return float64(s.Commits) })),
-		reg.Register(counter("codemode_log_commit_failures_total", "Group commits of the session log that failed (every write in them failed).",
-			func(s session.CommitStats) float64 { return float64(s.Failed) })),
-		reg.Register(counter("codemode_log_commit_seconds_total", "Time spent in the session log's group commits, their flushes included.",
-			func(s session.CommitStats) float64 { return s.Busy.Seconds() })),
-		reg.Register(counter("codemode_log_writes_total", "Writes taken into the session log's group commits (a run's or step's writes; failed ones included).",
-			func(s session.CommitStats) float64 { return float64(s.Writes) })),
-		reg.Register(counter("codemode_log_events_total", "Events appended to the session log.",
-			func(s session.CommitStats) float64 { return float64(s.Events) })),
-		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "codemode_log_queued_writes",
-			Help: "Writes waiting for the session log's next group commit.",
-		}, func() float64 { return float64(st.Stats().Queued) })),
-	)
+// logStatMetrics are the session log's group commits: how many commits and
+// how long they took (their ratio is a commit's mean time, its flush
+// included), how many writes they took (over commits, the writes a flush
+// serves), and what waits now.
+var logStatMetrics = stateMetrics[session.CommitStats]{
+	{prometheus.NewDesc("codemode_log_commits_total", "Group commits of the session log: transactions committed, each one flush with durability: full.", nil, nil),
+		prometheus.CounterValue, func(s session.CommitStats) float64 { return float64(s.Commits) }},
+	{prometheus.NewDesc("codemode_log_commit_failures_total", "Group commits of the session log that failed (every write in them failed).", nil, nil),
+		prometheus.CounterValue, func(s session.CommitStats) float64 { return float64(s.Failed) }},
+	{prometheus.NewDesc("codemode_log_commit_seconds_total", "Time spent in the session log's group commits, their flushes included.", nil, nil),
+		prometheus.CounterValue, func(s session.CommitStats) float64 { return s.Busy.Seconds() }},
+	{prometheus.NewDesc("codemode_log_writes_total", "Writes taken into the session log's group commits (a run's or step's writes; failed ones included).", nil, nil),
+		prometheus.CounterValue, func(s session.CommitStats) float64 { return float64(s.Writes) }},
+	{prometheus.NewDesc("codemode_log_events_total", "Events appended to the session log.", nil, nil),
+		prometheus.CounterValue, func(s session.CommitStats) float64 { return float64(s.Events) }},
+	{prometheus.NewDesc("codemode_log_queued_writes", "Writes waiting for the session log's next group commit.", nil, nil),
+		prometheus.GaugeValue, func(s session.CommitStats) float64 { return float64(s.Queued) }},
 }
 
-// statCounter makes counters of one field each of what read returns, read
-// at each scrape.
-func statCounter[S any](read func() S) func(name, help string, field func(S) float64) prometheus.Collector {
-	return func(name, help string, field func(S) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return field(read()) })
-	}
+// registerLogStats adds logStatMetrics to reg, read from the store at each
+// scrape.
+func registerLogStats(reg *prometheus.Registry, st commitStatser) error {
+	return reg.Register(statsCollector[session.CommitStats]{st.Stats, logStatMetrics})
 }
 
 // checkpointStatser is a store that checkpoints its WAL off the commit
@@ -189,24 +182,61 @@ type checkpointStatser interface {
 	CheckpointStats() sqlite.CheckpointStats
 }
 
-// registerCheckpointStats adds the SQLite log's checkpoints to reg: how many
-// ran, how many failed or found another running, how long they took, and
-// the WAL pages the last one could not copy yet.
-func registerCheckpointStats(reg *prometheus.Registry, st checkpointStatser) error {
-	counter := statCounter(st.CheckpointStats)
-	return errors.Join(
-		reg.Register(counter("codemode_log_checkpoints_total", "WAL checkpoints of the SQLite session log, run off the commit path.",
-			func(s sqlite.CheckpointStats) float64 { return float64(s.Checkpoints) })),
-		reg.Register(counter("codemode_log_checkpoint_failures_total", "WAL checkpoints of the SQLite session log that failed or found another running (retried later).",
-			func(s sqlite.CheckpointStats) float64 { return float64(s.Failed) })),
-		reg.Register(counter("codemode_log_checkpoint_seconds_total", "Time spent in WAL checkpoints of the SQLite session log, their flushes included.",
-			func(s sqlite.CheckpointStats) float64 { return s.Busy.Seconds() })),
-		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "codemode_log_checkpoint_pages_left",
-			Help: "WAL pages the last checkpoint of the SQLite session log found committed but could not copy (a reader or a commit held them).",
-		}, func() float64 { return float64(st.CheckpointStats().Left) })),
-	)
+// checkpointStatMetrics are the SQLite log's checkpoints: how many ran, how
+// many failed or found another running, how long they took, and the WAL
+// pages the last one could not copy yet.
+var checkpointStatMetrics = stateMetrics[sqlite.CheckpointStats]{
+	{prometheus.NewDesc("codemode_log_checkpoints_total", "WAL checkpoints of the SQLite session log, run off the commit path.", nil, nil),
+		prometheus.CounterValue, func(s sqlite.CheckpointStats) float64 { return float64(s.Checkpoints) }},
+	{prometheus.NewDesc("codemode_log_checkpoint_failures_total", "WAL checkpoints of the SQLite session log that failed or found another running (retried later).", nil, nil),
+		prometheus.CounterValue, func(s sqlite.CheckpointStats) float64 { return float64(s.Failed) }},
+	{prometheus.NewDesc("codemode_log_checkpoint_seconds_total", "Time spent in WAL checkpoints of the SQLite session log, their flushes included.", nil, nil),
+		prometheus.CounterValue, func(s sqlite.CheckpointStats) float64 { return s.Busy.Seconds() }},
+	{prometheus.NewDesc("codemode_log_checkpoint_pages_left", "WAL pages the last checkpoint of the SQLite session log found committed but could not copy (a reader or a commit held them).", nil, nil),
+		prometheus.GaugeValue, func(s sqlite.CheckpointStats) float64 { return float64(s.Left) }},
 }
+
+// registerCheckpointStats adds checkpointStatMetrics to reg, read from the
+// store at each scrape.
+func registerCheckpointStats(reg *prometheus.Registry, st checkpointStatser) error {
+	return reg.Register(statsCollector[sqlite.CheckpointStats]{st.CheckpointStats, checkpointStatMetrics})
+}
+
+// stateMetric is one metric of a state S that a collector reads at each
+// scrape: its desc, its type and its value.
+type stateMetric[S any] struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(S) float64
+}
+
+// stateMetrics is a collector's table of metrics, which its Describe and
+// Collect both iterate.
+type stateMetrics[S any] []stateMetric[S]
+
+func (t stateMetrics[S]) describe(ch chan<- *prometheus.Desc) {
+	for _, m := range t {
+		ch <- m.desc
+	}
+}
+
+// collect sends each metric's value of st; labels are the values of the
+// descs' variable labels.
+func (t stateMetrics[S]) collect(ch chan<- prometheus.Metric, st S, labels ...string) {
+	for _, m := range t {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), labels...)
+	}
+}
+
+// statsCollector exports metrics of what read returns, read once at each
+// scrape; the metrics have no variable labels.
+type statsCollector[S any] struct {
+	read    func() S
+	metrics stateMetrics[S]
+}
+
+func (c statsCollector[S]) Describe(ch chan<- *prometheus.Desc) { c.metrics.describe(ch) }
+func (c statsCollector[S]) Collect(ch chan<- prometheus.Metric) { c.metrics.collect(ch, c.read()) }
 
 // registerProcessCollectors adds the Go runtime and process collectors to
 // reg when it has none yet.
@@ -302,32 +332,33 @@ type namedPool struct {
 	pool *admission.Pool
 }
 
-var (
-	poolHeldDesc = prometheus.NewDesc("codemode_pool_held",
-		"Slots of a pool held by an API key: MCP sessions (server.max_mcp_sessions) or event streams (server.max_streams).",
-		[]string{"pool", "key"}, nil)
-	poolShareDesc = prometheus.NewDesc("codemode_pool_share",
-		"The share of a pool each key holding slots may keep when the pool is full: its size divided among those keys. A key under it takes the idle slot of the key most over it.",
-		[]string{"pool"}, nil)
-	poolSizeDesc = prometheus.NewDesc("codemode_pool_size",
-		"The size of a pool shared among API keys.", []string{"pool"}, nil)
-	poolEvictionsDesc = prometheus.NewDesc("codemode_pool_evictions_total",
-		"Slots of a full pool given from a key over its share to one under it (the MCP session closed, the event stream ended).",
-		[]string{"pool"}, nil)
-	poolRefusalsDesc = prometheus.NewDesc("codemode_pool_refusals_total",
-		"Slots of a pool refused: it was full, and the key held its share or no key over its share had an idle slot.",
-		[]string{"pool"}, nil)
-)
+// poolHeldDesc is the one pool metric per key holding slots.
+var poolHeldDesc = prometheus.NewDesc("codemode_pool_held",
+	"Slots of a pool held by an API key: MCP sessions (server.max_mcp_sessions) or event streams (server.max_streams).",
+	[]string{"pool", "key"}, nil)
 
-func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	describe(ch, poolHeldDesc, poolShareDesc, poolSizeDesc, poolEvictionsDesc, poolRefusalsDesc)
+// poolMetrics are the metrics of a whole pool.
+var poolMetrics = stateMetrics[admission.PoolStats]{
+	{prometheus.NewDesc("codemode_pool_share",
+		"The share of a pool each key holding slots may keep when the pool is full: its size divided among those keys. A key under it takes the idle slot of the key most over it.",
+		[]string{"pool"}, nil),
+		prometheus.GaugeValue, func(st admission.PoolStats) float64 { return float64(st.Share) }},
+	{prometheus.NewDesc("codemode_pool_size",
+		"The size of a pool shared among API keys.", []string{"pool"}, nil),
+		prometheus.GaugeValue, func(st admission.PoolStats) float64 { return float64(st.Max) }},
+	{prometheus.NewDesc("codemode_pool_evictions_total",
+		"Slots of a full pool given from a key over its share to one under it (the MCP session closed, the event stream ended).",
+		[]string{"pool"}, nil),
+		prometheus.CounterValue, func(st admission.PoolStats) float64 { return float64(st.Evictions) }},
+	{prometheus.NewDesc("codemode_pool_refusals_total",
+		"Slots of a pool refused: it was full, and the key held its share or no key over its share had an idle slot.",
+		[]string{"pool"}, nil),
+		prometheus.CounterValue, func(st admission.PoolStats) float64 { return float64(st.Refusals) }},
 }
 
-// describe sends descs: the Describe of a collector that exports them.
-func describe(ch chan<- *prometheus.Desc, descs ...*prometheus.Desc) {
-	for _, d := range descs {
-		ch <- d
-	}
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- poolHeldDesc
+	poolMetrics.describe(ch)
 }
 
 func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
@@ -336,9 +367,6 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		for key, n := range st.Held {
 			ch <- prometheus.MustNewConstMetric(poolHeldDesc, prometheus.GaugeValue, float64(n), p.name, key)
 		}
-		ch <- prometheus.MustNewConstMetric(poolShareDesc, prometheus.GaugeValue, float64(st.Share), p.name)
-		ch <- prometheus.MustNewConstMetric(poolSizeDesc, prometheus.GaugeValue, float64(st.Max), p.name)
-		ch <- prometheus.MustNewConstMetric(poolEvictionsDesc, prometheus.CounterValue, float64(st.Evictions), p.name)
-		ch <- prometheus.MustNewConstMetric(poolRefusalsDesc, prometheus.CounterValue, float64(st.Refusals), p.name)
+		poolMetrics.collect(ch, st, p.name)
 	}
 }

@@ -148,49 +148,43 @@ func anyText(text string, i, depth int) (int, bool) {
 
 // elements walks the array at text[i], calling elem at each element's start.
 func elements(text string, i int, elem func(j int) (int, bool)) (int, bool) {
-	if text[i] != '[' {
-		return 0, false
-	}
-	i = jsontext.SkipSpace(text, i+1)
-	if i < len(text) && text[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		end, ok := elem(i)
-		if !ok {
-			return 0, false
-		}
-		var done bool
-		if i, done, ok = afterElement(text, end, ']'); !ok || done {
-			return i, ok
-		}
-	}
+	return items(text, i, '[', ']', elem)
 }
 
 // members walks the object at text[i], calling member with each decoded key
 // and the start of its value.
 func members(text string, i int, member func(key string, j int) (int, bool)) (int, bool) {
-	if text[i] != '{' {
-		return 0, false
-	}
-	i = jsontext.SkipSpace(text, i+1)
-	if i < len(text) && text[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		key, end, ok := stringAt(text, i)
+	return items(text, i, '{', '}', func(j int) (int, bool) {
+		key, end, ok := stringAt(text, j)
 		if !ok {
 			return 0, false
 		}
-		i = jsontext.SkipSpace(text, end)
-		if i >= len(text) || text[i] != ':' {
+		j = jsontext.SkipSpace(text, end)
+		if j >= len(text) || text[j] != ':' {
 			return 0, false
 		}
-		if end, ok = member(key, jsontext.SkipSpace(text, i+1)); !ok {
+		return member(key, jsontext.SkipSpace(text, j+1))
+	})
+}
+
+// items walks the container that open and close delimit at text[i],
+// calling item at each item's start; item returns the item's end. It
+// returns the end of the container.
+func items(text string, i int, open, close byte, item func(j int) (int, bool)) (int, bool) {
+	if text[i] != open {
+		return 0, false
+	}
+	i = jsontext.SkipSpace(text, i+1)
+	if i < len(text) && text[i] == close {
+		return i + 1, true
+	}
+	for {
+		end, ok := item(i)
+		if !ok {
 			return 0, false
 		}
 		var done bool
-		if i, done, ok = afterElement(text, end, '}'); !ok || done {
+		if i, done, ok = afterElement(text, end, close); !ok || done {
 			return i, ok
 		}
 	}

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -178,22 +179,8 @@ func appendValue(b []byte, v any) []byte {
 		return appendFloat(b, x, 64)
 	case float32:
 		return appendFloat(b, float64(x), 32)
-	case int:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int8:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int32:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int64:
-		return strconv.AppendInt(b, x, 10)
-	case uint:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint8:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint32:
-		return strconv.AppendUint(b, uint64(x), 10)
-	case uint64:
-		return strconv.AppendUint(b, x, 10)
+	case int, int8, int32, int64, uint, uint8, uint32, uint64:
+		return fmt.Append(b, x) // an integer's %v is its decimal form
 	case []any:
 		b = append(b, '[')
 		for i, e := range x {

@@ -3,8 +3,11 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,27 +140,21 @@ func jsonOK(v any, depth int) bool {
 	case json.Number, float64, float32:
 		return numberProblem(x) == ""
 	case []any:
-		if depth >= maxValueDepth {
-			return false
-		}
-		for _, e := range x {
-			if !jsonOK(e, depth+1) {
-				return false
-			}
-		}
-		return true
+		return depth < maxValueDepth && elemsOK(slices.Values(x), depth+1)
 	case map[string]any:
-		if depth >= maxValueDepth {
-			return false
-		}
-		for _, e := range x {
-			if !jsonOK(e, depth+1) {
-				return false
-			}
-		}
-		return true
+		return depth < maxValueDepth && elemsOK(maps.Values(x), depth+1)
 	}
 	return false
+}
+
+// elemsOK reports whether every element of a container is jsonOK at depth.
+func elemsOK(elems iter.Seq[any], depth int) bool {
+	for e := range elems {
+		if !jsonOK(e, depth) {
+			return false
+		}
+	}
+	return true
 }
 
 // valueProblem is one reason a Go value is not acceptable JSON data.
