@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/codemode/codemode/session"
 )
 
@@ -148,6 +150,22 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		}
 		s.writeError(w, e)
 	}
+}
+
+// sessionHandlerFunc is a handler below /v1/sessions/{id}: it is given the
+// session the path names, found and of a scope the request's key may use.
+type sessionHandlerFunc func(w http.ResponseWriter, r *http.Request, sess session.Session) error
+
+// handleSession is handle for a sessionHandlerFunc: an invalid or unknown
+// session id, or a session the key may not see, is answered before h runs.
+func (s *Server) handleSession(h sessionHandlerFunc) http.HandlerFunc {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		sess, e := s.session(r, chi.URLParam(r, "id"))
+		if e != nil {
+			return e
+		}
+		return h(w, r, sess)
+	})
 }
 
 // writeError writes e as {"error":{"code","message","request_id"}} and

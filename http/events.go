@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/codemode/codemode/admission"
 	"github.com/codemode/codemode/session"
 )
@@ -99,9 +97,10 @@ func eventBytes(events []session.Event) int {
 // text/event-stream, a live stream of them (see stream).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if acceptsEventStream(r) {
-		return s.stream(w, r)
+		s.handleSession(s.stream).ServeHTTP(w, r)
+		return nil
 	}
-	s.withTimeout(s.handle(s.eventsJSON)).ServeHTTP(w, r)
+	s.withTimeout(s.handleSession(s.eventsJSON)).ServeHTTP(w, r)
 	return nil
 }
 
@@ -118,11 +117,7 @@ func acceptsEventStream(r *http.Request) bool {
 // most limit events (default defaultEventsPage, at most maxEventsPage; fewer
 // once they pass maxEventsPageBytes). When more is true, next_after is the
 // seq to pass as ?after= for the next page.
-func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) eventsJSON(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	q := r.URL.Query()
 	after, e := seqParam("after", q.Get("after"))
 	if e != nil {
@@ -231,11 +226,7 @@ func seqParam(name, v string) (int64, *apiError) {
 // client resumes with Last-Event-ID); and at most server.max_streams are
 // open, shared fairly among API keys, server.max_streams_per_session of
 // them for one session (beyond: 503 and 429; see streamSlots).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	after, e := seqParam("after", r.URL.Query().Get("after"))
 	if e != nil {
 		return e

@@ -135,11 +135,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 // deleteSession serves DELETE /v1/sessions/{id}: 204 once the session and
 // its log are gone; 404 for an unknown session (or one in a scope the key
 // may not use). A run still writing to it fails.
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	if err := s.app.Store.DeleteSession(r.Context(), sess.ID); err != nil {
 		return s.storeError(r, sess.ID, err)
 	}
@@ -174,11 +170,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // getSession serves GET /v1/sessions/{id}: the session's header.
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	writeJSON(w, http.StatusOK, sessionOf(sess))
 	return nil
 }
@@ -193,11 +185,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 // sent whole, with its length. A failure of the store before the first
 // chunk is an error reply; after it, the connection is cut rather than the
 // body ended as a well-formed but partial list.
-func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) messages(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	var b session.MessageBuilder
 	out := &listWriter[session.Message]{w: w}
 	out.buf.WriteString(`{"messages":[`)
@@ -311,11 +299,7 @@ func (m *listWriter[T]) flush() bool {
 
 // approvals serves GET /v1/sessions/{id}/approvals: the pending asks,
 // oldest first, as {"approvals":[{"id","tool","arguments","reason",…}]}.
-func (s *Server) approvals(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	pending, err := s.app.Agent.Approvals(r.Context(), sess.ID)
 	if err != nil {
 		return s.storeError(r, sess.ID, err)
@@ -384,11 +368,7 @@ const maxCallWait = 5 * time.Minute
 // result once settled, and a program's settled SDK calls. With ?wait=D (a Go
 // duration, at most 5m) an open call is waited for that long. An unknown
 // call is a 404 UNKNOWN_CALL.
-func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
-	sess, e := s.session(r, chi.URLParam(r, "id"))
-	if e != nil {
-		return e
-	}
+func (s *Server) call(w http.ResponseWriter, r *http.Request, sess session.Session) error {
 	callID := chi.URLParam(r, "call_id")
 	if e := checkID("the call id", callID); e != nil {
 		return e
