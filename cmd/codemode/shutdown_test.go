@@ -15,17 +15,18 @@ import (
 	"github.com/codemode/codemode/internal/testkit"
 )
 
-// serveChild starts the test binary as `codemode serve` in a process of
-// its own (see TestMain), so that it can be sent signals; lines receives
-// its log.
-func serveChild(t *testing.T, yml string) (base string, cmd *exec.Cmd, lines <-chan string) {
+// serveChild starts the test binary as `codemode serve` on store in a
+// process of its own (see TestMain), so that it can be sent signals and
+// killed; lines receives its log (lines nobody reads past a buffer of 1024
+// are dropped, so that the child never waits on its stderr).
+func serveChild(t *testing.T, yml, store string) (base string, cmd *exec.Cmd, lines <-chan string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := testkit.WriteFile(t, "c.yaml", yml)
-	cmd = exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--store", "memory://", "--config", cfg)
+	cmd = exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--store", store, "--config", cfg)
 	cmd.Env = append(os.Environ(), asCodemode+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -38,12 +39,15 @@ func serveChild(t *testing.T, yml string) (base string, cmd *exec.Cmd, lines <-c
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	ch := make(chan string, 256)
+	ch := make(chan string, 1024)
 	go func() {
 		defer close(ch)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			ch <- sc.Text()
+			select {
+			case ch <- sc.Text():
+			default:
+			}
 		}
 	}()
 	line := waitLine(t, ch, "msg=listening")
@@ -73,7 +77,7 @@ func waitLine(t *testing.T, lines <-chan string, s string) string {
 // that logs the run it waits for; with a run that would outlast the grace
 // period (10 minutes), a second signal ends the process at once, status 1.
 func TestSecondSignalForcesExit(t *testing.T) {
-	base, cmd, lines := serveChild(t, "isolation: inproc\nlimits: {timeout: 10m}\nserver: {shutdown_grace: 10m}\n")
+	base, cmd, lines := serveChild(t, "isolation: inproc\nlimits: {timeout: 10m}\nserver: {shutdown_grace: 10m}\n", "memory://")
 	go http.Post(base+"/v1/run", "application/json", strings.NewReader(`{"code": "await new Promise(r => setTimeout(r, 600000)); return 1"}`))
 	inflight := regexp.MustCompile(`(?m)^codemode_runs_in_flight (\S+)$`)
 	for deadline := time.Now().Add(60 * time.Second); ; {
@@ -120,7 +124,7 @@ func TestSecondSignalForcesExit(t *testing.T) {
 // TestFirstSignalDrains: one SIGTERM with nothing in flight is a clean
 // exit, status 0.
 func TestFirstSignalDrains(t *testing.T) {
-	_, cmd, lines := serveChild(t, "isolation: inproc\n")
+	_, cmd, lines := serveChild(t, "isolation: inproc\n", "memory://")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -88,47 +86,16 @@ const stock = await tools["shop.stock"]({ item: "tea" });
 const order = await tools["shop.order"]({ item: "tea:" + t0 + ":" + r0 });
 return { stock: stock.count, order: order.count, t0, r0, item: order.item };`
 
-// serveOn starts `codemode serve` on a store; see serveChild.
-func serveOn(t *testing.T, yml, store string) (string, func()) {
+// serveOn starts `codemode serve` on a store (see serveChild) and waits
+// until it is ready (its upstreams connected); kill ends it with SIGKILL.
+func serveOn(t *testing.T, yml, store string) (base string, kill func()) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(t.TempDir(), "c.yaml")
-	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "serve", "--addr", "127.0.0.1:0", "--store", store, "--config", cfg)
-	cmd.Env = append(os.Environ(), asCodemode+"=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	kill := func() {
+	base, cmd, _ := serveChild(t, yml, store)
+	testkit.Eventually(t, base+" to be ready", func() bool { status, _ := testkit.Get(t, base+"/readyz"); return status == http.StatusOK })
+	return base, func() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 	}
-	t.Cleanup(kill)
-	ch := make(chan string, 256)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			select {
-			case ch <- sc.Text():
-			default: // nobody reads after start-up
-			}
-		}
-	}()
-	line := waitLine(t, ch, "msg=listening")
-	base := "http://" + serveAddrRE.FindStringSubmatch(line)[1]
-	// Ready: its upstreams are connected.
-	testkit.Eventually(t, base+" to be ready", func() bool { status, _ := testkit.Get(t, base+"/readyz"); return status == http.StatusOK })
-	return base, kill
 }
 
 func postJSON(t *testing.T, url, body string, into any) int {
