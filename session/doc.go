@@ -39,8 +39,9 @@
 // of its own: a [Committer] (NewCommitter over the backend's commit of a
 // batch of [Pending] writes) runs the group commit and resolves the
 // tickets; [Waiters] implement Wait; a [Core], embedded, implements
-// Submit, Append, CreateSession, Wait and WriteErr over those two and
-// keeps the closed state; [PrepareWrite], [CheckLease],
+// Submit, Append, CreateSession, Wait and WriteErr over those two, runs
+// Prune's rounds (Core.Prune over the backend's round) and keeps the closed
+// state; [PrepareWrite], [CheckLease],
 // [CheckRetention] and [SessionFilter.Page] check arguments;
 // [AppendBySubmit] and [CreateBySubmit] implement Append and CreateSession
 // over Submit; [Leased], [LeaseLost], [CheckpointPastLog] and [Unavailable]
