@@ -149,6 +149,8 @@ func TestKeysAndScopes(t *testing.T) {
 		{method: http.MethodGet, path: "/v1/sessions/%s/approvals"},
 		{method: http.MethodPost, path: "/v1/sessions/%s/approvals/a1", body: `{"decision": "allow"}`},
 		{method: http.MethodPost, path: "/v1/sessions/%s/steps", body: `{"tool_calls": [{"id": "c1", "name": "math_add", "arguments": "{\"a\":1,\"b\":1}"}]}`},
+		{method: http.MethodGet, path: "/v1/sessions/%s/calls/c9"},
+		{method: http.MethodDelete, path: "/v1/sessions/%s"},
 	} {
 		forbidden, missing := r, r
 		forbidden.path = fmt.Sprintf(r.path, idB)
@@ -159,7 +161,12 @@ func TestKeysAndScopes(t *testing.T) {
 		// The owner can.
 		own := r
 		own.path = fmt.Sprintf(r.path, idB)
-		if r.header == nil && r.method == http.MethodGet {
+		switch {
+		case strings.Contains(r.path, "/calls/"):
+			// The owner's session is found: what is missing is the call.
+			resp, b := as(keyB, own)
+			wantError(t, resp, b, http.StatusNotFound, CodeUnknownCall)
+		case r.header == nil && r.method == http.MethodGet:
 			if resp, b := as(keyB, own); resp.StatusCode != http.StatusOK {
 				t.Errorf("key B %s: %d %s", own.path, resp.StatusCode, b)
 			}
