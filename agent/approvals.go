@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/codemode/codemode/internal/requestid"
@@ -28,30 +31,67 @@ type PendingApproval struct {
 // It reads only the log, so any process sharing the store sees the asks of
 // every other. It fails with session.ErrNotFound for an unknown session.
 func (a *Agent) Approvals(ctx context.Context, sessionID string) ([]PendingApproval, error) {
-	var asked []PendingApproval
-	answered := map[string]bool{}
-	err := a.eachEvent(ctx, sessionID, func(e session.Event) bool {
-		if !isApproval(e) {
-			return true
-		}
-		switch p := e.Payload().(type) {
-		case *session.ApprovalAsked:
-			asked = append(asked, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
-		case *session.ApprovalAnswered:
-			answered[p.ApprovalID] = true
+	return a.WatchApprovals(sessionID).Pending(ctx)
+}
+
+// ApprovalWatch follows a session's asks for a caller that asks again and
+// again (a client polling a task): each Pending reads only the events
+// logged since the last one read. It is safe for concurrent use.
+type ApprovalWatch struct {
+	a         *Agent
+	sessionID string
+
+	mu    sync.Mutex
+	after int64             // the last event read; guarded by mu
+	open  []PendingApproval // asks not answered yet, in order; guarded by mu
+}
+
+// WatchApprovals returns a watch of the session's asks; nothing is read
+// until Pending.
+func (a *Agent) WatchApprovals(sessionID string) *ApprovalWatch {
+	return &ApprovalWatch{a: a, sessionID: sessionID}
+}
+
+// Pending is Agent.Approvals, reading the log from where the last Pending
+// stopped.
+func (w *ApprovalWatch) Pending(ctx context.Context) ([]PendingApproval, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := session.Pages(ctx, w.a.store, w.sessionID, w.after, scanPage, readBytes, func(page []session.Event) bool {
+		for _, e := range page {
+			w.after = e.Seq
+			if !isApproval(e) {
+				continue
+			}
+			switch p := e.Payload().(type) {
+			case *session.ApprovalAsked:
+				w.open = append(w.open, PendingApproval{ID: p.ApprovalID, CallID: p.CallID, Tool: p.Tool, Arguments: p.Arguments, Reason: p.Reason, AskedAt: e.Time})
+			case *session.ApprovalAnswered:
+				w.open = slices.DeleteFunc(w.open, func(q PendingApproval) bool { return q.ID == p.ApprovalID })
+			}
 		}
 		return true
 	})
 	if err != nil {
-		return nil, fmt.Errorf("agent: read session %q: %w", sessionID, err)
+		return nil, fmt.Errorf("agent: read session %q: %w", w.sessionID, err)
 	}
+	return append([]PendingApproval{}, w.open...), nil
+}
+
+// AsksOf is the asks of pending that belong to the calls callIDs: their
+// own, and those of their programs' SDK calls (sub-call ids
+// "<call id>:code:<n>"). It is never nil.
+func AsksOf(pending []PendingApproval, callIDs ...string) []PendingApproval {
 	out := []PendingApproval{}
-	for _, p := range asked {
-		if !answered[p.ID] {
-			out = append(out, p)
+	for _, p := range pending {
+		for _, id := range callIDs {
+			if p.CallID == id || strings.HasPrefix(p.CallID, id+":code:") {
+				out = append(out, p)
+				break
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Answer answers a pending ask by appending approval/answered with decision

@@ -143,6 +143,69 @@ func TestApprovalsPageThroughALongLog(t *testing.T) {
 	}
 }
 
+// An ApprovalWatch reads each time only what the log holds past its last
+// read (a task polled every 500 ms on a long session reads no history
+// again), and still follows asks and answers; AsksOf keeps a call's own asks
+// and its program's.
+func TestApprovalWatchReadsOnlyWhatIsNew(t *testing.T) {
+	cs := newCountingStore(session.NewMemory())
+	e := newEnv(t, cs, registry.ModeBoth, agent.Options{})
+	ctx := context.Background()
+	evs := make([]session.Event, 0, 2500)
+	for range 2500 {
+		ev, err := session.NewEvent(session.TypeUserContext, session.UserContext{Source: "filler", Text: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if _, err := e.store.Append(ctx, e.sid, evs...); err != nil {
+		t.Fatal(err)
+	}
+	w := e.agent.WatchApprovals(e.sid)
+	pending := func() []agent.PendingApproval {
+		t.Helper()
+		cs.mu.Lock()
+		cs.afters = nil
+		cs.mu.Unlock()
+		got, err := w.Pending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := pending(); len(got) != 0 {
+		t.Fatalf("pending = %+v", got)
+	}
+	header, err := cs.GetSession(ctx, e.sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := header.LastSeq
+	appendRaw(t, e.store, e.sid,
+		[2]any{session.TypeApprovalAsked, session.ApprovalAsked{ApprovalID: "ap1", CallID: "c1:code:2", Tool: "kv_set", Arguments: json.RawMessage(`{}`), Reason: "r"}},
+		[2]any{session.TypeApprovalAsked, session.ApprovalAsked{ApprovalID: "ap2", CallID: "c10", Tool: "kv_delete", Arguments: json.RawMessage(`{}`), Reason: "r"}})
+	got := pending()
+	if len(got) != 2 || got[0].ID != "ap1" || got[1].ID != "ap2" {
+		t.Fatalf("pending = %+v", got)
+	}
+	cs.mu.Lock()
+	afters := slices.Clone(cs.afters)
+	cs.mu.Unlock()
+	if len(afters) == 0 || afters[0] != last {
+		t.Errorf("the second read began after %v, want after %d (where the first stopped)", afters, last)
+	}
+	if own := agent.AsksOf(got, "c1"); len(own) != 1 || own[0].ID != "ap1" {
+		t.Errorf("AsksOf(c1) = %+v, want ap1 only (c10 is another call)", own)
+	}
+	if err := e.agent.Answer(ctx, e.sid, "ap1", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(); len(got) != 1 || got[0].ID != "ap2" {
+		t.Fatalf("pending after ap1's answer = %+v", got)
+	}
+}
+
 // Recovery reads a session from its first open call on, a page at a time:
 // not the history before it, and what it keeps is what is still open. A
 // sub-call settled pages after its start is not closed again; one still

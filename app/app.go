@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -507,16 +506,7 @@ func (a *App) PendingOf(ctx context.Context, sessionID string, callIDs ...string
 	if err != nil {
 		return nil, err
 	}
-	out := []agent.PendingApproval{}
-	for _, p := range all {
-		for _, id := range callIDs {
-			if p.CallID == id || strings.HasPrefix(p.CallID, id+":code:") {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out, nil
+	return agent.AsksOf(all, callIDs...), nil
 }
 
 // ErrUnknownScope reports a scope that does not exist.

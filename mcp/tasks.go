@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codemode/codemode/agent"
 	"github.com/codemode/codemode/internal/requestid"
 	"github.com/codemode/codemode/registry"
 	"github.com/codemode/codemode/session"
@@ -72,11 +73,12 @@ type task struct {
 	done       chan struct{} // closed when the call has ended
 
 	mu                sync.Mutex
-	status            string          // guarded by mu
-	updated           time.Time       // guarded by mu
-	sessionID, callID string          // codemode's, once the call started; guarded by mu
-	result            json.RawMessage // the CallToolResult when completed; guarded by mu
-	failure           *jsonrpc.Error  // why it failed; guarded by mu
+	status            string               // guarded by mu
+	updated           time.Time            // guarded by mu
+	sessionID, callID string               // codemode's, once the call started; guarded by mu
+	asks              *agent.ApprovalWatch // the session's asks, once the call started; guarded by mu
+	result            json.RawMessage      // the CallToolResult when completed; guarded by mu
+	failure           *jsonrpc.Error       // why it failed; guarded by mu
 }
 
 // taskJSON is a task on the wire (MCP's Task).
@@ -209,6 +211,7 @@ func (h *HTTPHandler) startTask(r *http.Request, req *jsonrpc.Request, scope, si
 		res, err := srv.run(ctx, call, func(sessionID, callID string) {
 			t.mu.Lock()
 			t.sessionID, t.callID = sessionID, callID
+			t.asks = h.app.Agent.WatchApprovals(sessionID)
 			t.mu.Unlock()
 		})
 		t.end(res, err)
@@ -278,19 +281,22 @@ func (h *HTTPHandler) taskView(t *task) taskJSON {
 	t.mu.Lock()
 	v := taskJSON{TaskID: t.id, Status: t.status, CreatedAt: t.created.UTC().Format(time.RFC3339Nano),
 		LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano), TTL: t.ttl.Milliseconds(), PollInterval: taskPollInterval.Milliseconds()}
-	sessionID, callID := t.sessionID, t.callID
+	sessionID, callID, watch := t.sessionID, t.callID, t.asks
 	if t.failure != nil {
 		v.StatusMessage = t.failure.Message
 	}
 	t.mu.Unlock()
-	if v.Status == taskWorking && sessionID != "" {
-		if asks, err := h.app.PendingOf(context.Background(), sessionID, callID); err == nil && len(asks) > 0 {
-			tools := make([]string, len(asks))
-			for i, a := range asks {
-				tools[i] = a.Tool
-			}
-			v.StatusMessage = fmt.Sprintf("waiting for approval: %s (session %s)", strings.Join(tools, ", "), sessionID)
+	if v.Status != taskWorking || watch == nil {
+		return v
+	}
+	// Each poll reads only what the session logged since the last.
+	pending, err := watch.Pending(context.Background())
+	if asks := agent.AsksOf(pending, callID); err == nil && len(asks) > 0 {
+		tools := make([]string, len(asks))
+		for i, a := range asks {
+			tools[i] = a.Tool
 		}
+		v.StatusMessage = fmt.Sprintf("waiting for approval: %s (session %s)", strings.Join(tools, ", "), sessionID)
 	}
 	return v
 }
